@@ -1,0 +1,11 @@
+// Subcommands of the `vidmap` tool; each lives in its own cmd_<name>.cc and registers itself
+// on the app. main.cc lists them in the order `vidmap --help` shows.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace vidmap::cli {
+
+void addInfoCommand(CLI::App& app);
+
+}  // namespace vidmap::cli

@@ -117,12 +117,21 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
       }
     });
   }
+  return decideMatches(rowTop, colI, p.segments, p.na, o);
+}
+
+std::vector<std::vector<Match>> decideMatches(const std::vector<Top2>& rowTop,
+                                              const std::vector<int>& colBest,
+                                              const std::vector<int>& segments, int na,
+                                              const MatchOptions& o) {
+  const int nseg = static_cast<int>(segments.size()) - 1;
+  std::vector<std::vector<Match>> out(std::max(nseg, 0));
   for (int k = 0; k < nseg; ++k) {
-    for (int i = 0; i < p.na; ++i) {
+    for (int i = 0; i < na; ++i) {
       const Top2& t = rowTop[static_cast<size_t>(i) * nseg + k];
       if (!acceptBest(t, o.ratio, o.maxDistance)) continue;
-      if (o.mutual && colI[t.j1] != i) continue;
-      out[k].push_back({i, t.j1 - p.segments[k], std::sqrt(t.d1)});
+      if (o.mutual && colBest[t.j1] != i) continue;
+      out[k].push_back({i, t.j1 - segments[k], std::sqrt(t.d1)});
     }
   }
   return out;

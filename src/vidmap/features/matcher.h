@@ -13,6 +13,7 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/features/features.h"
+#include "vidmap/features/match_kernels.h"
 #include "vidmap/features/sift_options.h"
 
 namespace vidmap::features {
@@ -92,5 +93,12 @@ struct MatchProblem {
 
 // The CPU oracle: one match list per segment, b indices relative to the segment.
 std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptions& options);
+
+// The decisions both backends take from the row top-2 (na x segments, row-major) and the
+// nearest row of each column: ratio, distance limit, mutual check.
+std::vector<std::vector<Match>> decideMatches(const std::vector<Top2>& rowTop,
+                                              const std::vector<int>& colBest,
+                                              const std::vector<int>& segments, int na,
+                                              const MatchOptions& options);
 
 }  // namespace vidmap::features

@@ -164,28 +164,9 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     std::vector<int> count(ext.size());
     parallelForDynamic(static_cast<std::int64_t>(ext.size()), [&](std::int64_t i) {
       const Extremum& e = ext[i];
-      SiftPoint p{e.x,
-                  e.y,
-                  e.s,
-                  e.value,
-                  keypointSigma(plan, opt.sigma, e.s),
-                  0.0f,
-                  e.level,
-                  static_cast<int>(oi)};
-      float angles[4] = {0, 0, 0, 0};
-      int k = 1;
-      if (!opt.upright) {
-        const GradientLevel gl{o.grad.data() + (e.level - 1) * n, o.w, o.h, o.w};
-        float hist[kOrientationBins];
-        orientationHistogram(gl, e.x, e.y, p.sigma, hist);
-        smoothHistogram(hist);
-        k = orientationPeaks(hist, mo, angles);
-      }
-      for (int j = 0; j < k; ++j) {
-        slots[i * mo + j] = p;
-        slots[i * mo + j].angle = angles[j];
-      }
-      count[i] = k;
+      const SiftPoint p = toPoint(e, static_cast<int>(oi), plan, opt.sigma);
+      const GradientLevel gl{o.grad.data() + (e.level - 1) * n, o.w, o.h, o.w};
+      count[i] = orientPoint(gl, p, mo, opt.upright, slots.data() + i * mo);
     });
     for (size_t i = 0; i < ext.size(); ++i)
       for (int j = 0; j < count[i]; ++j) points.push_back(slots[i * mo + j]);
@@ -215,8 +196,7 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     const long n = static_cast<long>(o.w) * o.h;
     const GradientLevel gl{o.grad.data() + (p.level - 1) * n, o.w, o.h, o.w};
     float* d = result.descriptors.data() + i * kDescriptorSize;
-    describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, d);
-    normalizeDescriptor(d, l1root);
+    describePoint(gl, p, std::cos(p.angle), std::sin(p.angle), l1root, d);
     result.keypoints[i] = toKeypoint(p, plan);
   });
   st.msDescriptors = msSince(clock);

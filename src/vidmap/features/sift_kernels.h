@@ -372,11 +372,12 @@ VIDMAP_HD inline int orientationPeaks(const float hist[kOrientationBins], int ma
 // window of half-size floor(sqrt(2) * 3 sigma * 5 / 2 + 0.5) pixels, Gaussian weight of sigma
 // 2 bins, each gradient split trilinearly over (row bin, column bin, orientation bin). Then
 // L2 normalisation, the clamp at 0.2 and L2 again. x, y, sigma in octave units.
+// ct, st: cos and sin of the orientation, computed by the caller on the host (the device's
+// sinf/cosf round differently from the host's).
 VIDMAP_HD inline void describeKeypoint(const GradientLevel& gl, float x, float y, float sigma,
-                                       float angle, float desc[128]) {
+                                       float angle, float ct, float st, float desc[128]) {
   for (int i = 0; i < 128; ++i) desc[i] = 0;
   const float sbp = 3.0f * sigma;
-  const float ct = cosf(angle), st = sinf(angle);
   // VLFeat's window half-size, cut to the bounding box of the rotated 5 x 5 bin square (the
   // pixels outside it add nothing).
   int W = static_cast<int>(floorf(1.41421356f * sbp * 2.5f + 0.5f));
@@ -448,6 +449,34 @@ VIDMAP_HD inline void normalizeDescriptor(float desc[128], bool l1root) {
   for (int i = 0; i < 128; ++i) n1 += desc[i];
   inv = 1.0f / n1;
   for (int i = 0; i < 128; ++i) desc[i] = sqrtf(desc[i] * inv);
+}
+
+// ---- Per point ---------------------------------------------------------------------------
+
+// The orientations of a detected point (sigma filled): up to maxOut copies of p with their
+// angles, strongest first; one copy at angle 0 when upright. Returns the number written.
+VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, int maxOut,
+                                 bool upright, SiftPoint* out) {
+  float angles[4] = {0, 0, 0, 0};
+  int k = 1;
+  if (!upright) {
+    float hist[kOrientationBins];
+    orientationHistogram(gl, p.x, p.y, p.sigma, hist);
+    smoothHistogram(hist);
+    k = orientationPeaks(hist, maxOut, angles);
+  }
+  for (int j = 0; j < k; ++j) {
+    out[j] = p;
+    out[j].angle = angles[j];
+  }
+  return k;
+}
+
+// The normalised descriptor of an oriented point; ct, st = cos, sin of p.angle (host values).
+VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct,
+                                    float st, bool l1root, float desc[128]) {
+  describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, ct, st, desc);
+  normalizeDescriptor(desc, l1root);
 }
 
 }  // namespace vidmap::features

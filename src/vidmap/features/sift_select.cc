@@ -32,6 +32,10 @@ void selectStrongest(std::vector<SiftPoint>& points, int maxFeatures) {
   std::sort(points.begin(), points.end(), stronger);
 }
 
+SiftPoint toPoint(const Extremum& e, int octaveIndex, const ScaleSpacePlan& plan, float sigma0) {
+  return {e.x, e.y, e.s, e.value, keypointSigma(plan, sigma0, e.s), 0.0f, e.level, octaveIndex};
+}
+
 Keypoint toKeypoint(const SiftPoint& p, const ScaleSpacePlan& plan) {
   const int oct = plan.octaves[p.octaveIndex].octave;
   const float f = std::ldexp(1.0f, oct);

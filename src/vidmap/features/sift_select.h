@@ -14,6 +14,10 @@ namespace vidmap::features {
 // descriptors would be equal and fail every ratio test), and orders them by that sample.
 void dedupeExtrema(std::vector<Extremum>& ext);
 
+// The point of an extremum before its orientation, with its scale (computed on the host by
+// both backends so that they agree bit for bit).
+SiftPoint toPoint(const Extremum& e, int octaveIndex, const ScaleSpacePlan& plan, float sigma0);
+
 // Orders points strongest first (|value| descending; ties by octave, level, y, x, angle so the
 // order does not depend on the detection order) and keeps the first maxFeatures (0: all).
 void selectStrongest(std::vector<SiftPoint>& points, int maxFeatures);

@@ -1,0 +1,321 @@
+// The CUDA backend of SIFT: one thread per pixel (scale space, DoG, gradients, extrema) or per
+// point (orientation, descriptor), each calling the shared functions of sift_kernels.h. The host
+// keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code the
+// CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "vidmap/features/cuda_util.cuh"
+#include "vidmap/features/sift_cuda.h"
+#include "vidmap/features/sift_kernels.h"
+#include "vidmap/features/sift_plan.h"
+#include "vidmap/features/sift_select.h"
+
+namespace vidmap::features {
+
+bool cudaDeviceAvailable() { return cuda::deviceAvailable(); }
+
+namespace {
+
+constexpr int kThreads = 256;
+const dim3 kBlock2d(32, 8);
+
+dim3 grid2d(int w, int h, int z = 1) {
+  return dim3((w + kBlock2d.x - 1) / kBlock2d.x, (h + kBlock2d.y - 1) / kBlock2d.y, z);
+}
+
+struct GpuExtremum {
+  Extremum e;
+  int octave;
+};
+
+__global__ void kCopy(ImageView<const float> in, float* out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < in.height) out[static_cast<long>(y) * in.width + x] = in(x, y);
+}
+
+__global__ void kUpsample(ImageView<const float> in, float* out, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) out[static_cast<long>(y) * w + x] = upsampleAt(in, x, y);
+}
+
+__global__ void kDownsample(ImageView<const float> in, float* out, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) out[static_cast<long>(y) * w + x] = downsampleAt(in, x, y);
+}
+
+__global__ void kBlurRow(ImageView<const float> in, float* out, GaussKernel k) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < in.height)
+    out[static_cast<long>(y) * in.width + x] = blurRowAt(in, x, y, k);
+}
+
+__global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < in.height)
+    out[static_cast<long>(y) * in.width + x] = blurColAt(in, x, y, k);
+}
+
+// dog[i] = gauss[i + plane] - gauss[i] over all DoG planes of an octave.
+__global__ void kDog(const float* gauss, float* dog, long plane, long total) {
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < total) dog[i] = gauss[i + plane] - gauss[i];
+}
+
+// Gradients of Gaussian levels 1..S (z = level - 1).
+__global__ void kGradient(const float* gauss, Gradient* grad, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int z = blockIdx.z;
+  if (x >= w || y >= h) return;
+  const long plane = static_cast<long>(w) * h;
+  const ImageView<const float> g{gauss + (z + 1) * plane, w, h, w};
+  grad[z * plane + static_cast<long>(y) * w + x] = gradientAt(g, x, y);
+}
+
+// Extrema of DoG level s = 1 + z, refined; appended in any order (the host sorts them).
+__global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, float edge,
+                         int octave, GpuExtremum* out, int* count, int capacity) {
+  const int x = kSiftBorder + blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = kSiftBorder + blockIdx.y * blockDim.y + threadIdx.y;
+  const int s = 1 + blockIdx.z;
+  if (x >= d.width - kSiftBorder || y >= d.height - kSiftBorder) return;
+  if (!isExtremum(d, s, x, y, prefilter)) return;
+  Extremum e;
+  if (!refineExtremum(d, x, y, s, scales, peak, edge, &e)) return;
+  const int slot = atomicAdd(count, 1);
+  if (slot < capacity) out[slot] = {e, octave};
+}
+
+__global__ void kOrient(const SiftPoint* points, int n, const GradientLevel* levels, int scales,
+                        int maxOut, bool upright, SiftPoint* slots, int* counts) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const SiftPoint p = points[i];
+  const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
+  counts[i] = orientPoint(gl, p, maxOut, upright, slots + static_cast<long>(i) * maxOut);
+}
+
+__global__ void kDescribe(const SiftPoint* points, const float2* cs, int n,
+                          const GradientLevel* levels, int scales, bool l1root, float* desc) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const SiftPoint p = points[i];
+  const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
+  describePoint(gl, p, cs[i].x, cs[i].y, l1root, desc + static_cast<long>(i) * kDescriptorSize);
+}
+
+}  // namespace
+
+struct SiftCuda::Impl {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda::DeviceBuffer<float> input, up, tmp;
+  std::vector<cuda::DeviceBuffer<float>> gauss, dog;
+  std::vector<cuda::DeviceBuffer<Gradient>> grad;
+  cuda::DeviceBuffer<GradientLevel> levels;
+  cuda::DeviceBuffer<GpuExtremum> extrema;
+  cuda::DeviceBuffer<int> count, orientCounts;
+  cuda::DeviceBuffer<SiftPoint> points, slots;
+  cuda::DeviceBuffer<float2> cs;
+  cuda::DeviceBuffer<float> desc;
+
+  Impl() {
+    cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    cuda::check(cudaEventCreate(&start), "event");
+    cuda::check(cudaEventCreate(&stop), "event");
+  }
+  ~Impl() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+
+  void blur(ImageView<const float> in, float* out, const GaussKernel& k) {
+    float* t = tmp.ensure(static_cast<size_t>(in.width) * in.height);
+    kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(in, t, k);
+    cuda::checkLaunch("kBlurRow");
+    const ImageView<const float> tv{t, in.width, in.height, in.width};
+    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k);
+    cuda::checkLaunch("kBlurCol");
+  }
+
+  // Uploads the image and builds the Gaussian levels of every octave.
+  void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan) {
+    const int w = gray.width, h = gray.height;
+    float* in = input.ensure(static_cast<size_t>(w) * h);
+    cuda::check(cudaMemcpy2DAsync(in, w * sizeof(float), gray.data, gray.stride * sizeof(float),
+                                  w * sizeof(float), h, cudaMemcpyHostToDevice, stream),
+                "upload image");
+    const size_t no = plan.octaves.size();
+    if (gauss.size() < no) {
+      gauss.resize(no);
+      dog.resize(no);
+      grad.resize(no);
+    }
+    const int L = plan.levels();
+    for (size_t oi = 0; oi < no; ++oi) {
+      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+      const long n = static_cast<long>(ow) * oh;
+      float* g = gauss[oi].ensure(n * L);
+      if (oi == 0) {
+        ImageView<const float> src{in, w, h, w};
+        if (plan.firstOctave < 0) {
+          float* u = up.ensure(n);
+          kUpsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, u, ow, oh);
+          cuda::checkLaunch("kUpsample");
+          src = {u, ow, oh, ow};
+        }
+        if (plan.baseBlur) {
+          blur(src, g, plan.base);
+        } else {
+          kCopy<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, g);
+          cuda::checkLaunch("kCopy");
+        }
+      } else {
+        const int pw = plan.octaves[oi - 1].width, ph = plan.octaves[oi - 1].height;
+        const ImageView<const float> prev{gauss[oi - 1].get() + static_cast<long>(plan.scales) * pw * ph,
+                                          pw, ph, pw};
+        kDownsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(prev, g, ow, oh);
+        cuda::checkLaunch("kDownsample");
+      }
+      for (int i = 1; i < L; ++i)
+        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
+    }
+  }
+};
+
+SiftCuda::SiftCuda() : impl_(std::make_unique<Impl>()) {}
+SiftCuda::~SiftCuda() = default;
+
+std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
+                                                    const SiftOptions& options) {
+  Impl& m = *impl_;
+  const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, options);
+  m.buildGaussians(gray, plan);
+  std::vector<std::vector<float>> out(plan.octaves.size());
+  for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+    out[oi].resize(static_cast<size_t>(plan.octaves[oi].width) * plan.octaves[oi].height *
+                   plan.levels());
+    cuda::download(out[oi].data(), m.gauss[oi].get(), out[oi].size(), m.stream);
+  }
+  cuda::check(cudaStreamSynchronize(m.stream), "gaussians");
+  return out;
+}
+
+Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, SiftStats* stats,
+                           float* gpuMilliseconds) {
+  Impl& m = *impl_;
+  Features result;
+  result.width = gray.width;
+  result.height = gray.height;
+  const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, opt);
+  if (plan.octaves.empty()) return result;
+  const int S = plan.scales, L = plan.levels();
+  const size_t no = plan.octaves.size();
+  cuda::check(cudaEventRecord(m.start, m.stream), "event");
+  m.buildGaussians(gray, plan);
+
+  // DoG, gradients and the gradient views the per-point kernels read.
+  std::vector<GradientLevel> levels(no * S);
+  for (size_t oi = 0; oi < no; ++oi) {
+    const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+    const long n = static_cast<long>(ow) * oh;
+    float* d = m.dog[oi].ensure(n * (L - 1));
+    Gradient* g = m.grad[oi].ensure(n * S);
+    kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].get(), d, n,
+                                                                            n * (L - 1));
+    cuda::checkLaunch("kDog");
+    kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, m.stream>>>(m.gauss[oi].get(), g, ow, oh);
+    cuda::checkLaunch("kGradient");
+    for (int s = 0; s < S; ++s) levels[oi * S + s] = {g + s * n, ow, oh, ow};
+  }
+  GradientLevel* dLevels = m.levels.ensure(levels.size());
+  cuda::upload(dLevels, levels.data(), levels.size(), m.stream);
+
+  // Extrema of every octave into one list; grown and redone once if it overflows.
+  long pixels = 0;
+  for (const auto& o : plan.octaves) pixels += static_cast<long>(o.width) * o.height;
+  int capacity = static_cast<int>(std::max<long>(65536, pixels / 16));
+  int found = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    GpuExtremum* ext = m.extrema.ensure(capacity);
+    int* count = m.count.ensure(1);
+    cuda::check(cudaMemsetAsync(count, 0, sizeof(int), m.stream), "memset");
+    for (size_t oi = 0; oi < no; ++oi) {
+      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+      const int iw = ow - 2 * kSiftBorder, ih = oh - 2 * kSiftBorder;
+      if (iw <= 0 || ih <= 0) continue;
+      const DogOctave d{m.dog[oi].get(), ow, oh, ow, L - 1};
+      kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, m.stream>>>(
+          d, S, 0.8f * opt.peakThreshold, opt.peakThreshold, opt.edgeThreshold,
+          static_cast<int>(oi), ext, count, capacity);
+      cuda::checkLaunch("kExtrema");
+    }
+    cuda::download(&found, count, 1, m.stream);
+    cuda::check(cudaStreamSynchronize(m.stream), "extrema");
+    if (found <= capacity) break;
+    capacity = found;
+  }
+  std::vector<GpuExtremum> gext(found);
+  cuda::download(gext.data(), m.extrema.get(), gext.size(), m.stream);
+  cuda::check(cudaStreamSynchronize(m.stream), "download extrema");
+
+  // Per octave: dedupe and order as the CPU does; then the points with their scales.
+  std::vector<std::vector<Extremum>> perOctave(no);
+  for (const auto& g : gext) perOctave[g.octave].push_back(g.e);
+  std::vector<SiftPoint> base;
+  for (size_t oi = 0; oi < no; ++oi) {
+    dedupeExtrema(perOctave[oi]);
+    for (const auto& e : perOctave[oi]) base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
+  }
+  const int nb = static_cast<int>(base.size());
+  const int mo = opt.upright ? 1 : opt.maxOrientations;
+  std::vector<SiftPoint> points;
+  if (nb > 0) {
+    SiftPoint* dBase = m.points.ensure(nb);
+    SiftPoint* dSlots = m.slots.ensure(static_cast<size_t>(nb) * mo);
+    int* dCounts = m.orientCounts.ensure(nb);
+    cuda::upload(dBase, base.data(), base.size(), m.stream);
+    kOrient<<<cuda::blocksFor(nb, 128), 128, 0, m.stream>>>(dBase, nb, dLevels, S, mo, opt.upright,
+                                                            dSlots, dCounts);
+    cuda::checkLaunch("kOrient");
+    std::vector<SiftPoint> slots(static_cast<size_t>(nb) * mo);
+    std::vector<int> counts(nb);
+    cuda::download(slots.data(), dSlots, slots.size(), m.stream);
+    cuda::download(counts.data(), dCounts, counts.size(), m.stream);
+    cuda::check(cudaStreamSynchronize(m.stream), "orientations");
+    for (int i = 0; i < nb; ++i)
+      for (int j = 0; j < counts[i]; ++j) points.push_back(slots[static_cast<size_t>(i) * mo + j]);
+  }
+  if (stats) {
+    stats->extrema = nb;
+    stats->oriented = static_cast<int>(points.size());
+  }
+  selectStrongest(points, opt.maxFeatures);
+
+  const int np = static_cast<int>(points.size());
+  result.keypoints.resize(np);
+  result.descriptors.resize(static_cast<size_t>(np) * kDescriptorSize);
+  if (np > 0) {
+    std::vector<float2> cs(np);
+    for (int i = 0; i < np; ++i) cs[i] = {std::cos(points[i].angle), std::sin(points[i].angle)};
+    SiftPoint* dPoints = m.points.ensure(np);
+    float2* dCs = m.cs.ensure(np);
+    float* dDesc = m.desc.ensure(static_cast<size_t>(np) * kDescriptorSize);
+    cuda::upload(dPoints, points.data(), points.size(), m.stream);
+    cuda::upload(dCs, cs.data(), cs.size(), m.stream);
+    kDescribe<<<cuda::blocksFor(np, 64), 64, 0, m.stream>>>(
+        dPoints, dCs, np, dLevels, S, opt.normalization == DescriptorNormalization::kL1Root, dDesc);
+    cuda::checkLaunch("kDescribe");
+    cuda::download(result.descriptors.data(), dDesc, result.descriptors.size(), m.stream);
+    for (int i = 0; i < np; ++i) result.keypoints[i] = toKeypoint(points[i], plan);
+  }
+  cuda::check(cudaEventRecord(m.stop, m.stream), "event");
+  cuda::check(cudaStreamSynchronize(m.stream), "descriptors");
+  if (gpuMilliseconds) cuda::check(cudaEventElapsedTime(gpuMilliseconds, m.start, m.stop), "elapsed");
+  return result;
+}
+
+}  // namespace vidmap::features

@@ -1,0 +1,33 @@
+// The host side of the CUDA SIFT backend (sift_cuda.cu), with no CUDA types. Compiled only
+// when the build has CUDA (VIDMAP_HAVE_CUDA); the device buffers persist between frames of
+// one size.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "vidmap/core/image.h"
+#include "vidmap/features/features.h"
+#include "vidmap/features/sift.h"
+#include "vidmap/features/sift_options.h"
+
+namespace vidmap::features {
+
+class SiftCuda {
+ public:
+  SiftCuda();
+  ~SiftCuda();
+  // Same contract as siftCpu (sift_cpu.h). gpuMilliseconds: the time between CUDA events
+  // around the kernels (upload to download), when not null.
+  Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
+                   float* gpuMilliseconds = nullptr);
+  // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
+  std::vector<std::vector<float>> gaussians(ImageView<const float> gray,
+                                            const SiftOptions& options);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vidmap::features

@@ -1,0 +1,167 @@
+#include "vidmap/sfm/bundle.h"
+
+#include <chrono>
+#include <set>
+#include <unordered_map>
+
+#include "vidmap/ba/problem.h"
+#include "vidmap/ba/solver.h"
+
+namespace vidmap::sfm {
+
+namespace {
+
+// The adjuster's model for the camera, and whether observations are the raw keypoints (the
+// model is the camera's own) or undistorted pixels of the pinhole part (a known camera whose
+// distortion the adjuster has no model for; it is held constant).
+struct BaCamera {
+  ba::CameraModel model = ba::CameraModel::kPinhole;
+  bool raw = true;
+  std::uint32_t freeMask = 0;  // intrinsics that may vary when refining
+};
+
+BaCamera baCamera(const Camera& cam) {
+  BaCamera b;
+  switch (cam.model()) {
+    case io::CameraModelId::kSimplePinhole:
+      b.model = ba::CameraModel::kSimplePinhole;
+      b.freeMask = 0x1;  // f
+      break;
+    case io::CameraModelId::kPinhole:
+      b.model = ba::CameraModel::kPinhole;
+      b.freeMask = 0x3;  // fx, fy
+      break;
+    case io::CameraModelId::kSimpleRadial:
+      b.model = ba::CameraModel::kSimpleRadial;
+      b.freeMask = 0x9;  // f, k
+      break;
+    case io::CameraModelId::kRadial:
+      b.model = ba::CameraModel::kRadial;
+      b.freeMask = 0x19;  // f, k1, k2
+      break;
+    default:
+      b.model = ba::CameraModel::kPinhole;
+      b.raw = false;
+      b.freeMask = 0;
+  }
+  return b;
+}
+
+}  // namespace
+
+BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableImages,
+                          const BundleOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BundleReport rep;
+  std::set<int> variable;
+  if (variableImages.empty()) {
+    for (const auto& [id, im] : rec.images()) variable.insert(id);
+  } else {
+    for (int id : variableImages)
+      if (rec.isRegistered(id)) variable.insert(id);
+  }
+  if (variable.empty()) return rep;
+
+  // The points seen by the variable images, and the other images that see them.
+  std::set<PointId> pointSet;
+  for (int id : variable)
+    for (PointId p : rec.image(id).point3d)
+      if (p != kNoPoint) pointSet.insert(p);
+  std::set<int> constant;
+  for (PointId p : pointSet)
+    for (const FeatureRef& o : rec.point(p).track)
+      if (!variable.count(o.image)) constant.insert(o.image);
+  if (pointSet.empty()) return rep;
+
+  const Camera& cam = rec.camera();
+  const BaCamera bc = baCamera(cam);
+  ba::Problem prob;
+  prob.model = bc.model;
+  prob.rotation = ba::RotationType::kQuaternion;
+  ba::CameraIntrinsics intr;
+  if (bc.raw) {
+    for (size_t i = 0; i < cam.params().size(); ++i) intr.params[i] = cam.params()[i];
+  } else {
+    const geometry::Pinhole p = cam.pinhole();
+    intr.params = {p.fx, p.fy, p.cx, p.cy, 0};
+  }
+  const std::uint32_t all = (1u << ba::numIntrinsics(bc.model)) - 1;
+  const bool refine = options.refineIntrinsics && !cam.fixed() && bc.raw;
+  intr.constantMask = refine ? (all & ~bc.freeMask) : all;
+  prob.cameras.push_back(intr);
+
+  // Constant images first: with a single one, the gauge option holds it and the scale.
+  std::vector<int> order(constant.begin(), constant.end());
+  order.insert(order.end(), variable.begin(), variable.end());
+  std::unordered_map<int, int> slot;
+  for (int id : order) {
+    const geometry::Pose& pose = rec.image(id).pose;
+    const Eigen::Quaterniond q(pose.R);
+    ba::ImagePose ip;
+    ip.rotation = {q.w(), q.x(), q.y(), q.z()};
+    ip.translation = {pose.t.x(), pose.t.y(), pose.t.z()};
+    ip.camera = 0;
+    ip.constantMask = constant.count(id) ? ba::Problem::kPoseMask : 0;
+    slot[id] = static_cast<int>(prob.images.size());
+    prob.images.push_back(ip);
+  }
+  std::vector<PointId> pointIds(pointSet.begin(), pointSet.end());
+  for (PointId pid : pointIds) {
+    const Point3D& p = rec.point(pid);
+    ba::Point3 q;
+    q.xyz = {p.X.x(), p.X.y(), p.X.z()};
+    const int pi = static_cast<int>(prob.points.size());
+    prob.points.push_back(q);
+    for (const FeatureRef& o : p.track) {
+      const Vec2& kp = rec.keyframes()[o.image].keypoints[o.feature];
+      const Vec2 px = bc.raw ? kp : cam.undistortPixel(kp);
+      prob.observations.push_back({slot.at(o.image), pi, px.x(), px.y()});
+    }
+  }
+
+  ba::Options bo;
+  bo.backend = options.backend;
+  bo.loss = options.loss;
+  bo.lossScale = options.lossScale;
+  bo.maxNumIterations = options.maxIterations;
+  bo.numThreads = options.numThreads;
+  bo.gauge = constant.size() >= 2 ? ba::Gauge::kNone : ba::Gauge::kFirstImageAndScale;
+  // Video BA problems are small and well conditioned: looser tolerances than Ceres' defaults
+  // stop when the pixel error no longer moves.
+  bo.functionTolerance = 1e-6;
+  bo.parameterTolerance = 1e-8;
+
+  rep.ran = true;
+  rep.images = static_cast<int>(order.size());
+  rep.constantImages = static_cast<int>(constant.size());
+  rep.points = static_cast<int>(pointIds.size());
+  rep.observations = static_cast<int>(prob.observations.size());
+  rep.initialRmsPx = ba::rmsReprojectionError(prob);
+  const ba::Summary sum = ba::solve(prob, bo);
+  rep.iterations = sum.numIterations();
+  rep.usable = sum.isSolutionUsable();
+  if (rep.usable) {
+    rep.finalRmsPx = ba::rmsReprojectionError(prob);
+    for (int id : variable) {
+      const ba::ImagePose& ip = prob.images[slot.at(id)];
+      Eigen::Quaterniond q(ip.rotation[0], ip.rotation[1], ip.rotation[2], ip.rotation[3]);
+      geometry::Pose& pose = rec.image(id).pose;
+      pose.R = q.normalized().toRotationMatrix();
+      pose.t = {ip.translation[0], ip.translation[1], ip.translation[2]};
+    }
+    for (size_t i = 0; i < pointIds.size(); ++i) {
+      const auto& x = prob.points[i].xyz;
+      rec.point(pointIds[i]).X = {x[0], x[1], x[2]};
+    }
+    if (refine) {
+      auto& params = rec.mutableCamera().mutableParams();
+      for (size_t i = 0; i < params.size(); ++i) params[i] = prob.cameras[0].params[i];
+    }
+  } else {
+    rep.finalRmsPx = rep.initialRmsPx;
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace vidmap::sfm

@@ -1,0 +1,208 @@
+#include "vidmap/sfm/camera.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "vidmap/core/error.h"
+
+namespace vidmap::sfm {
+
+namespace {
+
+using io::CameraModelId;
+
+bool sharedFocal(CameraModelId m) {
+  return m == CameraModelId::kSimplePinhole || m == CameraModelId::kSimpleRadial ||
+         m == CameraModelId::kRadial;
+}
+int principalIndex(CameraModelId m) { return sharedFocal(m) ? 1 : 2; }
+int extraIndex(CameraModelId m) { return sharedFocal(m) ? 3 : 4; }
+
+// Models the bundle adjuster refines directly (an unknown camera must be one of them).
+bool refinable(CameraModelId m) {
+  return m == CameraModelId::kSimplePinhole || m == CameraModelId::kPinhole ||
+         m == CameraModelId::kSimpleRadial || m == CameraModelId::kRadial;
+}
+
+// The distorted normalized point of an undistorted one (COLMAP's models.h).
+Vec2 distort(CameraModelId m, const double* k, const Vec2& n) {
+  const double u = n.x(), v = n.y();
+  const double u2 = u * u, v2 = v * v, uv = u * v, r2 = u2 + v2;
+  switch (m) {
+    case CameraModelId::kSimplePinhole:
+    case CameraModelId::kPinhole:
+      return n;
+    case CameraModelId::kSimpleRadial: {
+      const double f = 1 + k[0] * r2;
+      return {u * f, v * f};
+    }
+    case CameraModelId::kRadial: {
+      const double f = 1 + k[0] * r2 + k[1] * r2 * r2;
+      return {u * f, v * f};
+    }
+    case CameraModelId::kOpenCV: {
+      const double f = 1 + k[0] * r2 + k[1] * r2 * r2;
+      return {u * f + 2 * k[2] * uv + k[3] * (r2 + 2 * u2),
+              v * f + 2 * k[3] * uv + k[2] * (r2 + 2 * v2)};
+    }
+    case CameraModelId::kFullOpenCV: {
+      const double r4 = r2 * r2, r6 = r4 * r2;
+      const double f =
+          (1 + k[0] * r2 + k[1] * r4 + k[4] * r6) / (1 + k[5] * r2 + k[6] * r4 + k[7] * r6);
+      return {u * f + 2 * k[2] * uv + k[3] * (r2 + 2 * u2),
+              v * f + 2 * k[3] * uv + k[2] * (r2 + 2 * v2)};
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+CameraSpec CameraSpec::parse(const std::string& text) {
+  std::string s = text;
+  std::replace(s.begin(), s.end(), ',', ' ');
+  std::istringstream in(s);
+  std::string name;
+  if (!(in >> name))
+    throw Error(
+        "--camera is empty; expected a model such as SIMPLE_RADIAL or 'PINHOLE fx,fy,cx,cy'");
+  CameraSpec spec;
+  try {
+    spec.model = io::cameraModelFromName(name);
+  } catch (const Error&) {
+    throw Error("--camera: unknown camera model '" + name +
+                "' (SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV)");
+  }
+  std::string tok;
+  while (in >> tok) {
+    char* end = nullptr;
+    const double v = std::strtod(tok.c_str(), &end);
+    if (end == tok.c_str() || *end != '\0' || !std::isfinite(v))
+      throw Error("--camera: '" + tok + "' is not a finite number");
+    spec.params.push_back(v);
+  }
+  const int n = io::cameraModelNumParams(spec.model);
+  if (!spec.params.empty() && static_cast<int>(spec.params.size()) != n) {
+    std::ostringstream m;
+    m << "--camera: model " << name << " takes " << n << " parameters, got " << spec.params.size();
+    throw Error(m.str());
+  }
+  if (spec.params.empty() && !refinable(spec.model))
+    throw Error("--camera: model " + name +
+                " needs its parameters (an unknown camera must be SIMPLE_PINHOLE, PINHOLE, "
+                "SIMPLE_RADIAL or RADIAL)");
+  if (spec.known()) {
+    const int nf = sharedFocal(spec.model) ? 1 : 2;
+    for (int i = 0; i < nf; ++i)
+      if (!(spec.params[i] > 0)) throw Error("--camera: the focal length must be positive");
+  }
+  return spec;
+}
+
+std::string CameraSpec::toString() const {
+  std::ostringstream s;
+  s << io::cameraModelName(model);
+  for (size_t i = 0; i < params.size(); ++i) s << (i ? "," : " ") << params[i];
+  return s.str();
+}
+
+Camera Camera::fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeight, int width,
+                        int height) {
+  require(nativeWidth > 0 && nativeHeight > 0 && width > 0 && height > 0,
+          "camera: image sizes must be positive");
+  Camera c;
+  c.model_ = spec.model;
+  c.width_ = width;
+  c.height_ = height;
+  c.nativeWidth_ = nativeWidth;
+  c.nativeHeight_ = nativeHeight;
+  c.scale_ = static_cast<double>(width) / nativeWidth;
+  const int pp = principalIndex(spec.model);
+  const int nf = sharedFocal(spec.model) ? 1 : 2;
+  if (spec.known()) {
+    c.fixed_ = true;
+    c.params_ = spec.params;
+    const double sy = static_cast<double>(height) / nativeHeight;
+    for (int i = 0; i < nf; ++i) c.params_[i] *= i == 0 ? c.scale_ : sy;
+    c.params_[pp] = spec.params[pp] * c.scale_ - 0.5;
+    c.params_[pp + 1] = spec.params[pp + 1] * (static_cast<double>(height) / nativeHeight) - 0.5;
+  } else {
+    c.params_.assign(io::cameraModelNumParams(spec.model), 0.0);
+    const double f = 1.2 * std::max(width, height);
+    for (int i = 0; i < nf; ++i) c.params_[i] = f;
+    c.params_[pp] = 0.5 * width - 0.5;
+    c.params_[pp + 1] = 0.5 * height - 0.5;
+  }
+  return c;
+}
+
+bool Camera::hasDistortion() const {
+  const int e = extraIndex(model_);
+  for (size_t i = e; i < params_.size(); ++i)
+    if (params_[i] != 0) return true;
+  return false;
+}
+
+geometry::Pinhole Camera::pinhole() const {
+  const int pp = principalIndex(model_);
+  geometry::Pinhole p;
+  p.fx = params_[0];
+  p.fy = sharedFocal(model_) ? params_[0] : params_[1];
+  p.cx = params_[pp];
+  p.cy = params_[pp + 1];
+  return p;
+}
+
+Vec2 Camera::distortAndProject(const Vec2& n) const {
+  const Vec2 d = distort(model_, params_.data() + extraIndex(model_), n);
+  return pinhole().project(d);
+}
+
+Vec2 Camera::normalize(const Vec2& px) const {
+  const Vec2 target = pinhole().normalize(px);
+  if (!hasDistortion()) return target;
+  // Newton's method on distort(x) = target with a central-difference Jacobian, as COLMAP's
+  // IterativeUndistortion; the undistorted point starts at the distorted one.
+  const double* k = params_.data() + extraIndex(model_);
+  Vec2 x = target;
+  for (int it = 0; it < 100; ++it) {
+    const Vec2 r = distort(model_, k, x) - target;
+    if (r.squaredNorm() < 1e-30) break;
+    const double h = 1e-7 * std::max(1.0, x.cwiseAbs().maxCoeff());
+    Eigen::Matrix2d J;
+    for (int c = 0; c < 2; ++c) {
+      Vec2 d = Vec2::Zero();
+      d[c] = h;
+      J.col(c) = (distort(model_, k, x + d) - distort(model_, k, x - d)) / (2 * h);
+    }
+    const Vec2 step = J.partialPivLu().solve(r);
+    if (!step.allFinite()) break;
+    x -= step;
+    if (step.squaredNorm() < 1e-28) break;
+  }
+  return x;
+}
+
+io::ColmapCamera Camera::toColmap(std::uint32_t id) const {
+  io::ColmapCamera c;
+  c.id = id;
+  c.model = model_;
+  c.width = static_cast<std::uint64_t>(nativeWidth_);
+  c.height = static_cast<std::uint64_t>(nativeHeight_);
+  c.params = params_;
+  const int pp = principalIndex(model_);
+  const int nf = sharedFocal(model_) ? 1 : 2;
+  const double sy = static_cast<double>(height_) / nativeHeight_;
+  for (int i = 0; i < nf; ++i) c.params[i] /= i == 0 ? scale_ : sy;
+  c.params[pp] = (params_[pp] + 0.5) / scale_;
+  c.params[pp + 1] = (params_[pp + 1] + 0.5) / sy;
+  return c;
+}
+
+Vec2 Camera::toColmapPixel(const Vec2& px) const {
+  const double sy = static_cast<double>(height_) / nativeHeight_;
+  return {(px.x() + 0.5) / scale_, (px.y() + 0.5) / sy};
+}
+
+}  // namespace vidmap::sfm

@@ -1,0 +1,565 @@
+#include "vidmap/sfm/mapper.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "vidmap/core/check.h"
+#include "vidmap/core/error.h"
+#include "vidmap/geometry/pnp.h"
+#include "vidmap/geometry/triangulation.h"
+
+namespace vidmap::sfm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Timer {
+  double* acc;
+  Clock::time_point t0 = Clock::now();
+  explicit Timer(double* a) : acc(a) {}
+  ~Timer() { *acc += secondsSince(t0); }
+};
+
+}  // namespace
+
+void MapperOptions::check() const {
+  twoView.check();
+  checkRange("mapper.minPairInliers", minPairInliers, 5, 1000000);
+  checkRange("mapper.initMinPoints", initMinPoints, 5, 1000000);
+  checkRange("mapper.initMinAngleDeg", initMinAngleDeg, 0.0, 90.0);
+  checkRange("mapper.initMaxPendingKeyframes", initMaxPendingKeyframes, 2, 1000000);
+  checkRange("mapper.initRelaxedMinAngleDeg", initRelaxedMinAngleDeg, 0.0, 90.0);
+  checkRange("mapper.pnpMaxErrorPx", pnpMaxErrorPx, 0.1, 1000.0);
+  checkRange("mapper.pnpMinInliers", pnpMinInliers, 6, 1000000);
+  checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
+  checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
+  checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
+  checkRange("mapper.localBaImages", localBaImages, 2, 1000);
+  checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
+  checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
+  checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
+  checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
+  checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
+  checkRange("mapper.minModelImages", minModelImages, 2, 1000000);
+}
+
+Mapper::Mapper(const Camera& camera, const MapperOptions& options)
+    : options_(options), camera_(camera) {
+  options_.check();
+}
+
+std::vector<const Reconstruction*> Mapper::models() const {
+  std::vector<const Reconstruction*> out;
+  for (const auto& m : finished_) out.push_back(m.get());
+  if (active_) out.push_back(active_.get());
+  return out;
+}
+
+Vec2 Mapper::undistorted(int image, int keypoint) const {
+  return camera_.pinhole().project(keyframes_[image].normalized[keypoint]);
+}
+
+void Mapper::refreshNormalized() {
+  for (Keyframe& kf : keyframes_)
+    for (size_t k = 0; k < kf.keypoints.size(); ++k)
+      kf.normalized[k] = camera_.normalize(kf.keypoints[k]);
+}
+
+void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
+  require(kf.id == static_cast<int>(keyframes_.size()),
+          "mapper: keyframe id " + std::to_string(kf.id) + " is not the next (" +
+              std::to_string(keyframes_.size()) + ")");
+  require(kf.colors.empty() || kf.colors.size() == kf.keypoints.size(),
+          "mapper: keyframe colours and keypoints differ in number");
+  for (const PairMatches& pm : pairs) {
+    const int n = kf.id + 1;
+    require(pm.image1 >= 0 && pm.image2 >= 0 && pm.image1 < n && pm.image2 < n &&
+                pm.image1 != pm.image2 && (pm.image1 == kf.id || pm.image2 == kf.id),
+            "mapper: a pair of keyframe " + std::to_string(kf.id) + " names keyframes (" +
+                std::to_string(pm.image1) + ", " + std::to_string(pm.image2) + ")");
+    const auto size = [&](int i) {
+      return static_cast<int>(i == kf.id ? kf.keypoints.size() : keyframes_[i].keypoints.size());
+    };
+    for (const auto& [i, j] : pm.matches)
+      require(i >= 0 && j >= 0 && i < size(pm.image1) && j < size(pm.image2),
+              "mapper: a match of pair (" + std::to_string(pm.image1) + ", " +
+                  std::to_string(pm.image2) + ") names a keypoint out of range");
+  }
+  kf.colors.resize(kf.keypoints.size());
+  kf.normalized.resize(kf.keypoints.size());
+  for (size_t k = 0; k < kf.keypoints.size(); ++k)
+    kf.normalized[k] = camera_.normalize(kf.keypoints[k]);
+  const int id = kf.id;
+  graph_.addImage(id, static_cast<int>(kf.keypoints.size()));
+  keyframes_.push_back(std::move(kf));
+  ++stats_.keyframes;
+
+  {
+    Timer t(&stats_.verifySeconds);
+    for (const PairMatches& pm : pairs) verifyPair(pm);
+  }
+
+  if (!active_) {
+    Timer t(&stats_.initSeconds);
+    tryInitialize(id);
+  }
+  if (active_) registerPending();
+
+  // A break: the newest keyframes all failed to register.
+  if (active_) {
+    const int n = options_.maxConsecutiveFailures;
+    int lastRegistered = -1;
+    for (const auto& [k, im] : active_->images()) lastRegistered = std::max(lastRegistered, k);
+    if (id - lastRegistered >= n) {
+      const int restart = lastRegistered + 1;
+      finishModel();
+      segmentStart_ = restart;
+      triedWith_.clear();
+      Timer t(&stats_.initSeconds);
+      for (int k = restart + 1; k <= id && !active_; ++k) tryInitialize(k);
+      if (active_) registerPending();
+    }
+  }
+}
+
+void Mapper::verifyPair(const PairMatches& pm) {
+  const int n = static_cast<int>(keyframes_.size());
+  require(
+      pm.image1 >= 0 && pm.image2 >= 0 && pm.image1 < n && pm.image2 < n && pm.image1 != pm.image2,
+      "mapper: a pair names an unknown keyframe");
+  int a = pm.image1, b = pm.image2;
+  std::vector<std::pair<int, int>> m = pm.matches;
+  if (a > b) {
+    std::swap(a, b);
+    for (auto& p : m) std::swap(p.first, p.second);
+  }
+  if (graph_.hasPair(a, b)) return;
+  const int na = static_cast<int>(keyframes_[a].keypoints.size());
+  const int nb = static_cast<int>(keyframes_[b].keypoints.size());
+  for (const auto& [i, j] : m)
+    require(i >= 0 && j >= 0 && i < na && j < nb, "mapper: a match names a keypoint out of range");
+  stats_.pairMatches += static_cast<std::int64_t>(m.size());
+  if (static_cast<int>(m.size()) < options_.minPairInliers) {
+    ++stats_.pairsRejected;
+    return;
+  }
+  geometry::Vec2List p1, p2;
+  p1.reserve(m.size());
+  p2.reserve(m.size());
+  for (const auto& [i, j] : m) {
+    p1.push_back(undistorted(a, i));
+    p2.push_back(undistorted(b, j));
+  }
+  const geometry::Pinhole cam = camera_.pinhole();
+  const geometry::TwoViewGeometry g =
+      geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+  if (!g.success() || g.num_inliers < options_.minPairInliers) {
+    ++stats_.pairsRejected;
+    return;
+  }
+  std::vector<std::pair<int, int>> inl;
+  for (size_t k = 0; k < m.size(); ++k)
+    if (g.inlier_mask[k]) inl.push_back(m[k]);
+  graph_.addPair(a, b, inl);
+  ++stats_.pairsVerified;
+  stats_.verifiedMatches += static_cast<std::int64_t>(inl.size());
+  PairInfo info;
+  info.config = g.config;
+  info.inliers = g.num_inliers;
+  info.triangulated = static_cast<int>(g.point_indices.size());
+  info.medianAngleDeg = g.median_triangulation_angle_deg;
+  info.relative = g.relative;
+  pairs_[{a, b}] = info;
+}
+
+bool Mapper::tryInitialize(int newest) {
+  auto usable = [&](const std::pair<int, int>& key, const PairInfo& p, double minAngle) {
+    if (key.first < segmentStart_) return false;
+    if (std::find(failedInitPairs_.begin(), failedInitPairs_.end(), key) != failedInitPairs_.end())
+      return false;
+    if (p.config == geometry::TwoViewConfig::kDegenerate ||
+        p.config == geometry::TwoViewConfig::kPanoramic)
+      return false;
+    return p.triangulated >= options_.initMinPoints && p.medianAngleDeg >= minAngle;
+  };
+  for (;;) {
+    // The strict rule on the pairs of the newest keyframe: the most triangulated points.
+    std::pair<int, int> best{-1, -1};
+    int bestPoints = 0;
+    for (const auto& [key, p] : pairs_)
+      if (key.second == newest && usable(key, p, options_.initMinAngleDeg) &&
+          p.triangulated > bestPoints) {
+        best = key;
+        bestPoints = p.triangulated;
+      }
+    // The relaxed rule once enough keyframes waited: the largest median angle so far.
+    if (best.first < 0 && newest - segmentStart_ + 1 >= options_.initMaxPendingKeyframes) {
+      double bestAngle = -1;
+      for (const auto& [key, p] : pairs_)
+        if (key.second <= newest && usable(key, p, options_.initRelaxedMinAngleDeg) &&
+            p.medianAngleDeg > bestAngle) {
+          best = key;
+          bestAngle = p.medianAngleDeg;
+        }
+    }
+    if (best.first < 0) return false;
+    ++stats_.initAttempts;
+    if (initializeFrom(best.first, best.second)) return true;
+    failedInitPairs_.push_back(best);
+  }
+}
+
+bool Mapper::initializeFrom(int a, int b) {
+  auto rec = std::make_unique<Reconstruction>(&keyframes_, camera_);
+  const PairInfo& info = pairs_.at({a, b});
+  rec->registerImage(a, geometry::Pose{});
+  rec->registerImage(b, info.relative);
+  active_ = std::move(rec);
+  triangulateImage(b);
+  if (active_->numPoints() < options_.initMinPoints) {
+    active_.reset();
+    return false;
+  }
+  {
+    Timer t(&stats_.globalBaSeconds);
+    BundleOptions bo;
+    bo.maxIterations = options_.globalBaIterations;
+    bo.loss = ba::LossType::kSoftL1;
+    bo.backend = options_.backend;
+    adjustBundle(*active_, {}, bo);
+    ++stats_.globalBa;
+  }
+  filterAll();
+  if (active_->numPoints() < options_.initMinPoints) {
+    active_.reset();
+    return false;
+  }
+  ++stats_.modelsStarted;
+  lastGlobalBaImages_ = 2;
+  triedWith_.clear();
+  return true;
+}
+
+int Mapper::count2D3D(int id) const {
+  std::set<PointId> pts;
+  int n = 0;
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    bool any = false;
+    for (const FeatureRef& r : graph_.correspondences(id, k)) {
+      const PointId p = active_->pointOf(r.image, r.feature);
+      if (p != kNoPoint) any = true;
+    }
+    n += any;
+  }
+  return n;
+}
+
+void Mapper::registerPending() {
+  for (;;) {
+    std::vector<std::pair<int, int>> cands;  // (count, id)
+    const int last = static_cast<int>(keyframes_.size()) - 1;
+    for (int id = segmentStart_; id <= last; ++id) {
+      if (active_->isRegistered(id)) continue;
+      const int c = count2D3D(id);
+      if (c < options_.pnpMinInliers) continue;
+      auto it = triedWith_.find(id);
+      if (it != triedWith_.end() && it->second >= c) continue;
+      cands.emplace_back(c, id);
+    }
+    if (cands.empty()) break;
+    std::sort(cands.rbegin(), cands.rend());
+    bool progress = false;
+    for (const auto& [c, id] : cands) {
+      bool ok;
+      {
+        Timer t(&stats_.registerSeconds);
+        ok = registerImage(id);
+      }
+      if (!ok) {
+        triedWith_[id] = c;
+        ++stats_.pnpFailures;
+        continue;
+      }
+      ++stats_.registrations;
+      {
+        Timer t(&stats_.triangulateSeconds);
+        triangulateImage(id);
+      }
+      localBundle(id);
+      {
+        Timer t(&stats_.triangulateSeconds);
+        completeAndMerge(id);
+      }
+      if (active_->numImages() >= options_.globalBaGrowth * lastGlobalBaImages_ &&
+          active_->numImages() > lastGlobalBaImages_) {
+        globalBundle();
+        filterAll();
+        retriangulateAll();
+      }
+      progress = true;
+      break;
+    }
+    if (!progress) break;
+  }
+}
+
+bool Mapper::registerImage(int id) {
+  // 2D-3D correspondences through the graph; a keypoint may name several points (RANSAC
+  // chooses).
+  geometry::Vec2List px;
+  geometry::Vec3List X;
+  std::vector<std::pair<int, PointId>> refs;
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    PointId seen[8];
+    int ns = 0;
+    for (const FeatureRef& r : graph_.correspondences(id, k)) {
+      const PointId p = active_->pointOf(r.image, r.feature);
+      if (p == kNoPoint) continue;
+      bool dup = false;
+      for (int s = 0; s < ns; ++s) dup |= seen[s] == p;
+      if (dup || ns == 8) continue;
+      seen[ns++] = p;
+      px.push_back(undistorted(id, k));
+      X.push_back(active_->point(p).X);
+      refs.emplace_back(k, p);
+    }
+  }
+  if (static_cast<int>(px.size()) < options_.pnpMinInliers) return false;
+  geometry::PnPOptions po;
+  po.max_error_px = options_.pnpMaxErrorPx;
+  po.min_num_inliers = options_.pnpMinInliers;
+  const geometry::PnPResult r = geometry::estimatePnP(px, X, camera_.pinhole(), po);
+  if (!r.success || r.num_inliers < options_.pnpMinInliers ||
+      r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
+    return false;
+  active_->registerImage(id, r.pose);
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (!r.inlier_mask[i]) continue;
+    const auto [k, p] = refs[i];
+    if (active_->pointOf(id, k) != kNoPoint) continue;
+    bool seen = false;
+    for (const FeatureRef& o : active_->point(p).track) seen |= o.image == id;
+    if (!seen) active_->addObservation(p, {id, k});
+  }
+  return true;
+}
+
+void Mapper::triangulateImage(int id) {
+  Reconstruction& rec = *active_;
+  geometry::TriangulationOptions to;
+  to.max_error_px = options_.maxReprojErrorPx;
+  to.min_angle_deg = options_.minTriAngleDeg;
+  const geometry::Pinhole pin = camera_.pinhole();
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    if (rec.pointOf(id, k) != kNoPoint) continue;
+    const auto& corr = graph_.correspondences(id, k);
+    if (corr.empty()) continue;
+    // Continue an existing track when the keypoint sees its point.
+    PointId bestP = kNoPoint;
+    double bestErr = options_.maxReprojErrorPx;
+    std::vector<FeatureRef> fresh{{id, k}};
+    for (const FeatureRef& r : corr) {
+      if (!rec.isRegistered(r.image)) continue;
+      const PointId p = rec.pointOf(r.image, r.feature);
+      if (p == kNoPoint) {
+        fresh.push_back(r);
+        continue;
+      }
+      bool seen = false;
+      for (const FeatureRef& o : rec.point(p).track) seen |= o.image == id;
+      if (seen) continue;
+      const double e = rec.reprojectionError(rec.point(p).X, {id, k});
+      if (e < bestErr) {
+        bestErr = e;
+        bestP = p;
+      }
+    }
+    if (bestP != kNoPoint) {
+      rec.addObservation(bestP, {id, k});
+      continue;
+    }
+    if (fresh.size() < 2) continue;
+    auto obsOf = [&](const FeatureRef& f) {
+      geometry::TrackObservation o;
+      o.pose = rec.image(f.image).pose;
+      o.camera = pin;
+      o.pixel = undistorted(f.image, f.feature);
+      return o;
+    };
+    std::vector<geometry::TrackObservation> obs;
+    for (const FeatureRef& f : fresh) obs.push_back(obsOf(f));
+    geometry::TrackTriangulation t = geometry::triangulateTrack(obs, to);
+    std::vector<FeatureRef> track = fresh;
+    if (!t.ok() && fresh.size() > 2) {
+      // One wrong view spoils the joint solution: the best two-view point with this keypoint,
+      // then the views that agree with it.
+      geometry::TrackTriangulation best;
+      for (size_t j = 1; j < fresh.size(); ++j) {
+        const geometry::TrackTriangulation tj = geometry::triangulateTrack({obs[0], obs[j]}, to);
+        if (tj.ok() && (!best.ok() || tj.angle_deg > best.angle_deg)) best = tj;
+      }
+      if (!best.ok()) continue;
+      t = best;
+      track.assign(1, fresh[0]);
+      for (size_t j = 1; j < fresh.size(); ++j)
+        if (rec.reprojectionError(t.X, fresh[j]) < options_.maxReprojErrorPx)
+          track.push_back(fresh[j]);
+      if (track.size() < 2) continue;
+    }
+    if (!t.ok()) continue;
+    // Each image once in a track (the graph may hold two keypoints of one image).
+    std::vector<FeatureRef> unique;
+    for (const FeatureRef& f : track) {
+      bool dup = false;
+      for (const FeatureRef& u : unique) dup |= u.image == f.image;
+      if (!dup) unique.push_back(f);
+    }
+    if (unique.size() >= 2) rec.addPoint(t.X, unique);
+  }
+}
+
+void Mapper::completeAndMerge(int id) {
+  Reconstruction& rec = *active_;
+  const double maxErr = options_.maxReprojErrorPx;
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    PointId a = rec.pointOf(id, k);
+    if (a == kNoPoint) continue;
+    for (const FeatureRef& r : graph_.correspondences(id, k)) {
+      if (!rec.isRegistered(r.image) || !rec.hasPoint(a)) continue;
+      const PointId b = rec.pointOf(r.image, r.feature);
+      if (b == a) continue;
+      if (b == kNoPoint) {
+        bool seen = false;
+        for (const FeatureRef& o : rec.point(a).track) seen |= o.image == r.image;
+        if (!seen && rec.reprojectionError(rec.point(a).X, r) < maxErr) rec.addObservation(a, r);
+        continue;
+      }
+      // Merge two tracks when one position explains both (weighted by track length).
+      const Point3D& pa = rec.point(a);
+      const Point3D& pb = rec.point(b);
+      const double wa = static_cast<double>(pa.track.size()),
+                   wb = static_cast<double>(pb.track.size());
+      const Vec3 X = (wa * pa.X + wb * pb.X) / (wa + wb);
+      bool ok = true;
+      for (const FeatureRef& o : pa.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
+      for (const FeatureRef& o : pb.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
+      if (!ok) continue;
+      rec.point(a).X = X;
+      rec.mergePoints(a, b);
+    }
+  }
+}
+
+void Mapper::localBundle(int id) {
+  Reconstruction& rec = *active_;
+  // The images sharing the most points with the new keyframe.
+  std::map<int, int> shared;
+  for (PointId p : rec.image(id).point3d) {
+    if (p == kNoPoint) continue;
+    for (const FeatureRef& o : rec.point(p).track)
+      if (o.image != id) ++shared[o.image];
+  }
+  std::vector<std::pair<int, int>> byCount;
+  for (const auto& [img, c] : shared) byCount.emplace_back(c, img);
+  std::sort(byCount.rbegin(), byCount.rend());
+  std::vector<int> local{id};
+  for (const auto& [c, img] : byCount) {
+    if (static_cast<int>(local.size()) >= options_.localBaImages) break;
+    local.push_back(img);
+  }
+  BundleOptions bo;
+  bo.maxIterations = options_.localBaIterations;
+  bo.loss = ba::LossType::kSoftL1;
+  bo.backend = options_.backend;
+  {
+    Timer t(&stats_.localBaSeconds);
+    adjustBundle(rec, local, bo);
+    ++stats_.localBa;
+  }
+  std::vector<PointId> cand;
+  for (int img : local)
+    for (PointId p : rec.image(img).point3d)
+      if (p != kNoPoint) cand.push_back(p);
+  filterPoints(cand);
+}
+
+void Mapper::globalBundle() {
+  Reconstruction& rec = *active_;
+  BundleOptions bo;
+  bo.maxIterations = options_.globalBaIterations;
+  bo.loss = ba::LossType::kSoftL1;
+  bo.backend = options_.backend;
+  bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
+  {
+    Timer t(&stats_.globalBaSeconds);
+    adjustBundle(rec, {}, bo);
+    ++stats_.globalBa;
+  }
+  lastGlobalBaImages_ = rec.numImages();
+  if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {
+    camera_ = rec.camera();
+    refreshNormalized();
+  }
+}
+
+void Mapper::filterPoints(const std::vector<PointId>& candidates) {
+  Timer t(&stats_.filterSeconds);
+  Reconstruction& rec = *active_;
+  std::set<PointId> ids(candidates.begin(), candidates.end());
+  for (PointId id : ids) {
+    if (!rec.hasPoint(id)) continue;
+    const std::vector<FeatureRef> track = rec.point(id).track;
+    bool deleted = false;
+    for (const FeatureRef& o : track) {
+      if (rec.reprojectionError(rec.point(id).X, o) > options_.maxReprojErrorPx) {
+        if (rec.deleteObservation(id, o)) {
+          deleted = true;
+          break;
+        }
+      }
+    }
+    if (deleted) continue;
+    if (rec.triangulationAngleDeg(id) < options_.minTriAngleDeg) rec.deletePoint(id);
+  }
+}
+
+void Mapper::filterAll() {
+  std::vector<PointId> all;
+  for (const auto& [id, p] : active_->points()) all.push_back(id);
+  filterPoints(all);
+}
+
+void Mapper::retriangulateAll() {
+  Timer t(&stats_.triangulateSeconds);
+  std::vector<int> ids;
+  for (const auto& [id, im] : active_->images()) ids.push_back(id);
+  for (int id : ids) triangulateImage(id);
+  for (int id : ids) completeAndMerge(id);
+}
+
+void Mapper::finishModel() {
+  if (!active_) return;
+  globalBundle();
+  filterAll();
+  retriangulateAll();
+  globalBundle();
+  filterAll();
+  if (active_->numImages() >= options_.minModelImages) {
+    finished_.push_back(std::move(active_));
+  } else {
+    ++stats_.modelsDropped;
+    active_.reset();
+  }
+}
+
+void Mapper::finish() { finishModel(); }
+
+}  // namespace vidmap::sfm

@@ -1,0 +1,140 @@
+// The incremental mapper of a video (after COLMAP's IncrementalMapper, J. L. Schonberger and
+// J.-M. Frahm, "Structure-from-Motion Revisited", CVPR 2016, specialised to video order):
+//
+//   addKeyframe(k, pairs)  verify each pair (geometry::estimateRelativePose: E, F or H with the
+//                          model choice), add the inlier matches to the correspondence graph;
+//   initialise             from the pair of the current segment with the most triangulated
+//                          points whose median triangulation angle passes initMinAngleDeg;
+//                          after initMaxPendingKeyframes keyframes without one (a start by
+//                          pure rotation or a crawl), from the pair of the largest median angle
+//                          above initRelaxedMinAngleDeg; the waiting keyframes register later;
+//   register               every keyframe of the segment with enough 2D-3D correspondences, the
+//                          best connected first, by PnP RANSAC + refinement;
+//   triangulate            new tracks through the graph, continue, complete and merge tracks;
+//   local BA               around the new keyframe (the most connected images), then filter
+//                          observations by reprojection error and points by triangulation angle;
+//   global BA              when the model has grown by globalBaGrowth, and at the end, with the
+//                          shared camera's focal length and distortion when unknown; then
+//                          filtering and re-triangulation.
+//
+// When maxConsecutiveFailures keyframes in a row cannot be registered, the video has broken
+// (lost tracking): the model is finished and the following keyframes start a new one. Models
+// are not merged (a model never sees another model's keyframes).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "vidmap/geometry/two_view.h"
+#include "vidmap/sfm/bundle.h"
+#include "vidmap/sfm/correspondence_graph.h"
+#include "vidmap/sfm/reconstruction.h"
+#include "vidmap/sfm/tracks.h"
+
+namespace vidmap::sfm {
+
+struct MapperOptions {
+  geometry::TwoViewOptions twoView;  // pair verification
+  int minPairInliers = 15;           // a verified pair with fewer inliers is dropped
+
+  int initMinPoints = 50;           // points triangulated by the initial pair
+  double initMinAngleDeg = 4.0;     // median triangulation angle of the initial pair
+  int initMaxPendingKeyframes = 8;  // then the relaxed rule
+  double initRelaxedMinAngleDeg = 1.5;
+
+  double pnpMaxErrorPx = 4.0;  // working pixels
+  int pnpMinInliers = 20;
+  double pnpMinInlierRatio = 0.2;
+
+  double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
+  double minTriAngleDeg = 1.5;    // new points and filtering
+
+  int localBaImages = 6;  // the new keyframe and its most connected registered images
+  int localBaIterations = 25;
+  int globalBaIterations = 50;
+  double globalBaGrowth = 1.25;       // global BA when the image count grew by this factor
+  int refineIntrinsicsMinImages = 6;  // an unknown camera is refined from this model size on
+
+  int maxConsecutiveFailures = 4;  // keyframes in a row not registered: a new model starts
+  int minModelImages = 3;          // smaller finished models are dropped
+
+  ba::BackendType backend = ba::BackendType::kCpu;
+
+  void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct MapperStats {
+  int keyframes = 0;
+  int pairsVerified = 0, pairsRejected = 0;
+  std::int64_t pairMatches = 0, verifiedMatches = 0;
+  int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
+  int localBa = 0, globalBa = 0;
+  double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
+  double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0;
+};
+
+class Mapper {
+ public:
+  Mapper(const Camera& camera, const MapperOptions& options);
+
+  // Adds the next keyframe (kf.id must equal the number of keyframes so far) with the matches
+  // of its pairs to earlier keyframes, and grows the current model. kf.normalized is filled
+  // here. Bad pair indices are a vidmap::Error.
+  void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs);
+  // Finishes the current model (global BA, filtering, re-triangulation). Idempotent.
+  void finish();
+
+  const KeyframeStore& keyframes() const { return keyframes_; }
+  const CorrespondenceGraph& graph() const { return graph_; }
+  // Finished models, then the current one (models with fewer than minModelImages images are
+  // dropped when finished).
+  std::vector<const Reconstruction*> models() const;
+  const Reconstruction* current() const { return active_.get(); }
+  // The camera of the current (or last) model: the frontend undistorts with it.
+  const Camera& camera() const { return camera_; }
+  const MapperStats& stats() const { return stats_; }
+  const MapperOptions& options() const { return options_; }
+
+ private:
+  struct PairInfo {
+    geometry::TwoViewConfig config = geometry::TwoViewConfig::kDegenerate;
+    int inliers = 0;
+    int triangulated = 0;
+    double medianAngleDeg = 0;
+    geometry::Pose relative;  // first -> second (first < second)
+  };
+
+  void verifyPair(const PairMatches& pm);
+  bool tryInitialize(int newest);
+  bool initializeFrom(int a, int b);
+  void registerPending();
+  bool registerImage(int id);
+  void triangulateImage(int id);
+  void completeAndMerge(int id);
+  void localBundle(int id);
+  void globalBundle();
+  void filterPoints(const std::vector<PointId>& candidates);
+  void filterAll();
+  void retriangulateAll();
+  void finishModel();
+  void refreshNormalized();
+  int count2D3D(int id) const;
+  Vec2 undistorted(int image, int keypoint) const;
+
+  MapperOptions options_;
+  Camera camera_;
+  KeyframeStore keyframes_;
+  CorrespondenceGraph graph_;
+  std::map<std::pair<int, int>, PairInfo> pairs_;
+  std::vector<std::unique_ptr<Reconstruction>> finished_;
+  std::unique_ptr<Reconstruction> active_;
+  int segmentStart_ = 0;
+  int lastGlobalBaImages_ = 0;
+  std::map<int, int> triedWith_;  // keyframe -> 2D-3D count at its last failed registration
+  std::vector<std::pair<int, int>> failedInitPairs_;
+  MapperStats stats_;
+};
+
+}  // namespace vidmap::sfm

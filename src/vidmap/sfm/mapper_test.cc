@@ -1,0 +1,255 @@
+// The mapper on synthetic correspondences with known truth: random points in front of a
+// camera path, projected with Eigen (independently of the mapper's camera code), Gaussian
+// keypoint noise, shuffled keypoint order and wrong matches mixed into every pair. The
+// trajectory is compared with the truth after a Sim(3) alignment (trajectory_eval.h).
+#include "vidmap/sfm/mapper.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "vidmap/core/error.h"
+#include "vidmap/sfm/trajectory_eval.h"
+
+namespace vidmap::sfm {
+namespace {
+
+struct TruthCam {
+  Eigen::Matrix3d R;  // world to camera
+  Eigen::Vector3d t;
+};
+
+struct Scene {
+  std::vector<Eigen::Vector3d> points;
+  std::vector<TruthCam> cams;
+  double f = 500, cx = 319.5, cy = 239.5;
+  int w = 640, h = 480;
+};
+
+enum class Path { kSideways, kOrbit, kRotationThenTranslation };
+
+Scene makeScene(Path path, int frames, std::uint32_t seed) {
+  Scene s;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> ux(-6, 6), uy(-4, 4), uz(6, 12);
+  for (int i = 0; i < 1500; ++i) s.points.emplace_back(ux(rng), uy(rng), uz(rng));
+  for (int i = 0; i < frames; ++i) {
+    Eigen::Vector3d c;
+    Eigen::Matrix3d Rwc;  // camera to world
+    const double u = static_cast<double>(i) / (frames - 1);
+    if (path == Path::kSideways) {
+      c = {-1.5 + 3.0 * u, 0.1 * std::sin(6 * u), 0};
+      Rwc = Eigen::AngleAxisd(0.1 * std::sin(3 * u), Eigen::Vector3d::UnitY()).toRotationMatrix();
+    } else if (path == Path::kOrbit) {
+      const double a = -0.4 + 0.8 * u;
+      const Eigen::Vector3d target(0, 0, 9);
+      c = target + 9 * Eigen::Vector3d(std::sin(a), 0, -std::cos(a));
+      Rwc = Eigen::AngleAxisd(-a, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    } else {
+      // The first third turns in place (no baseline), then the camera translates.
+      const double turn = -0.25 + 1.5 * std::min(u, 1.0 / 3);
+      const double v = std::max(0.0, u - 1.0 / 3);
+      c = {2.25 * v, 0.5 * std::sin(3 * v), 0.3 * v};
+      Rwc = Eigen::AngleAxisd(turn, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    }
+    s.cams.push_back({Rwc.transpose(), -Rwc.transpose() * c});
+  }
+  return s;
+}
+
+struct Built {
+  std::vector<Keyframe> keyframes;
+  std::vector<std::vector<PairMatches>> pairs;  // per keyframe, against earlier ones
+  std::vector<std::vector<int>> pointOfKeypoint;
+};
+
+Built project(const Scene& s, double noisePx, double outlierFraction, int window,
+              std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0, noisePx);
+  Built b;
+  std::vector<std::vector<int>> kpOfPoint(s.cams.size());
+  for (size_t i = 0; i < s.cams.size(); ++i) {
+    Keyframe kf;
+    kf.id = static_cast<int>(i);
+    kf.frameIndex = kf.id;
+    kf.timestamp = 0.25 * kf.id;
+    kf.name = "frame_" + std::to_string(i);
+    std::vector<int> visible;
+    std::vector<Vec2> px;
+    for (size_t p = 0; p < s.points.size(); ++p) {
+      const Eigen::Vector3d x = s.cams[i].R * s.points[p] + s.cams[i].t;
+      if (x.z() < 0.5) continue;
+      const Vec2 q(s.f * x.x() / x.z() + s.cx, s.f * x.y() / x.z() + s.cy);
+      if (q.x() < 0 || q.y() < 0 || q.x() > s.w - 1 || q.y() > s.h - 1) continue;
+      visible.push_back(static_cast<int>(p));
+      px.push_back(q + Vec2(noise(rng), noise(rng)));
+    }
+    std::vector<int> order(visible.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    kpOfPoint[i].assign(s.points.size(), -1);
+    b.pointOfKeypoint.emplace_back(visible.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+      kf.keypoints.push_back(px[order[k]]);
+      kf.colors.push_back({static_cast<std::uint8_t>(k % 256), 100, 200});
+      kpOfPoint[i][visible[order[k]]] = static_cast<int>(k);
+      b.pointOfKeypoint[i][k] = visible[order[k]];
+    }
+    b.keyframes.push_back(std::move(kf));
+    std::vector<PairMatches> pm;
+    for (int j = std::max(0, static_cast<int>(i) - window); j < static_cast<int>(i); ++j) {
+      PairMatches m;
+      m.image1 = j;
+      m.image2 = static_cast<int>(i);
+      for (size_t p = 0; p < s.points.size(); ++p)
+        if (kpOfPoint[j][p] >= 0 && kpOfPoint[i][p] >= 0)
+          m.matches.emplace_back(kpOfPoint[j][p], kpOfPoint[i][p]);
+      const int nOut = static_cast<int>(outlierFraction * m.matches.size());
+      std::uniform_int_distribution<int> ka(0,
+                                            static_cast<int>(b.keyframes[j].keypoints.size()) - 1);
+      std::uniform_int_distribution<int> kb(0,
+                                            static_cast<int>(b.keyframes[i].keypoints.size()) - 1);
+      for (int o = 0; o < nOut; ++o) m.matches.emplace_back(ka(rng), kb(rng));
+      pm.push_back(std::move(m));
+    }
+    b.pairs.push_back(std::move(pm));
+  }
+  return b;
+}
+
+struct Result {
+  int registered = 0;
+  int models = 0;
+  TrajectoryError err;
+  double relRotMaxDeg = 0;  // rotation relative to the first image, against the truth's
+  double meanReproj = 0;
+  double focal = 0;
+};
+
+Result run(const Scene& s, const Built& b, const CameraSpec& spec, MapperOptions mo = {}) {
+  const Camera cam = Camera::fromSpec(spec, s.w, s.h, s.w, s.h);
+  Mapper mapper(cam, mo);
+  for (size_t i = 0; i < b.keyframes.size(); ++i) mapper.addKeyframe(b.keyframes[i], b.pairs[i]);
+  mapper.finish();
+  Result r;
+  const auto models = mapper.models();
+  r.models = static_cast<int>(models.size());
+  if (models.empty()) return r;
+  const Reconstruction& rec = *models.front();
+  r.registered = rec.numImages();
+  r.meanReproj = rec.meanReprojectionError();
+  r.focal = rec.camera().pinhole().fx;
+  std::vector<PosePair> pairs;
+  for (const auto& [id, im] : rec.images()) {
+    PosePair pp;
+    pp.est.c = im.pose.center();
+    pp.est.q_wc = Eigen::Quaterniond(im.pose.R.transpose());
+    pp.gt.c = -s.cams[id].R.transpose() * s.cams[id].t;
+    pp.gt.q_wc = Eigen::Quaterniond(s.cams[id].R.transpose());
+    pairs.push_back(pp);
+  }
+  r.err = evaluateTrajectory(pairs);
+  // Gauge-free: R_i R_0^T of the estimate against the truth's.
+  const int first = rec.images().begin()->first;
+  const Eigen::Matrix3d R0 = rec.images().begin()->second.pose.R;
+  for (const auto& [id, im] : rec.images()) {
+    const Eigen::Matrix3d est = im.pose.R * R0.transpose();
+    const Eigen::Matrix3d gt = s.cams[id].R * s.cams[first].R.transpose();
+    r.relRotMaxDeg = std::max(r.relRotMaxDeg, geometry::rotationAngle(est, gt) * 180 / M_PI);
+  }
+  return r;
+}
+
+CameraSpec knownPinhole(const Scene& s) {
+  // COLMAP's convention: + 0.5 on the principal point.
+  return CameraSpec::parse("PINHOLE " + std::to_string(s.f) + "," + std::to_string(s.f) + "," +
+                           std::to_string(s.cx + 0.5) + "," + std::to_string(s.cy + 0.5));
+}
+
+// Path extent (metres of the truth) for relative bounds: sideways 3 m.
+TEST(Mapper, SidewaysWithKnownCameraRecoversTheTrajectory) {
+  const Scene s = makeScene(Path::kSideways, 20, 1);
+  const Built b = project(s, 0.5, 0.1, 5, 2);
+  const Result r = run(s, b, knownPinhole(s));
+  EXPECT_EQ(r.models, 1);
+  EXPECT_EQ(r.registered, 20);
+  // 0.5 px noise at f = 500 on points 6-12 m away: centres to a few millimetres.
+  EXPECT_LT(r.err.ate_rmse, 0.01);
+  EXPECT_LT(r.relRotMaxDeg, 0.1);
+  // The mean error of a 2D residual with sigma 0.5 px per coordinate is 0.63 px.
+  EXPECT_LT(r.meanReproj, 0.8);
+}
+
+TEST(Mapper, OrbitWithUnknownFocalRefinesIt) {
+  Scene s = makeScene(Path::kOrbit, 24, 3);
+  s.f = 600;  // the initial guess is 1.2 * 640 = 768
+  const Built b = project(s, 0.5, 0.1, 5, 4);
+  const Result r = run(s, b, CameraSpec::parse("SIMPLE_RADIAL"));
+  EXPECT_EQ(r.models, 1);
+  EXPECT_EQ(r.registered, 24);
+  EXPECT_NEAR(r.focal, 600, 6);     // 1 %
+  EXPECT_LT(r.err.ate_rmse, 0.05);  // orbit of radius 9 m, 6 m of arc
+  EXPECT_LT(r.relRotMaxDeg, 0.2);
+  EXPECT_LT(r.meanReproj, 0.8);
+}
+
+TEST(Mapper, StartByPureRotationWaitsForBaseline) {
+  const Scene s = makeScene(Path::kRotationThenTranslation, 24, 5);
+  const Built b = project(s, 0.5, 0.05, 6, 6);
+  const Result r = run(s, b, knownPinhole(s));
+  EXPECT_EQ(r.models, 1);
+  // The turning keyframes register by PnP once the translation built a map.
+  EXPECT_GE(r.registered, 22);
+  EXPECT_LT(r.relRotMaxDeg, 0.2);
+  EXPECT_LT(r.meanReproj, 0.8);
+}
+
+TEST(Mapper, ABrokenVideoContinuesAsANewModel) {
+  const Scene s = makeScene(Path::kSideways, 24, 7);
+  Built b = project(s, 0.5, 0.05, 5, 8);
+  // Cut every match across keyframe 12: the frames after it cannot be related to before.
+  for (size_t i = 12; i < b.pairs.size(); ++i)
+    for (PairMatches& pm : b.pairs[i])
+      if (pm.image1 < 12) pm.matches.clear();
+  const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
+  Mapper mapper(cam, {});
+  for (size_t i = 0; i < b.keyframes.size(); ++i) mapper.addKeyframe(b.keyframes[i], b.pairs[i]);
+  mapper.finish();
+  const auto models = mapper.models();
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(models[0]->numImages() + models[1]->numImages(), 24);
+  for (const auto& [id, im] : models[0]->images()) EXPECT_LT(id, 12);
+  for (const auto& [id, im] : models[1]->images()) EXPECT_GE(id, 12);
+}
+
+TEST(Mapper, StaticCameraBuildsNoModel) {
+  Scene s = makeScene(Path::kSideways, 10, 9);
+  for (auto& c : s.cams) c = s.cams.front();
+  const Built b = project(s, 0.5, 0.0, 5, 10);
+  const Result r = run(s, b, knownPinhole(s));
+  EXPECT_EQ(r.models, 0);
+}
+
+TEST(Mapper, BadInputIsAClearError) {
+  const Scene s = makeScene(Path::kSideways, 3, 11);
+  const Built b = project(s, 0.5, 0.0, 2, 12);
+  const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
+  Mapper mapper(cam, {});
+  Keyframe wrongId = b.keyframes[1];
+  EXPECT_THROW(mapper.addKeyframe(wrongId, {}), Error);
+  mapper.addKeyframe(b.keyframes[0], {});
+  PairMatches bad;
+  bad.image1 = 0;
+  bad.image2 = 1;
+  bad.matches.emplace_back(0, 1000000);
+  EXPECT_THROW(mapper.addKeyframe(b.keyframes[1], {bad}), Error);
+  MapperOptions mo;
+  mo.pnpMinInliers = 2;
+  EXPECT_THROW(Mapper(cam, mo), Error);
+}
+
+}  // namespace
+}  // namespace vidmap::sfm

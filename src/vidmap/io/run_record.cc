@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <exception>
 #include <fstream>
@@ -215,6 +216,11 @@ void RunRecord::addCount(const std::string& name, std::int64_t delta) {
   counts_[name] += delta;
 }
 
+void RunRecord::setMetric(const std::string& name, double value) {
+  std::lock_guard lock(mutex_);
+  metrics_[name] = value;
+}
+
 void RunRecord::write(const std::filesystem::path& path) const {
   std::string text = toJson();
   try {
@@ -301,6 +307,8 @@ std::string RunRecord::toJson() const {
     j["kernels"][name] = {{"launches", k.launches}, {"gpu_ms", k.gpuMs}};
   j["counts"] = Json::object();
   for (const auto& [name, c] : counts_) j["counts"][name] = c;
+  j["metrics"] = Json::object();
+  for (const auto& [name, v] : metrics_) j["metrics"][name] = std::isfinite(v) ? Json(v) : Json();
   j["peak_memory"] = {{"host_rss_bytes", hostPeakRssBytes()}, {"device_bytes", devicePeakBytes_}};
   return j.dump(2) + "\n";
 }

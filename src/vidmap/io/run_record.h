@@ -15,6 +15,7 @@
 //    "stages": {"<name>": {"wall_ms", "gpu_ms", "calls"}},            (in first-seen order)
 //    "kernels": {"<name>": {"launches", "gpu_ms"}},
 //    "counts": {"<name>": integer},
+//    "metrics": {"<name>": number},                  (results that are not counts)
 //    "peak_memory": {"host_rss_bytes", "device_bytes"}}
 //
 // The record itself needs no JSON library; toJson() and write() need nlohmann-json and throw
@@ -133,10 +134,13 @@ class RunRecord {
 
   void setCount(const std::string& name, std::int64_t value);
   void addCount(const std::string& name, std::int64_t delta = 1);
+  // A result that is not a count (a mean error, a ratio); setting it again replaces it.
+  void setMetric(const std::string& name, double value);
 
   const std::vector<StageStat>& stages() const { return stages_; }
   const std::map<std::string, gpu::KernelStat>& kernels() const { return kernels_; }
   const std::map<std::string, std::int64_t>& counts() const { return counts_; }
+  const std::map<std::string, double>& metrics() const { return metrics_; }
   const std::vector<std::pair<std::string, OptionValue>>& options() const { return options_; }
   const MachineInfo& machine() const { return machine_; }
   const std::vector<gpu::DeviceInfo>& devices() const { return devices_; }
@@ -161,6 +165,7 @@ class RunRecord {
   std::vector<StageStat> stages_;
   std::map<std::string, gpu::KernelStat> kernels_;
   std::map<std::string, std::int64_t> counts_;
+  std::map<std::string, double> metrics_;
   std::int64_t devicePeakBytes_ = 0;
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -127,6 +129,8 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
   r.addStage("track", 30.0, 20.0, 3);
   r.addKernels({{"klt_track", 3, 19.5}, {"pyramid", 3, 0.5}});
   r.setCount("frames", 42);
+  r.setMetric("mean_track_length", 3.25);
+  r.setMetric("not_finite", std::nan(""));
   r.noteDevicePeakBytes(std::int64_t(3) << 30);
 
   auto dir = freshDir("ok");
@@ -173,6 +177,8 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
   EXPECT_EQ(j["kernels"]["klt_track"]["gpu_ms"], 19.5);
   EXPECT_EQ(j["kernels"]["pyramid"]["gpu_ms"], 0.5);
   EXPECT_EQ(j["counts"]["frames"], 42);
+  EXPECT_EQ(j["metrics"]["mean_track_length"], 3.25);
+  EXPECT_TRUE(j["metrics"]["not_finite"].is_null());
   EXPECT_EQ(j["peak_memory"]["device_bytes"], std::int64_t(3) << 30);
   EXPECT_GE(j["peak_memory"]["host_rss_bytes"].get<std::int64_t>(), std::int64_t(64) << 20);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/geometry/pnp.h"
 #include "vidmap/geometry/triangulation.h"
+#include "vidmap/sfm/focal_estimation.h"
 
 namespace vidmap::sfm {
 
@@ -33,6 +35,7 @@ struct Timer {
 void MapperOptions::check() const {
   twoView.check();
   checkRange("mapper.minPairInliers", minPairInliers, 5, 1000000);
+  checkRange("mapper.selfCalibrationMinPairs", selfCalibrationMinPairs, 1, 1000000);
   checkRange("mapper.initMinPoints", initMinPoints, 5, 1000000);
   checkRange("mapper.initMinAngleDeg", initMinAngleDeg, 0.0, 90.0);
   checkRange("mapper.initMaxPendingKeyframes", initMaxPendingKeyframes, 2, 1000000);
@@ -54,6 +57,7 @@ void MapperOptions::check() const {
 Mapper::Mapper(const Camera& camera, const MapperOptions& options)
     : options_(options), camera_(camera) {
   options_.check();
+  focalKnown_ = camera_.fixed() || !options_.selfCalibrateFocal;
 }
 
 std::vector<const Reconstruction*> Mapper::models() const {
@@ -120,6 +124,9 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
     for (const auto& [k, im] : active_->images()) lastRegistered = std::max(lastRegistered, k);
     if (id - lastRegistered >= n) {
       const int restart = lastRegistered + 1;
+      if (options_.verbose)
+        std::fprintf(stderr, "mapper: keyframes %d-%d not registered: the model ends (%d images)\n",
+                     restart, id, active_->numImages());
       finishModel();
       segmentStart_ = restart;
       triedWith_.clear();
@@ -161,6 +168,13 @@ void Mapper::verifyPair(const PairMatches& pm) {
   const geometry::Pinhole cam = camera_.pinhole();
   const geometry::TwoViewGeometry g =
       geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper: pair %d-%d: %zu matches, %s, %d inliers (E %d F %d H %d), %zu points, "
+                 "median angle %.2f deg\n",
+                 a, b, m.size(), geometry::toString(g.config), g.num_inliers, g.num_e_inliers,
+                 g.num_f_inliers, g.num_h_inliers, g.point_indices.size(),
+                 g.median_triangulation_angle_deg);
   if (!g.success() || g.num_inliers < options_.minPairInliers) {
     ++stats_.pairsRejected;
     return;
@@ -171,16 +185,84 @@ void Mapper::verifyPair(const PairMatches& pm) {
   graph_.addPair(a, b, inl);
   ++stats_.pairsVerified;
   stats_.verifiedMatches += static_cast<std::int64_t>(inl.size());
+  pairs_[{a, b}] = pairInfo(g);
+}
+
+Mapper::PairInfo Mapper::pairInfo(const geometry::TwoViewGeometry& g) const {
   PairInfo info;
   info.config = g.config;
   info.inliers = g.num_inliers;
   info.triangulated = static_cast<int>(g.point_indices.size());
   info.medianAngleDeg = g.median_triangulation_angle_deg;
   info.relative = g.relative;
-  pairs_[{a, b}] = info;
+  info.F = g.F;
+  info.H = g.H;
+  info.fInliers = g.num_f_inliers;
+  info.hInliers = g.num_h_inliers;
+  return info;
+}
+
+bool Mapper::selfCalibrate(int newest) {
+  std::vector<FocalObservation> obs;
+  for (const auto& [key, p] : pairs_) {
+    if (key.first < segmentStart_) continue;
+    FocalObservation o;
+    // A homography that explains (nearly) all of F's inliers: a rotation, or a translation
+    // too small against the depth to tell (a plane seen while moving is the exception).
+    if (p.hInliers > 0 &&
+        (p.config == geometry::TwoViewConfig::kPanoramic || p.hInliers >= 0.9 * p.fInliers)) {
+      o.kind = FocalObservation::kRotation;
+      o.M = p.H;
+      o.weight = p.hInliers;
+    } else if (p.fInliers > 0 && p.hInliers < 0.7 * p.fInliers && p.F.norm() > 0) {
+      // Parallax: H explains too little for a plane or a rotation, F is well conditioned.
+      o.kind = FocalObservation::kFundamental;
+      o.M = p.F;
+      o.weight = p.fInliers;
+    } else {
+      continue;
+    }
+    obs.push_back(o);
+  }
+  const bool waitedLong = newest - segmentStart_ + 1 >= options_.initMaxPendingKeyframes;
+  if (static_cast<int>(obs.size()) < options_.selfCalibrationMinPairs && !waitedLong) return false;
+  focalKnown_ = true;
+  const geometry::Pinhole pin = camera_.pinhole();
+  const double side = std::max(camera_.width(), camera_.height());
+  const auto e = estimateFocal(obs, pin.cx, pin.cy, 0.3 * side, 3.0 * side);
+  if (options_.verbose)
+    std::fprintf(
+        stderr, "mapper: self-calibration from %zu pairs: focal %.1f (cost %.4f, sharpness %.1f)\n",
+        obs.size(), e ? e->focal : 0.0, e ? e->cost : 0.0, e ? e->sharpness : 0.0);
+  // A flat cost (no distinct minimum) keeps the initial guess.
+  if (!e || e->sharpness < 2.0) return true;
+  auto& params = camera_.mutableParams();
+  const bool shared = camera_.model() == io::CameraModelId::kSimplePinhole ||
+                      camera_.model() == io::CameraModelId::kSimpleRadial ||
+                      camera_.model() == io::CameraModelId::kRadial;
+  params[0] = e->focal;
+  if (!shared) params[1] = e->focal;
+  stats_.selfCalibratedFocal = e->focal;
+  refreshNormalized();
+  // The pairs' poses and triangulations depend on the focal length: verify them again.
+  const geometry::Pinhole cam = camera_.pinhole();
+  for (auto& [key, p] : pairs_) {
+    if (key.first < segmentStart_) continue;
+    const auto m = graph_.pairMatches(key.first, key.second);
+    geometry::Vec2List p1, p2;
+    for (const auto& [i, j] : m) {
+      p1.push_back(undistorted(key.first, i));
+      p2.push_back(undistorted(key.second, j));
+    }
+    const geometry::TwoViewGeometry g =
+        geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+    p = pairInfo(g);
+  }
+  return true;
 }
 
 bool Mapper::tryInitialize(int newest) {
+  if (!focalKnown_ && !selfCalibrate(newest)) return false;
   auto usable = [&](const std::pair<int, int>& key, const PairInfo& p, double minAngle) {
     if (key.first < segmentStart_) return false;
     if (std::find(failedInitPairs_.begin(), failedInitPairs_.end(), key) != failedInitPairs_.end())
@@ -212,7 +294,11 @@ bool Mapper::tryInitialize(int newest) {
     }
     if (best.first < 0) return false;
     ++stats_.initAttempts;
-    if (initializeFrom(best.first, best.second)) return true;
+    const bool ok = initializeFrom(best.first, best.second);
+    if (options_.verbose)
+      std::fprintf(stderr, "mapper: initialise from %d-%d: %s\n", best.first, best.second,
+                   ok ? "ok" : "failed");
+    if (ok) return true;
     failedInitPairs_.push_back(best);
   }
 }
@@ -283,6 +369,8 @@ void Mapper::registerPending() {
         Timer t(&stats_.registerSeconds);
         ok = registerImage(id);
       }
+      if (options_.verbose)
+        std::fprintf(stderr, "mapper: register %d (%d 2D-3D): %s\n", id, c, ok ? "ok" : "failed");
       if (!ok) {
         triedWith_[id] = c;
         ++stats_.pnpFailures;
@@ -337,6 +425,11 @@ bool Mapper::registerImage(int id) {
   po.max_error_px = options_.pnpMaxErrorPx;
   po.min_num_inliers = options_.pnpMinInliers;
   const geometry::PnPResult r = geometry::estimatePnP(px, X, camera_.pinhole(), po);
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper:   PnP of %d: %zu correspondences, %s, %d inliers, rms %.2f px %s\n", id,
+                 px.size(), r.success ? "success" : "failure", r.num_inliers, r.rms_error_px,
+                 r.message.c_str());
   if (!r.success || r.num_inliers < options_.pnpMinInliers ||
       r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
     return false;

@@ -36,20 +36,33 @@
 namespace vidmap::sfm {
 
 struct MapperOptions {
-  geometry::TwoViewOptions twoView;  // pair verification
+  // Pair verification; a pair counts as a pure rotation (panoramic) below 0.5 degrees of
+  // median triangulation angle, so the relaxed initialisation can still use slow translation.
+  geometry::TwoViewOptions twoView = [] {
+    geometry::TwoViewOptions o;
+    o.min_triangulation_angle_deg = 0.5;
+    return o;
+  }();
   int minPairInliers = 15;           // a verified pair with fewer inliers is dropped
+
+  // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
+  // before the first model starts, once this many pairs are usable.
+  bool selfCalibrateFocal = true;
+  int selfCalibrationMinPairs = 3;
 
   int initMinPoints = 50;           // points triangulated by the initial pair
   double initMinAngleDeg = 4.0;     // median triangulation angle of the initial pair
   int initMaxPendingKeyframes = 8;  // then the relaxed rule
-  double initRelaxedMinAngleDeg = 1.5;
+  double initRelaxedMinAngleDeg = 0.75;
 
-  double pnpMaxErrorPx = 4.0;  // working pixels
+  double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
   double pnpMinInlierRatio = 0.2;
 
   double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
-  double minTriAngleDeg = 1.5;    // new points and filtering
+  // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;
+  // low-parallax points still fix the rotation, and BA moves their depth as parallax grows.
+  double minTriAngleDeg = 0.5;
 
   int localBaImages = 6;  // the new keyframe and its most connected registered images
   int localBaIterations = 25;
@@ -61,6 +74,7 @@ struct MapperOptions {
   int minModelImages = 3;          // smaller finished models are dropped
 
   ba::BackendType backend = ba::BackendType::kCpu;
+  bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
@@ -69,6 +83,7 @@ struct MapperStats {
   int keyframes = 0;
   int pairsVerified = 0, pairsRejected = 0;
   std::int64_t pairMatches = 0, verifiedMatches = 0;
+  double selfCalibratedFocal = 0;  // 0: not self-calibrated
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
@@ -104,9 +119,14 @@ class Mapper {
     int triangulated = 0;
     double medianAngleDeg = 0;
     geometry::Pose relative;  // first -> second (first < second)
+    geometry::Mat3 F = geometry::Mat3::Zero(), H = geometry::Mat3::Zero();  // pixels
+    int fInliers = 0, hInliers = 0;
   };
 
   void verifyPair(const PairMatches& pm);
+  PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
+  // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
+  bool selfCalibrate(int newest);
   bool tryInitialize(int newest);
   bool initializeFrom(int a, int b);
   void registerPending();
@@ -131,6 +151,7 @@ class Mapper {
   std::vector<std::unique_ptr<Reconstruction>> finished_;
   std::unique_ptr<Reconstruction> active_;
   int segmentStart_ = 0;
+  bool focalKnown_ = false;
   int lastGlobalBaImages_ = 0;
   std::map<int, int> triedWith_;  // keyframe -> 2D-3D count at its last failed registration
   std::vector<std::pair<int, int>> failedInitPairs_;

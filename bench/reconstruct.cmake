@@ -1,0 +1,7 @@
+# The reconstruction benchmark's evaluator (scripts/bench_reconstruct.sh runs vidmap and COLMAP
+# on the same frames and scores both with it).
+if(TARGET vidmap_sfm)
+  add_executable(reconstruct_eval ${CMAKE_CURRENT_LIST_DIR}/reconstruct_eval.cc)
+  target_link_libraries(reconstruct_eval PRIVATE vidmap::sfm vidmap::io)
+  vidmap_apply_flags(reconstruct_eval)
+endif()

@@ -1,0 +1,182 @@
+// Accuracy of reconstructions against ground truth, for vidmap's and COLMAP's models alike.
+//
+//   reconstruct_eval --model OUT/sparse --list rgb.txt --groundtruth groundtruth.txt
+//   reconstruct_eval --model OUT/sparse --strecha fountain-P11/gt_dense_cameras
+//
+// --model is a model folder (cameras/images/points3D, .bin or .txt) or a folder of them
+// (sparse/0, sparse/1, ...). For each model: images, points, and after a Sim(3) alignment of
+// the camera centres to the truth (Umeyama) the ATE RMSE and the rotation error. TUM truth is
+// associated by time (the image list gives each name its timestamp); Strecha truth by name
+// (<image>.camera: K, 3 zeros, R camera-to-world, C, w h). Prints one JSON object.
+#include <Eigen/SVD>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vidmap/core/error.h"
+#include "vidmap/io/colmap_model.h"
+#include "vidmap/sfm/model_trajectory.h"
+#include "vidmap/sfm/trajectory_eval.h"
+
+namespace fs = std::filesystem;
+using namespace vidmap;
+
+namespace {
+
+bool isModel(const fs::path& p) {
+  return fs::exists(p / "images.bin") || fs::exists(p / "images.txt");
+}
+
+std::map<std::string, sfm::StampedPose> readStrecha(const fs::path& dir) {
+  std::map<std::string, sfm::StampedPose> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".camera") continue;
+    std::ifstream in(e.path());
+    double v[3 * 3 + 3 + 3 * 3 + 3];
+    for (double& x : v)
+      if (!(in >> x)) throw Error("truncated " + e.path().string());
+    Eigen::Matrix3d R;
+    R << v[12], v[13], v[14], v[15], v[16], v[17], v[18], v[19], v[20];
+    sfm::StampedPose p;
+    p.q_wc = Eigen::Quaterniond(R).normalized();
+    p.c = {v[21], v[22], v[23]};
+    out[name.substr(0, name.size() - 7)] = p;  // "0000.jpg"
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path model, list, gt, strecha;
+  double maxDt = 0.02, timeOffset = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--model")
+      model = argv[i + 1];
+    else if (a == "--list")
+      list = argv[i + 1];
+    else if (a == "--groundtruth")
+      gt = argv[i + 1];
+    else if (a == "--strecha")
+      strecha = argv[i + 1];
+    else if (a == "--max-dt")
+      maxDt = std::stod(argv[i + 1]);
+    else if (a == "--time-offset")
+      timeOffset = std::stod(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (model.empty() || (strecha.empty() && (list.empty() || gt.empty()))) {
+    std::fprintf(stderr,
+                 "usage: reconstruct_eval --model DIR (--list rgb.txt --groundtruth gt.txt | "
+                 "--strecha CAMERA_DIR) [--max-dt s]\n");
+    return 2;
+  }
+  try {
+    std::vector<fs::path> models;
+    if (isModel(model)) {
+      models.push_back(model);
+    } else if (fs::is_directory(model)) {
+      for (const auto& e : fs::directory_iterator(model))
+        if (isModel(e.path())) models.push_back(e.path());
+      std::sort(models.begin(), models.end());
+    }
+    std::map<std::string, double> times;
+    std::vector<sfm::StampedPose> truth;
+    std::map<std::string, sfm::StampedPose> strechaTruth;
+    if (strecha.empty()) {
+      times = sfm::readImageListTimes(list);
+      truth = sfm::readTumTrajectory(gt);
+    } else {
+      strechaTruth = readStrecha(strecha);
+    }
+    std::printf("{\"models\": [");
+    int totalImages = 0;
+    for (size_t m = 0; m < models.size(); ++m) {
+      const io::ColmapModel cm = io::readColmapModel(models[m]);
+      std::vector<sfm::PosePair> pairs;
+      if (strecha.empty()) {
+        auto est = sfm::modelTrajectory(cm, times);
+        for (auto& p : est) p.t += timeOffset;
+        pairs = sfm::associate(est, truth, maxDt);
+      } else {
+        for (const auto& [id, im] : cm.images) {
+          auto it = strechaTruth.find(fs::path(im.name).filename().string());
+          if (it == strechaTruth.end()) continue;
+          const Eigen::Quaterniond q_cw(im.qvec[0], im.qvec[1], im.qvec[2], im.qvec[3]);
+          sfm::PosePair pp;
+          pp.est.q_wc = q_cw.normalized().conjugate();
+          pp.est.c = -(pp.est.q_wc * Eigen::Vector3d(im.tvec[0], im.tvec[1], im.tvec[2]));
+          pp.gt = it->second;
+          pairs.push_back(pp);
+        }
+      }
+      totalImages += static_cast<int>(cm.images.size());
+      std::printf("%s\n  {\"path\": \"%s\", \"images\": %zu, \"points\": %zu, \"evaluated\": %zu",
+                  m ? "," : "", models[m].string().c_str(), cm.images.size(), cm.points3d.size(),
+                  pairs.size());
+      if (pairs.size() >= 3) {
+        // Gauge-free rotation error: the estimate rotated by the one rotation that best maps
+        // its orientations onto the truth's (chordal L2 mean), and the spread of the true
+        // centres (the ATE of a trajectory that stands still) for scale.
+        Eigen::Matrix3d M = Eigen::Matrix3d::Zero();
+        Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+        for (const auto& pp : pairs) {
+          M += pp.gt.q_wc.toRotationMatrix() * pp.est.q_wc.toRotationMatrix().transpose();
+          mean += pp.gt.c;
+        }
+        mean /= static_cast<double>(pairs.size());
+        Eigen::JacobiSVD<Eigen::Matrix3d> svd(M, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
+        D(2, 2) = (svd.matrixU() * svd.matrixV().transpose()).determinant() < 0 ? -1 : 1;
+        const Eigen::Matrix3d Ra = svd.matrixU() * D * svd.matrixV().transpose();
+        double rs = 0, spread = 0;
+        for (const auto& pp : pairs) {
+          const Eigen::Matrix3d e = Ra * pp.est.q_wc.toRotationMatrix();
+          const double c = std::clamp(
+              0.5 * ((e.transpose() * pp.gt.q_wc.toRotationMatrix()).trace() - 1.0), -1.0, 1.0);
+          rs += std::pow(std::acos(c) * 180 / M_PI, 2);
+          spread += (pp.gt.c - mean).squaredNorm();
+        }
+        // Relative rotation between consecutive images: the angle of the estimate's against the
+        // truth's (independent of any alignment of the world or of the camera frame).
+        double rpe = 0;
+        for (size_t i = 0; i + 1 < pairs.size(); ++i) {
+          const double ae = pairs[i].est.q_wc.angularDistance(pairs[i + 1].est.q_wc);
+          const double ag = pairs[i].gt.q_wc.angularDistance(pairs[i + 1].gt.q_wc);
+          rpe += std::abs(ae - ag) * 180 / M_PI;
+        }
+        std::printf(
+            ", \"rot_aligned_rmse_deg\": %.4f, \"rpe_rot_angle_mean_deg\": %.4f, "
+            "\"truth_spread_rms\": %.6f",
+            std::sqrt(rs / pairs.size()), pairs.size() > 1 ? rpe / (pairs.size() - 1) : 0.0,
+            std::sqrt(spread / pairs.size()));
+        try {
+          const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
+          std::printf(
+              ", \"ate_rmse\": %.6f, \"ate_median\": %.6f, \"ate_max\": %.6f, "
+              "\"rot_rmse_deg\": %.4f, \"rot_median_deg\": %.4f, \"scale\": %.6f",
+              e.ate_rmse, e.ate_median, e.ate_max, e.rot_rmse_deg, e.rot_median_deg, e.alignment.s);
+        } catch (const Error& err) {
+          std::printf(", \"alignment_error\": \"%s\"", err.what());
+        }
+      }
+      std::printf("}");
+    }
+    std::printf("\n], \"num_models\": %zu, \"registered_images\": %d}\n", models.size(),
+                totalImages);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "reconstruct_eval: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,184 @@
+#include "vidmap/pipeline/frontend.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vidmap/core/check.h"
+#include "vidmap/geometry/two_view.h"
+
+namespace vidmap::pipeline {
+
+void FrontendOptions::check() const {
+  sift.check();
+  match.check();
+  checkRange("frontend.minMotionPx", minMotionPx, 0.0, 10000.0);
+  checkRange("frontend.maxGapSeconds", maxGapSeconds, 0.0, 1e6);
+  checkRange("frontend.activeKeyframes", activeKeyframes, 1, 1000);
+  checkRange("frontend.minGateMatches", minGateMatches, 1, 1000000);
+  checkRange("frontend.minFeatures", minFeatures, 8, 1000000);
+  checkRange("frontend.guideBandPx", guideBandPx, 0.1, 1000.0);
+  checkRange("frontend.guideIterations", guideIterations, 1, 100000);
+  checkRange("frontend.minPairMatches", minPairMatches, 5, 1000000);
+}
+
+Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record)
+    : options_(options),
+      record_(record),
+      sift_((options.check(), options.sift)),
+      matcher_(options.match) {}
+
+Frontend::~Frontend() = default;
+
+namespace {
+
+Rgb8 sampleColor(const RgbImage& rgb, double x, double y) {
+  if (rgb.empty()) return {};
+  const int xi = std::clamp(static_cast<int>(std::lround(x)), 0, rgb.width() - 1);
+  const int yi = std::clamp(static_cast<int>(std::lround(y)), 0, rgb.height() - 1);
+  return rgb(xi, yi);
+}
+
+std::array<double, 9> rowMajorK(const geometry::Pinhole& p) {
+  return {p.fx, 0, p.cx, 0, p.fy, p.cy, 0, 0, 1};
+}
+
+}  // namespace
+
+bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out) {
+  ++stats_.frames;
+  for (PairMatchSource* s : sources_) s->onFrame(frame);
+  features::SiftResult sr;
+  {
+    auto t = record_.stage("sift");
+    sr = sift_.extract(frame.gray);
+  }
+  features::Features& raw = sr.features;
+  stats_.features += static_cast<std::int64_t>(raw.size());
+  if (static_cast<int>(raw.size()) < options_.minFeatures) {
+    ++stats_.featureless;
+    return false;
+  }
+  // The query with undistorted keypoints: the guide's epipolar geometry is a pinhole's.
+  features::Features query = raw;
+  if (camera.hasDistortion())
+    for (features::Keypoint& k : query.keypoints) {
+      const sfm::Vec2 u = camera.undistortPixel({k.x, k.y});
+      k.x = static_cast<float>(u.x());
+      k.y = static_cast<float>(u.y());
+    }
+  const double scale = frame.gray.width() / 640.0;
+
+  std::vector<sfm::PairMatches> pairs;
+  if (!active_.empty()) {
+    std::vector<const features::Features*> refs;
+    for (const Active& a : active_) refs.push_back(&a.features);
+    std::vector<std::vector<features::Match>> plain;
+    {
+      auto t = record_.stage("match");
+      plain = matcher_.matchMany(query, refs);
+    }
+    for (const auto& m : plain) stats_.plainMatches += static_cast<std::int64_t>(m.size());
+    // The gate against the last keyframe.
+    const Active& last = active_.back();
+    const auto& ml = plain.back();
+    if (static_cast<int>(ml.size()) >= options_.minGateMatches) {
+      std::vector<double> motion;
+      motion.reserve(ml.size());
+      for (const features::Match& m : ml) {
+        const auto& a = query.keypoints[m.a];
+        const auto& b = last.features.keypoints[m.b];
+        motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
+      }
+      std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
+      const double median = motion[motion.size() / 2];
+      if (median < options_.minMotionPx * scale &&
+          frame.timestamp - last.timestamp < options_.maxGapSeconds) {
+        ++stats_.dropped;
+        return false;
+      }
+    }
+    // Guided matching with the band of each pair's essential matrix.
+    auto t = record_.stage("guided_match");
+    const geometry::Pinhole pin = camera.pinhole();
+    std::vector<const features::Features*> guidedRefs;
+    std::vector<features::EpipolarGuide> guides;
+    std::vector<int> guidedIndex;
+    for (size_t r = 0; r < active_.size(); ++r) {
+      const auto& m = plain[r];
+      if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
+      bool guided = false;
+      if (options_.guided) {
+        geometry::Vec2List x1, x2;
+        for (const features::Match& mm : m) {
+          const auto& a = query.keypoints[mm.a];
+          const auto& b = active_[r].features.keypoints[mm.b];
+          x1.push_back(pin.normalize({a.x, a.y}));
+          x2.push_back(pin.normalize({b.x, b.y}));
+        }
+        geometry::RansacOptions ro;
+        ro.max_error = options_.guideBandPx * scale / pin.meanFocal();
+        ro.max_iterations = options_.guideIterations;
+        ro.min_iterations = std::min(20, options_.guideIterations);
+        const auto e = geometry::estimateEssential(x1, x2, ro);
+        ++stats_.guides;
+        if (e.success && e.num_inliers >= options_.minPairMatches) {
+          std::array<double, 9> E;
+          for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) E[3 * i + j] = e.model(i, j);
+          guides.push_back(features::EpipolarGuide::fromEssential(E, rowMajorK(pin), rowMajorK(pin),
+                                                                  options_.guideBandPx * scale));
+          guidedRefs.push_back(&active_[r].features);
+          guidedIndex.push_back(static_cast<int>(r));
+          guided = true;
+        } else {
+          ++stats_.guideFailures;
+        }
+      }
+      if (!guided) {
+        sfm::PairMatches pm;
+        pm.image1 = active_[r].id;
+        pm.image2 = stats_.keyframes;
+        for (const features::Match& mm : m) pm.matches.emplace_back(mm.b, mm.a);
+        pairs.push_back(std::move(pm));
+      }
+    }
+    if (!guidedRefs.empty()) {
+      const auto gm = matcher_.matchMany(query, guidedRefs, guides);
+      for (size_t g = 0; g < gm.size(); ++g) {
+        stats_.guidedMatches += static_cast<std::int64_t>(gm[g].size());
+        if (static_cast<int>(gm[g].size()) < options_.minPairMatches) continue;
+        sfm::PairMatches pm;
+        pm.image1 = active_[guidedIndex[g]].id;
+        pm.image2 = stats_.keyframes;
+        for (const features::Match& mm : gm[g]) pm.matches.emplace_back(mm.b, mm.a);
+        pairs.push_back(std::move(pm));
+      }
+    }
+  }
+
+  // A keyframe.
+  const int id = stats_.keyframes++;
+  for (PairMatchSource* s : sources_) {
+    const auto extra = s->onKeyframe(id, raw);
+    for (const auto& p : extra) stats_.sourceMatches += static_cast<std::int64_t>(p.matches.size());
+    mergePairMatches(pairs, extra);
+  }
+  out->pairs = std::move(pairs);
+  sfm::Keyframe& kf = out->keyframe;
+  kf = {};
+  kf.id = id;
+  kf.frameIndex = frame.index;
+  kf.timestamp = frame.timestamp;
+  kf.name = frame.name;
+  kf.keypoints.reserve(raw.size());
+  kf.colors.reserve(raw.size());
+  for (const features::Keypoint& k : raw.keypoints) {
+    kf.keypoints.emplace_back(k.x, k.y);
+    kf.colors.push_back(sampleColor(frame.rgb, k.x, k.y));
+  }
+  active_.push_back({id, frame.timestamp, std::move(query)});
+  while (static_cast<int>(active_.size()) > options_.activeKeyframes) active_.pop_front();
+  return true;
+}
+
+}  // namespace vidmap::pipeline

@@ -1,0 +1,87 @@
+// The per-frame front end of the video pipeline (design 000, section 1, processFrame):
+//
+//   1. SIFT features of the sampled frame;
+//   2. plain matching (ratio 0.8, mutual) against every active keyframe in one call;
+//   3. the keyframe gate: drop the frame when the median motion of its matches against the
+//      last keyframe is below minMotionPx (at 640 px, scaled by the working width) and the gap
+//      is below maxGapSeconds; its features and matches are discarded;
+//   4. otherwise guided matching: per active keyframe, the essential matrix of the plain
+//      matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
+//      which matches are searched again (features::Matcher::matchGuided); the pairs, merged
+//      with those of any PairMatchSource, go to the mapper.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "vidmap/features/matcher.h"
+#include "vidmap/features/sift.h"
+#include "vidmap/io/frame_source.h"
+#include "vidmap/io/run_record.h"
+#include "vidmap/pipeline/pair_source.h"
+#include "vidmap/sfm/camera.h"
+#include "vidmap/sfm/reconstruction.h"
+
+namespace vidmap::pipeline {
+
+struct FrontendOptions {
+  features::SiftOptions sift;
+  features::MatchOptions match;  // ratio 0.8, mutual
+  double minMotionPx = 8;        // at 640 px
+  double maxGapSeconds = 1;
+  int activeKeyframes = 6;  // earlier keyframes a frame is matched against
+  int minGateMatches = 20;  // fewer matches with the last keyframe: the motion is unknown
+  int minFeatures = 32;     // frames with fewer features are skipped (black, blurred)
+  bool guided = true;
+  double guideBandPx = 4;     // at 640 px
+  int guideIterations = 128;  // RANSAC hypotheses of the guide's E (design 002, PR 3)
+  int minPairMatches = 15;    // a pair with fewer matches is not handed on
+
+  void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct FrontendStats {
+  int frames = 0, keyframes = 0, featureless = 0, dropped = 0;
+  std::int64_t features = 0, plainMatches = 0, guidedMatches = 0, sourceMatches = 0;
+  int guides = 0, guideFailures = 0;
+};
+
+// What a new keyframe hands to the mapper.
+struct KeyframeOutput {
+  sfm::Keyframe keyframe;               // id, frame, keypoints, colours
+  std::vector<sfm::PairMatches> pairs;  // against earlier keyframes
+};
+
+class Frontend {
+ public:
+  // Stages are timed into `record` ("sift", "match", "guided_match"). The backend of SIFT and
+  // matching follows options.sift.backend / options.match.backend.
+  Frontend(const FrontendOptions& options, io::RunRecord& record);
+  ~Frontend();
+
+  void addSource(PairMatchSource* source) { sources_.push_back(source); }
+  // Processes the next sampled frame; returns true when it became a keyframe (out filled).
+  // `camera` is the mapper's current camera (undistortion for the guide).
+  bool process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out);
+
+  const FrontendStats& stats() const { return stats_; }
+  features::Backend siftBackend() const { return sift_.backend(); }
+
+ private:
+  struct Active {
+    int id = 0;
+    double timestamp = 0;
+    features::Features features;  // keypoints undistorted (pixels of the pinhole part)
+  };
+
+  FrontendOptions options_;
+  io::RunRecord& record_;
+  features::Sift sift_;
+  features::Matcher matcher_;
+  std::deque<Active> active_;
+  std::vector<PairMatchSource*> sources_;
+  FrontendStats stats_;
+};
+
+}  // namespace vidmap::pipeline

@@ -1,0 +1,297 @@
+#include "vidmap/pipeline/reconstruct.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "vidmap/ba/backend.h"
+#include "vidmap/core/check.h"
+#include "vidmap/core/error.h"
+#include "vidmap/io/atomic_file.h"
+#include "vidmap/io/colmap_model.h"
+#include "vidmap/io/frame_source.h"
+#include "vidmap/io/ply.h"
+#include "vidmap/pipeline/output_folder.h"
+#include "vidmap/pipeline/progress.h"
+
+namespace vidmap::pipeline {
+
+namespace fs = std::filesystem;
+
+Device parseDevice(const std::string& name) {
+  if (name == "auto") return Device::kAuto;
+  if (name == "cpu") return Device::kCpu;
+  if (name == "cuda") return Device::kCuda;
+  throw Error("--device: unknown device '" + name + "' (auto, cpu, cuda)");
+}
+
+const char* toString(Device d) {
+  switch (d) {
+    case Device::kAuto:
+      return "auto";
+    case Device::kCpu:
+      return "cpu";
+    case Device::kCuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+void ReconstructOptions::check() const {
+  checkRange("fps", fps, 1e-3, 1000.0);
+  checkRange("width", width, 0, 16384);
+  if (width != 0 && width < 64)
+    throw Error("option width = " + std::to_string(width) + " is below 64 (0 = native)");
+  frontend.check();
+  mapper.check();
+}
+
+namespace {
+
+std::string tumTrajectory(const sfm::Reconstruction& rec) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "# keyframe poses, camera to world: timestamp tx ty tz qx qy qz qw\n";
+  for (const auto& [id, im] : rec.images()) {
+    const sfm::Keyframe& kf = rec.keyframes()[id];
+    const Eigen::Matrix3d Rwc = im.pose.R.transpose();
+    const Eigen::Vector3d c = im.pose.center();
+    Eigen::Quaterniond q(Rwc);
+    q.normalize();
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%.6f", kf.timestamp);
+    s << ts << ' ' << c.x() << ' ' << c.y() << ' ' << c.z() << ' ' << q.x() << ' ' << q.y() << ' '
+      << q.z() << ' ' << q.w() << '\n';
+  }
+  return s.str();
+}
+
+ModelSummary summarize(const sfm::Reconstruction& rec) {
+  ModelSummary m;
+  m.images = rec.numImages();
+  m.points = rec.numPoints();
+  m.observations = rec.numObservations();
+  m.meanTrackLength = rec.meanTrackLength();
+  m.meanReprojErrorPx = rec.meanReprojectionError() / rec.camera().scale();
+  m.firstKeyframe = rec.images().begin()->first;
+  m.lastKeyframe = rec.images().rbegin()->first;
+  m.cameraParams = rec.camera().toColmap(1).params;
+  return m;
+}
+
+}  // namespace
+
+ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
+                               const ReconstructOptions& options0, io::RunRecord& record) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ReconstructOptions options = options0;
+  options.check();
+  // The output folder is checked before any work, so a wrong OUTDIR fails at once.
+  OutputFolder out(outDir, options.overwrite);
+
+  // Devices.
+  features::Backend fb = features::Backend::kAuto;
+  ba::BackendType bb = ba::cudaBackendAvailable() ? ba::BackendType::kCuda : ba::BackendType::kCpu;
+  if (options.device == Device::kCpu) {
+    fb = features::Backend::kCpu;
+    bb = ba::BackendType::kCpu;
+  } else if (options.device == Device::kCuda) {
+    if (!features::cudaDeviceAvailable())
+      throw Error("--device cuda: this build has no CUDA backend or no CUDA device is present");
+    fb = features::Backend::kCuda;
+    bb = ba::cudaBackendAvailable() ? ba::BackendType::kCuda : ba::BackendType::kCpu;
+  }
+  options.frontend.sift.backend = fb;
+  options.frontend.match.backend = fb;
+  options.mapper.backend = bb;
+
+  // Frames.
+  io::FrameSourceOptions so;
+  so.fps = options.fps;
+  so.allFrames = options.allFrames;
+  so.width = options.width;
+  std::unique_ptr<io::FrameSource> source;
+  {
+    auto t = record.stage("decode");
+    source = io::openFrameSource(input, so);
+    if (options.width == 0 || source->info().nativeWidth <= options.width) {
+      so.width = 0;  // never enlarge
+      source = io::openFrameSource(input, so);
+    }
+  }
+  const io::FrameSourceInfo info = source->info();
+  if (options.autoFirstOctave) options.frontend.sift.firstOctave = info.width <= 1000 ? -1 : 0;
+  const sfm::Camera camera0 = sfm::Camera::fromSpec(options.camera, info.nativeWidth,
+                                                    info.nativeHeight, info.width, info.height);
+
+  record.setOption("input", input.string());
+  record.setOption("output", outDir.string());
+  record.setOption("fps", options.fps);
+  record.setOption("all_frames", options.allFrames);
+  record.setOption("width", info.width);
+  record.setOption("height", info.height);
+  record.setOption("native_width", info.nativeWidth);
+  record.setOption("native_height", info.nativeHeight);
+  record.setOption("camera", options.camera.toString());
+  record.setOption("device", toString(options.device));
+  record.setOption("frontend.sift_max_features", options.frontend.sift.maxFeatures);
+  record.setOption("frontend.sift_first_octave", options.frontend.sift.firstOctave);
+  record.setOption("frontend.min_motion_px", options.frontend.minMotionPx);
+  record.setOption("frontend.max_gap_s", options.frontend.maxGapSeconds);
+  record.setOption("frontend.active_keyframes", options.frontend.activeKeyframes);
+  record.setOption("frontend.guided", options.frontend.guided);
+
+  Frontend frontend(options.frontend, record);
+  sfm::Mapper mapper(camera0, options.mapper);
+  ProgressBar bar(info.frameCount, options.progress);
+
+  ReconstructSummary sum;
+  sum.outDir = out.dir();
+  sum.siftBackend = frontend.siftBackend() == features::Backend::kCuda ? "cuda" : "cpu";
+  sum.baBackend = bb == ba::BackendType::kCuda ? "cuda" : "cpu";
+  io::Frame frame;
+  KeyframeOutput kout;
+  auto status = [&] {
+    int reg = 0;
+    for (const sfm::Reconstruction* m : mapper.models()) reg += m->numImages();
+    std::ostringstream s;
+    s << frontend.stats().keyframes << " keyframes, " << reg << " registered, "
+      << mapper.models().size() << " model(s)";
+    return s.str();
+  };
+  for (;;) {
+    bool more;
+    {
+      auto t = record.stage("decode");
+      more = source->next(frame);
+    }
+    if (!more) break;
+    ++sum.frames;
+    if (frontend.process(frame, mapper.camera(), &kout)) {
+      auto t = record.stage("mapper");
+      mapper.addKeyframe(std::move(kout.keyframe), kout.pairs);
+    }
+    bar.update(sum.frames, status());
+  }
+  {
+    auto t = record.stage("mapper");
+    mapper.finish();
+  }
+  bar.update(sum.frames, status(), true);
+  bar.finish();
+
+  const FrontendStats& fst = frontend.stats();
+  const sfm::MapperStats& ms = mapper.stats();
+  sum.keyframes = fst.keyframes;
+  sum.featureless = fst.featureless;
+  sum.dropped = fst.dropped;
+  sum.pairs = ms.pairsVerified;
+  sum.matches = ms.pairMatches;
+  sum.verifiedMatches = ms.verifiedMatches;
+  sum.camera = options.camera.toString();
+
+  // Bad input, in the order a user can act on.
+  if (sum.frames == 0) throw Error(input.string() + ": no frames");
+  if (fst.keyframes == 0)
+    throw Error(input.string() + ": no features in any of its " + std::to_string(sum.frames) +
+                " sampled frames (a black, blank or textureless video?)");
+  if (fst.keyframes < 2)
+    throw Error(input.string() + ": only one keyframe in " + std::to_string(sum.frames) +
+                " sampled frames; a reconstruction needs at least two views with motion between "
+                "them (the video is too short or the camera does not move; try a higher --fps)");
+  const auto models = mapper.models();
+  if (models.empty())
+    throw Error(input.string() + ": no model could be started from " +
+                std::to_string(fst.keyframes) + " keyframes (" + std::to_string(ms.pairsVerified) +
+                " verified pairs): no pair of views has enough baseline (a static camera, a "
+                "pure rotation, or too little overlap between frames)");
+
+  // Outputs.
+  {
+    auto t = record.stage("write");
+    for (size_t i = 0; i < models.size(); ++i) {
+      const sfm::Reconstruction& rec = *models[i];
+      const fs::path dir = out.tmp() / "sparse" / std::to_string(i);
+      fs::create_directories(dir);
+      const io::ColmapModel cm = rec.toColmap();
+      io::writeColmapModel(cm, dir, io::ColmapFormat::kBinary);
+      io::writeColmapModel(cm, dir, io::ColmapFormat::kText);
+      io::writePly(dir / "points3D.ply", rec.toPly());
+      io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
+      sum.models.push_back(summarize(rec));
+      sum.registered += rec.numImages();
+    }
+  }
+
+  // The run record: stages of the mapper from its own clocks, counts and results.
+  record.addStage("mapper.verify", ms.verifySeconds * 1e3);
+  record.addStage("mapper.init", ms.initSeconds * 1e3);
+  record.addStage("mapper.register", ms.registerSeconds * 1e3, 0, ms.registrations);
+  record.addStage("mapper.triangulate", ms.triangulateSeconds * 1e3);
+  record.addStage("mapper.local_ba", ms.localBaSeconds * 1e3, 0, ms.localBa);
+  record.addStage("mapper.global_ba", ms.globalBaSeconds * 1e3, 0, ms.globalBa);
+  record.addStage("mapper.filter", ms.filterSeconds * 1e3);
+  record.setCount("frames", sum.frames);
+  record.setCount("keyframes", fst.keyframes);
+  record.setCount("frames_dropped_by_gate", fst.dropped);
+  record.setCount("frames_featureless", fst.featureless);
+  record.setCount("features", fst.features);
+  record.setCount("plain_matches", fst.plainMatches);
+  record.setCount("guided_matches", fst.guidedMatches);
+  record.setCount("pairs_verified", ms.pairsVerified);
+  record.setCount("pairs_rejected", ms.pairsRejected);
+  record.setCount("pair_matches", ms.pairMatches);
+  record.setCount("verified_matches", ms.verifiedMatches);
+  record.setCount("models", static_cast<std::int64_t>(models.size()));
+  record.setCount("registered_keyframes", sum.registered);
+  std::int64_t points = 0, obs = 0;
+  double errSum = 0;
+  for (const ModelSummary& m : sum.models) {
+    points += m.points;
+    obs += m.observations;
+    errSum += m.meanReprojErrorPx * static_cast<double>(m.observations);
+  }
+  record.setCount("landmarks", points);
+  record.setCount("observations", obs);
+  record.setMetric("mean_track_length", points ? static_cast<double>(obs) / points : 0.0);
+  record.setMetric("mean_reprojection_error_px", obs ? errSum / obs : 0.0);
+  record.setMetric("registered_fraction", static_cast<double>(sum.registered) / fst.keyframes);
+  for (size_t i = 0; i < sum.models.size(); ++i) {
+    const std::string k = "model_" + std::to_string(i) + "_";
+    record.setCount(k + "images", sum.models[i].images);
+    record.setCount(k + "points", sum.models[i].points);
+  }
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  record.write(out.tmp() / "run.json");
+  out.commit();
+  return sum;
+}
+
+std::string formatSummary(const ReconstructSummary& s) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(2);
+  o << "reconstructed " << s.registered << " of " << s.keyframes << " keyframes (" << s.frames
+    << " sampled frames, " << s.dropped << " dropped by the keyframe gate";
+  if (s.featureless) o << ", " << s.featureless << " without features";
+  o << ") into " << s.models.size() << (s.models.size() == 1 ? " model" : " models") << " in "
+    << s.seconds << " s (SIFT on " << s.siftBackend << ", BA on " << s.baBackend << ")\n";
+  o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
+    << " matches kept\n";
+  for (size_t i = 0; i < s.models.size(); ++i) {
+    const ModelSummary& m = s.models[i];
+    o << "  sparse/" << i << ": " << m.images << " images (keyframes " << m.firstKeyframe << "-"
+      << m.lastKeyframe << "), " << m.points << " points, mean track length " << m.meanTrackLength
+      << ", mean reprojection error " << m.meanReprojErrorPx << " px\n";
+    o << "    camera:";
+    o.precision(4);
+    for (double p : m.cameraParams) o << ' ' << p;
+    o.precision(2);
+    o << '\n';
+  }
+  o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
+  return o.str();
+}
+
+}  // namespace vidmap::pipeline

@@ -1,0 +1,75 @@
+// The video reconstruction: frames -> front end (SIFT, matching, keyframe gate, guided
+// matching) -> incremental mapper -> COLMAP models, PLY and the run record, in one folder
+// written atomically:
+//
+//   OUTDIR/sparse/0/{cameras,images,points3D}.{bin,txt}   one folder per model (a video that
+//   OUTDIR/sparse/0/points3D.ply                            breaks gives sparse/1, ...)
+//   OUTDIR/sparse/0/trajectory.txt                          keyframe poses, TUM format
+//   OUTDIR/run.json                                         the run record
+//
+// The written models are in COLMAP's pixel convention at the native size of the input, so
+// they match the input images; the image names are the frames' names.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "vidmap/io/run_record.h"
+#include "vidmap/pipeline/frontend.h"
+#include "vidmap/sfm/camera.h"
+#include "vidmap/sfm/mapper.h"
+
+namespace vidmap::pipeline {
+
+enum class Device { kAuto, kCpu, kCuda };
+Device parseDevice(const std::string& name);  // "auto", "cpu", "cuda"; else vidmap::Error
+const char* toString(Device d);
+
+struct ReconstructOptions {
+  double fps = 4;          // sampling rate of videos and TUM lists
+  bool allFrames = false;  // every frame of a video or list
+  int width = 640;         // working width (the 640 px class); 0 or above native: native
+  sfm::CameraSpec camera;  // default: SIMPLE_RADIAL, unknown
+  Device device = Device::kAuto;
+  FrontendOptions frontend;
+  // SIFT's first octave follows the working width: -1 (the image doubled, as COLMAP's default)
+  // up to 1000 px, where small frames need it for enough features; 0 above.
+  bool autoFirstOctave = true;
+  sfm::MapperOptions mapper;
+  bool progress = true;    // a progress bar when stderr is a terminal
+  bool overwrite = false;  // replace a non-empty OUTDIR
+  void check() const;
+};
+
+struct ModelSummary {
+  int images = 0, points = 0;
+  std::int64_t observations = 0;
+  double meanTrackLength = 0, meanReprojErrorPx = 0;  // error in native pixels
+  int firstKeyframe = 0, lastKeyframe = 0;
+  std::vector<double> cameraParams;  // COLMAP convention, native size
+};
+
+struct ReconstructSummary {
+  std::filesystem::path outDir;
+  long frames = 0;
+  int keyframes = 0, featureless = 0, dropped = 0;
+  int pairs = 0;
+  std::int64_t matches = 0, verifiedMatches = 0;
+  int registered = 0;  // keyframes in any model
+  std::vector<ModelSummary> models;
+  std::string siftBackend, baBackend, camera;
+  double seconds = 0;
+};
+
+// Runs the pipeline on a video file, an image folder or a TUM list and writes OUTDIR. Bad
+// input (unreadable file, too few keyframes, no motion, no features) is a vidmap::Error naming
+// the problem, and OUTDIR is left as it was.
+ReconstructSummary reconstruct(const std::filesystem::path& input,
+                               const std::filesystem::path& outDir,
+                               const ReconstructOptions& options, io::RunRecord& record);
+
+// A few lines for the terminal.
+std::string formatSummary(const ReconstructSummary& s);
+
+}  // namespace vidmap::pipeline

@@ -26,8 +26,9 @@ t1=$(date +%s.%N)
 colmap sequential_matcher --database_path "$db" --SequentialMatching.overlap 10 \
   --SiftMatching.use_gpu 0 >"$work/match.log" 2>&1
 t2=$(date +%s.%N)
+# The mapper fails when it finds no initial pair: that is a result (no model), not an error.
 colmap mapper --database_path "$db" --image_path "$images" --output_path "$work/sparse" \
-  "${refine[@]}" >"$work/mapper.log" 2>&1
+  "${refine[@]}" >"$work/mapper.log" 2>&1 || echo "colmap mapper failed (see $work/mapper.log)" >&2
 t3=$(date +%s.%N)
 python3 - "$t0" "$t1" "$t2" "$t3" <<'PY'
 import sys

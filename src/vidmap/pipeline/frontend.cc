@@ -44,7 +44,8 @@ std::array<double, 9> rowMajorK(const geometry::Pinhole& p) {
 
 }  // namespace
 
-bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out) {
+FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera,
+                               KeyframeOutput* out, sfm::TrackedFrame* dropped) {
   ++stats_.frames;
   for (PairMatchSource* s : sources_) s->onFrame(frame);
   features::SiftResult sr;
@@ -56,7 +57,7 @@ bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, Keyfra
   stats_.features += static_cast<std::int64_t>(raw.size());
   if (static_cast<int>(raw.size()) < options_.minFeatures) {
     ++stats_.featureless;
-    return false;
+    return FrameOutcome::kSkipped;
   }
   // The query with undistorted keypoints: the guide's epipolar geometry is a pinhole's.
   features::Features query = raw;
@@ -70,16 +71,14 @@ bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, Keyfra
 
   std::vector<sfm::PairMatches> pairs;
   if (!active_.empty()) {
-    std::vector<const features::Features*> refs;
-    for (const Active& a : active_) refs.push_back(&a.features);
-    std::vector<std::vector<features::Match>> plain;
+    // The last keyframe first: a frame the gate drops costs one match (design 000, 1.2-1.3).
+    const Active& last = active_.back();
+    std::vector<std::vector<features::Match>> plain(active_.size());
     {
       auto t = record_.stage("match");
-      plain = matcher_.matchMany(query, refs);
+      plain.back() = matcher_.matchMany(query, {&last.features}).front();
     }
-    for (const auto& m : plain) stats_.plainMatches += static_cast<std::int64_t>(m.size());
-    // The gate against the last keyframe.
-    const Active& last = active_.back();
+    stats_.plainMatches += static_cast<std::int64_t>(plain.back().size());
     const auto& ml = plain.back();
     if (static_cast<int>(ml.size()) >= options_.minGateMatches) {
       std::vector<double> motion;
@@ -94,7 +93,27 @@ bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, Keyfra
       if (median < options_.minMotionPx * scale &&
           frame.timestamp - last.timestamp < options_.maxGapSeconds) {
         ++stats_.dropped;
-        return false;
+        *dropped = {};
+        dropped->frameIndex = frame.index;
+        dropped->timestamp = frame.timestamp;
+        dropped->name = frame.name;
+        dropped->keyframe = last.id;
+        for (const features::Match& m : ml) {
+          dropped->keypoints.emplace_back(raw.keypoints[m.a].x, raw.keypoints[m.a].y);
+          dropped->keyframeKeypoint.push_back(m.b);
+        }
+        return FrameOutcome::kDropped;
+      }
+    }
+    // A keyframe: the earlier active keyframes in one call.
+    if (active_.size() > 1) {
+      std::vector<const features::Features*> refs;
+      for (size_t r = 0; r + 1 < active_.size(); ++r) refs.push_back(&active_[r].features);
+      auto t = record_.stage("match");
+      auto rest = matcher_.matchMany(query, refs);
+      for (size_t r = 0; r < rest.size(); ++r) {
+        stats_.plainMatches += static_cast<std::int64_t>(rest[r].size());
+        plain[r] = std::move(rest[r]);
       }
     }
     // Guided matching with the band of each pair's essential matrix.
@@ -178,7 +197,7 @@ bool Frontend::process(const io::Frame& frame, const sfm::Camera& camera, Keyfra
   }
   active_.push_back({id, frame.timestamp, std::move(query)});
   while (static_cast<int>(active_.size()) > options_.activeKeyframes) active_.pop_front();
-  return true;
+  return FrameOutcome::kKeyframe;
 }
 
 }  // namespace vidmap::pipeline

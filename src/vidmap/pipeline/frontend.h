@@ -53,6 +53,12 @@ struct KeyframeOutput {
   std::vector<sfm::PairMatches> pairs;  // against earlier keyframes
 };
 
+enum class FrameOutcome {
+  kKeyframe,  // a new keyframe: KeyframeOutput filled
+  kDropped,   // dropped by the gate: its matches to the last keyframe (TrackedFrame) filled
+  kSkipped,   // too few features
+};
+
 class Frontend {
  public:
   // Stages are timed into `record` ("sift", "match", "guided_match"). The backend of SIFT and
@@ -61,9 +67,10 @@ class Frontend {
   ~Frontend();
 
   void addSource(PairMatchSource* source) { sources_.push_back(source); }
-  // Processes the next sampled frame; returns true when it became a keyframe (out filled).
-  // `camera` is the mapper's current camera (undistortion for the guide).
-  bool process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out);
+  // Processes the next sampled frame. `camera` is the mapper's current camera (undistortion
+  // for the guide).
+  FrameOutcome process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out,
+                       sfm::TrackedFrame* dropped);
 
   const FrontendStats& stats() const { return stats_; }
   features::Backend siftBackend() const { return sift_.backend(); }

@@ -1,5 +1,6 @@
 #include "vidmap/pipeline/reconstruct.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -50,17 +51,23 @@ void ReconstructOptions::check() const {
 namespace {
 
 std::string tumTrajectory(const sfm::Reconstruction& rec) {
+  std::vector<std::pair<double, geometry::Pose>> poses;
+  for (const auto& [id, im] : rec.images())
+    poses.emplace_back(rec.keyframes()[id].timestamp, im.pose);
+  for (const sfm::LocalizedFrame& f : rec.localized())
+    poses.emplace_back(f.frame->timestamp, f.pose);
+  std::sort(poses.begin(), poses.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   std::ostringstream s;
   s.precision(17);
-  s << "# keyframe poses, camera to world: timestamp tx ty tz qx qy qz qw\n";
-  for (const auto& [id, im] : rec.images()) {
-    const sfm::Keyframe& kf = rec.keyframes()[id];
-    const Eigen::Matrix3d Rwc = im.pose.R.transpose();
-    const Eigen::Vector3d c = im.pose.center();
-    Eigen::Quaterniond q(Rwc);
+  s << "# camera poses (keyframes and localised frames), camera to world: timestamp tx ty tz "
+       "qx qy qz qw\n";
+  for (const auto& [t, pose] : poses) {
+    const Eigen::Vector3d c = pose.center();
+    Eigen::Quaterniond q(Eigen::Matrix3d(pose.R.transpose()));
     q.normalize();
     char ts[64];
-    std::snprintf(ts, sizeof ts, "%.6f", kf.timestamp);
+    std::snprintf(ts, sizeof ts, "%.6f", t);
     s << ts << ' ' << c.x() << ' ' << c.y() << ' ' << c.z() << ' ' << q.x() << ' ' << q.y() << ' '
       << q.z() << ' ' << q.w() << '\n';
   }
@@ -77,6 +84,7 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
   m.firstKeyframe = rec.images().begin()->first;
   m.lastKeyframe = rec.images().rbegin()->first;
   m.cameraParams = rec.camera().toColmap(1).params;
+  m.localized = static_cast<int>(rec.localized().size());
   return m;
 }
 
@@ -152,6 +160,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.baBackend = bb == ba::BackendType::kCuda ? "cuda" : "cpu";
   io::Frame frame;
   KeyframeOutput kout;
+  sfm::TrackedFrame tracked;
   auto status = [&] {
     int reg = 0;
     for (const sfm::Reconstruction* m : mapper.models()) reg += m->numImages();
@@ -168,9 +177,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     }
     if (!more) break;
     ++sum.frames;
-    if (frontend.process(frame, mapper.camera(), &kout)) {
+    const FrameOutcome r = frontend.process(frame, mapper.camera(), &kout, &tracked);
+    if (r == FrameOutcome::kKeyframe) {
       auto t = record.stage("mapper");
       mapper.addKeyframe(std::move(kout.keyframe), kout.pairs);
+    } else if (r == FrameOutcome::kDropped) {
+      mapper.addTrackedFrame(std::move(tracked));
     }
     bar.update(sum.frames, status());
   }
@@ -221,6 +233,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
       sum.models.push_back(summarize(rec));
       sum.registered += rec.numImages();
+      sum.localized += static_cast<int>(rec.localized().size());
     }
   }
 
@@ -245,6 +258,9 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setCount("verified_matches", ms.verifiedMatches);
   record.setCount("models", static_cast<std::int64_t>(models.size()));
   record.setCount("registered_keyframes", sum.registered);
+  record.setCount("localized_frames", sum.localized);
+  record.setMetric("posed_fraction_of_frames",
+                   static_cast<double>(sum.registered + sum.localized) / sum.frames);
   std::int64_t points = 0, obs = 0;
   double errSum = 0;
   for (const ModelSummary& m : sum.models) {
@@ -277,6 +293,10 @@ std::string formatSummary(const ReconstructSummary& s) {
   if (s.featureless) o << ", " << s.featureless << " without features";
   o << ") into " << s.models.size() << (s.models.size() == 1 ? " model" : " models") << " in "
     << s.seconds << " s (SIFT on " << s.siftBackend << ", BA on " << s.baBackend << ")\n";
+  if (s.dropped)
+    o << "  " << s.localized << " of the " << s.dropped
+      << " dropped frames localised by PnP (poses for " << s.registered + s.localized << " of "
+      << s.frames << " frames)\n";
   o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
     << " matches kept\n";
   for (size_t i = 0; i < s.models.size(); ++i) {

@@ -4,11 +4,13 @@
 //
 //   OUTDIR/sparse/0/{cameras,images,points3D}.{bin,txt}   one folder per model (a video that
 //   OUTDIR/sparse/0/points3D.ply                            breaks gives sparse/1, ...)
-//   OUTDIR/sparse/0/trajectory.txt                          keyframe poses, TUM format
+//   OUTDIR/sparse/0/trajectory.txt                          every posed frame, TUM format
 //   OUTDIR/run.json                                         the run record
 //
 // The written models are in COLMAP's pixel convention at the native size of the input, so
-// they match the input images; the image names are the frames' names.
+// they match the input images; the image names are the frames' names. Frames the keyframe
+// gate dropped are localised after mapping (PnP against their keyframe's points) and written
+// as images too, with their inlier keypoints; they are not bundle adjusted.
 #pragma once
 
 #include <filesystem>
@@ -44,6 +46,7 @@ struct ReconstructOptions {
 
 struct ModelSummary {
   int images = 0, points = 0;
+  int localized = 0;  // frames dropped by the gate, posed by PnP (not adjusted)
   std::int64_t observations = 0;
   double meanTrackLength = 0, meanReprojErrorPx = 0;  // error in native pixels
   int firstKeyframe = 0, lastKeyframe = 0;
@@ -57,6 +60,7 @@ struct ReconstructSummary {
   int pairs = 0;
   std::int64_t matches = 0, verifiedMatches = 0;
   int registered = 0;  // keyframes in any model
+  int localized = 0;   // dropped frames localised in a model
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   double seconds = 0;

@@ -2,8 +2,11 @@
 // (textured 3D rooms along known camera paths; the truth is written beside the frames and read
 // back from its files), and on bad input. Bounds:
 //   - every keyframe is registered in one model (the sequences are continuous and textured);
-//   - camera centres after a similarity alignment within 1% of the spread of the true centres,
-//     orientations within 0.5 degrees (the rendering is exact; keypoints are sub-pixel);
+//   - camera centres after a similarity alignment within 0.5% of the spread of the true
+//     centres and orientations within 0.2 degrees (0.1 with a known camera) for orbit and
+//     forward motion; 2% and 0.5 degrees when a third of the keyframes only turn in place (their
+//     centres come from PnP against points seen at little parallax). Measured at commit
+//     time: 0.19% / 0.06, 0.26% / 0.02, 0.75% / 0.20 (the test prints them);
 //   - mean reprojection error below 0.5 px (SIFT localisation on anti-aliased renders);
 //   - an unknown focal length refined to within 2% of the truth.
 #include "vidmap/pipeline/reconstruct.h"
@@ -116,14 +119,21 @@ Accuracy accuracy(const fs::path& modelDir, const fs::path& seq) {
   a.spread = std::sqrt(spread / pairs.size());
   a.ateRel = std::sqrt(ate / pairs.size()) / a.spread;
   a.rotDeg = std::sqrt(rot / pairs.size());
+  std::printf("  %s: %d images, ATE %.4f of the spread %.3f, rotation %.4f deg\n",
+              seq.filename().string().c_str(), a.evaluated, a.ateRel, a.spread, a.rotDeg);
   return a;
 }
 
+// Light settings keep the tests fast on 2 cores: SIFT at the frame's resolution (the default
+// doubles 320 px frames first) and at most 1000 features; the defaults run in the benchmarks.
 ReconstructOptions quietOptions() {
   ReconstructOptions o;
   o.progress = false;
   o.width = 0;
   o.device = Device::kCpu;
+  o.autoFirstOctave = false;
+  o.frontend.sift.firstOctave = 0;
+  o.frontend.sift.maxFeatures = 1000;
   return o;
 }
 
@@ -149,8 +159,8 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
   EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.02 * t.camera.fx);
   const Accuracy a = accuracy(out / "sparse" / "0", seq);
   EXPECT_EQ(a.evaluated, s.registered);
-  EXPECT_LT(a.ateRel, 0.01);
-  EXPECT_LT(a.rotDeg, 0.5);
+  EXPECT_LT(a.ateRel, 0.005);
+  EXPECT_LT(a.rotDeg, 0.2);
   // The outputs: binary and text models, PLY, trajectory and run record.
   for (const char* f : {"cameras.bin", "images.bin", "points3D.bin", "cameras.txt", "images.txt",
                         "points3D.txt", "points3D.ply", "trajectory.txt"})
@@ -174,9 +184,13 @@ TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
   // Forward motion moves little near the focus of expansion: the gate drops some frames.
   EXPECT_GT(s.dropped, 0);
   EXPECT_LT(s.models[0].meanReprojErrorPx, 0.5);
+  // The dropped frames are localised afterwards: a pose for every sampled frame, all within
+  // the same bounds (the model, and COLMAP, read them as images).
+  EXPECT_EQ(s.localized, s.dropped);
   const Accuracy a = accuracy(tempRoot() / "out_forward" / "sparse" / "0", seq);
-  EXPECT_LT(a.ateRel, 0.01);
-  EXPECT_LT(a.rotDeg, 0.5);
+  EXPECT_EQ(a.evaluated, s.frames);
+  EXPECT_LT(a.ateRel, 0.005);
+  EXPECT_LT(a.rotDeg, 0.1);
 }
 
 // A path the presets do not have: the camera first turns in place (no baseline at all), then
@@ -199,7 +213,7 @@ fs::path rotationThenTranslation() {
     const Eigen::Vector3d eye(x, -3.2, 1.5);
     const double a = yaw * M_PI / 180, pitch = -10 * M_PI / 180;
     const Eigen::Vector3d look(-std::sin(a) * std::cos(pitch), std::cos(a) * std::cos(pitch),
-                              std::sin(pitch));
+                               std::sin(pitch));
     synth::CameraFrame f;
     f.index = i;
     f.timestamp = i / 4.0;
@@ -225,7 +239,7 @@ TEST(Reconstruct, RotationThenTranslation) {
   EXPECT_LT(s.models[0].meanReprojErrorPx, 0.5);
   const Accuracy a = accuracy(tempRoot() / "out_turn" / "sparse" / "0", seq);
   EXPECT_EQ(a.evaluated, s.registered);
-  EXPECT_LT(a.ateRel, 0.01);
+  EXPECT_LT(a.ateRel, 0.02);
   EXPECT_LT(a.rotDeg, 0.5);
 }
 

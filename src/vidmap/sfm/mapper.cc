@@ -653,6 +653,64 @@ void Mapper::finishModel() {
   }
 }
 
-void Mapper::finish() { finishModel(); }
+void Mapper::addTrackedFrame(TrackedFrame frame) {
+  require(frame.keyframe >= 0 && frame.keyframe < static_cast<int>(keyframes_.size()),
+          "mapper: a tracked frame names an unknown keyframe");
+  require(frame.keypoints.size() == frame.keyframeKeypoint.size(),
+          "mapper: a tracked frame's keypoints and matches differ in number");
+  const int n = static_cast<int>(keyframes_[frame.keyframe].keypoints.size());
+  for (int k : frame.keyframeKeypoint)
+    require(k >= 0 && k < n, "mapper: a tracked frame's match names a keypoint out of range");
+  ++stats_.trackedFrames;
+  tracked_.push_back(std::move(frame));
+}
+
+void Mapper::localizeTracked(Reconstruction& rec) {
+  const Camera& cam = rec.camera();
+  geometry::PnPOptions po;
+  po.max_error_px = options_.pnpMaxErrorPx;
+  po.min_num_inliers = options_.pnpMinInliers;
+  for (const TrackedFrame& f : tracked_) {
+    if (!rec.isRegistered(f.keyframe)) continue;
+    geometry::Vec2List px;
+    geometry::Vec3List X;
+    std::vector<int> idx;
+    std::vector<PointId> pts;
+    std::set<PointId> seen;
+    for (size_t k = 0; k < f.keypoints.size(); ++k) {
+      const PointId p = rec.pointOf(f.keyframe, f.keyframeKeypoint[k]);
+      if (p == kNoPoint || !seen.insert(p).second) continue;
+      px.push_back(cam.undistortPixel(f.keypoints[k]));
+      X.push_back(rec.point(p).X);
+      idx.push_back(static_cast<int>(k));
+      pts.push_back(p);
+    }
+    if (static_cast<int>(px.size()) < options_.pnpMinInliers) continue;
+    const geometry::PnPResult r = geometry::estimatePnP(px, X, cam.pinhole(), po);
+    if (!r.success || r.num_inliers < options_.pnpMinInliers ||
+        r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
+      continue;
+    LocalizedFrame lf;
+    lf.frame = &f;
+    lf.pose = r.pose;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (r.inlier_mask[i]) {
+        lf.inliers.push_back(idx[i]);
+        lf.inlierPoints.push_back(pts[i]);
+      }
+    rec.addLocalized(std::move(lf));
+    ++stats_.localizedFrames;
+  }
+}
+
+void Mapper::finish() {
+  if (finished_all_) return;
+  finishModel();
+  {
+    Timer t(&stats_.registerSeconds);
+    for (auto& m : finished_) localizeTracked(*m);
+  }
+  finished_all_ = true;
+}
 
 }  // namespace vidmap::sfm

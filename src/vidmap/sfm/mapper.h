@@ -22,6 +22,7 @@
 // are not merged (a model never sees another model's keyframes).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <utility>
@@ -43,7 +44,7 @@ struct MapperOptions {
     o.min_triangulation_angle_deg = 0.5;
     return o;
   }();
-  int minPairInliers = 15;           // a verified pair with fewer inliers is dropped
+  int minPairInliers = 15;  // a verified pair with fewer inliers is dropped
 
   // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
   // before the first model starts, once this many pairs are usable.
@@ -86,6 +87,7 @@ struct MapperStats {
   double selfCalibratedFocal = 0;  // 0: not self-calibrated
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
+  int trackedFrames = 0, localizedFrames = 0;
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
   double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0;
 };
@@ -98,7 +100,10 @@ class Mapper {
   // of its pairs to earlier keyframes, and grows the current model. kf.normalized is filled
   // here. Bad pair indices are a vidmap::Error.
   void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs);
-  // Finishes the current model (global BA, filtering, re-triangulation). Idempotent.
+  // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
+  void addTrackedFrame(TrackedFrame frame);
+  // Finishes the current model (global BA, filtering, re-triangulation), then localises the
+  // tracked frames in the models of their keyframes. Idempotent.
   void finish();
 
   const KeyframeStore& keyframes() const { return keyframes_; }
@@ -140,6 +145,7 @@ class Mapper {
   void retriangulateAll();
   void finishModel();
   void refreshNormalized();
+  void localizeTracked(Reconstruction& rec);
   int count2D3D(int id) const;
   Vec2 undistorted(int image, int keypoint) const;
 
@@ -155,6 +161,8 @@ class Mapper {
   int lastGlobalBaImages_ = 0;
   std::map<int, int> triedWith_;  // keyframe -> 2D-3D count at its last failed registration
   std::vector<std::pair<int, int>> failedInitPairs_;
+  std::deque<TrackedFrame> tracked_;
+  bool finished_all_ = false;
   MapperStats stats_;
 };
 

@@ -162,6 +162,29 @@ io::ColmapModel Reconstruction::toColmap() const {
     }
     m.images[ci.id] = std::move(ci);
   }
+  // Localised frames: their inlier keypoints, linked to the points.
+  std::unordered_map<PointId, std::vector<io::ColmapTrackElement>> extra;
+  std::uint32_t nextId = static_cast<std::uint32_t>(keyframes_->size()) + 1;
+  for (const LocalizedFrame& lf : localized_) {
+    io::ColmapImage ci;
+    ci.id = nextId++;
+    const Eigen::Quaterniond q(lf.pose.R);
+    ci.qvec = {q.w(), q.x(), q.y(), q.z()};
+    ci.tvec = {lf.pose.t.x(), lf.pose.t.y(), lf.pose.t.z()};
+    ci.camera_id = 1;
+    ci.name = lf.frame->name;
+    for (size_t k = 0; k < lf.inliers.size(); ++k) {
+      if (!points_.count(lf.inlierPoints[k])) continue;
+      const Vec2 c = camera_.toColmapPixel(lf.frame->keypoints[lf.inliers[k]]);
+      io::ColmapPoint2D p2;
+      p2.x = c.x();
+      p2.y = c.y();
+      p2.point3d_id = static_cast<std::uint64_t>(lf.inlierPoints[k]) + 1;
+      extra[lf.inlierPoints[k]].push_back({ci.id, static_cast<std::uint32_t>(ci.points2d.size())});
+      ci.points2d.push_back(p2);
+    }
+    m.images[ci.id] = std::move(ci);
+  }
   for (const auto& [id, p] : points_) {
     io::ColmapPoint3D cp;
     cp.id = static_cast<std::uint64_t>(id) + 1;
@@ -175,6 +198,8 @@ io::ColmapModel Reconstruction::toColmap() const {
     }
     // COLMAP's error is in the pixels of its own (native) image.
     cp.error = p.track.empty() ? 0 : s / p.track.size() / camera_.scale();
+    auto it = extra.find(id);
+    if (it != extra.end()) cp.track.insert(cp.track.end(), it->second.begin(), it->second.end());
     m.points3d[cp.id] = std::move(cp);
   }
   return m;

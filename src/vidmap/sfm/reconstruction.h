@@ -38,6 +38,25 @@ struct Keyframe {
 
 using KeyframeStore = std::deque<Keyframe>;  // indexed by Keyframe::id; stable references
 
+// A frame the keyframe gate dropped, with its matches to the last keyframe: after mapping it
+// is localised by PnP against the points of that keyframe (a pose for every sampled frame).
+struct TrackedFrame {
+  int frameIndex = 0;
+  double timestamp = 0;
+  std::string name;
+  int keyframe = 0;                   // the keyframe it was matched against
+  std::vector<Vec2> keypoints;        // its matched keypoints (working pixels, as detected)
+  std::vector<int> keyframeKeypoint;  // the keyframe keypoint each one matches
+};
+
+// A tracked frame localised in a model: a pose by PnP on the final points, not adjusted.
+struct LocalizedFrame {
+  const TrackedFrame* frame = nullptr;
+  geometry::Pose pose;
+  std::vector<int> inliers;           // indices into frame->keypoints
+  std::vector<PointId> inlierPoints;  // their points
+};
+
 struct RegisteredImage {
   geometry::Pose pose;           // world to camera
   std::vector<PointId> point3d;  // per keypoint, kNoPoint when none
@@ -96,13 +115,19 @@ class Reconstruction {
   // Sets Point3D::error of every point.
   void updateErrors();
 
-  // Statistics of the model.
+  // Frames localised after mapping (written with the keyframes; not in the statistics).
+  void addLocalized(LocalizedFrame f) { localized_.push_back(std::move(f)); }
+  const std::vector<LocalizedFrame>& localized() const { return localized_; }
+
+  // Statistics of the model (keyframes only).
   std::int64_t numObservations() const;
   double meanTrackLength() const;
   double meanReprojectionError() const;  // over all observations
 
   // The model in COLMAP's terms: camera 1, image ids = keyframe id + 1, points2D = all
-  // keypoints of the image (converted to COLMAP's convention and the native size).
+  // keypoints of the image (converted to COLMAP's convention and the native size); localised
+  // frames follow with ids after the last keyframe's, their PnP inliers as points2D and in
+  // the points' tracks.
   io::ColmapModel toColmap() const;
   std::vector<io::PlyPoint> toPly() const;
 
@@ -112,6 +137,7 @@ class Reconstruction {
   std::map<int, RegisteredImage> images_;
   std::unordered_map<PointId, Point3D> points_;
   PointId nextPointId_ = 0;
+  std::vector<LocalizedFrame> localized_;
 };
 
 }  // namespace vidmap::sfm

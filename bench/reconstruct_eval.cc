@@ -2,6 +2,7 @@
 //
 //   reconstruct_eval --model OUT/sparse --list rgb.txt --groundtruth groundtruth.txt
 //   reconstruct_eval --model OUT/sparse --strecha fountain-P11/gt_dense_cameras
+//   ... --common-with OTHER/sparse   (only the images the other reconstruction also holds)
 //
 // --model is a model folder (cameras/images/points3D, .bin or .txt) or a folder of them
 // (sparse/0, sparse/1, ...). For each model: images, points, and after a Sim(3) alignment of
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,7 +56,7 @@ std::map<std::string, sfm::StampedPose> readStrecha(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path model, list, gt, strecha;
+  fs::path model, list, gt, strecha, common;
   double maxDt = 0.02, timeOffset = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -68,6 +70,8 @@ int main(int argc, char** argv) {
       strecha = argv[i + 1];
     else if (a == "--max-dt")
       maxDt = std::stod(argv[i + 1]);
+    else if (a == "--common-with")
+      common = argv[i + 1];
     else if (a == "--time-offset")
       timeOffset = std::stod(argv[i + 1]);
     else {
@@ -82,14 +86,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    std::vector<fs::path> models;
-    if (isModel(model)) {
-      models.push_back(model);
-    } else if (fs::is_directory(model)) {
-      for (const auto& e : fs::directory_iterator(model))
-        if (isModel(e.path())) models.push_back(e.path());
-      std::sort(models.begin(), models.end());
-    }
+    auto modelsIn = [](const fs::path& dir) {
+      std::vector<fs::path> out;
+      if (isModel(dir)) {
+        out.push_back(dir);
+      } else if (fs::is_directory(dir)) {
+        for (const auto& e : fs::directory_iterator(dir))
+          if (isModel(e.path())) out.push_back(e.path());
+        std::sort(out.begin(), out.end());
+      }
+      return out;
+    };
+    const std::vector<fs::path> models = modelsIn(model);
+    // --common-with: evaluate only the images (by file name) that another model set holds.
+    std::set<std::string> keep;
+    for (const fs::path& m : modelsIn(common))
+      for (const auto& [id, im] : io::readColmapModel(m).images)
+        keep.insert(fs::path(im.name).filename().string());
     std::map<std::string, double> times;
     std::vector<sfm::StampedPose> truth;
     std::map<std::string, sfm::StampedPose> strechaTruth;
@@ -102,7 +115,12 @@ int main(int argc, char** argv) {
     std::printf("{\"models\": [");
     int totalImages = 0;
     for (size_t m = 0; m < models.size(); ++m) {
-      const io::ColmapModel cm = io::readColmapModel(models[m]);
+      io::ColmapModel cm = io::readColmapModel(models[m]);
+      const size_t allImages = cm.images.size();
+      if (!common.empty())
+        for (auto it = cm.images.begin(); it != cm.images.end();)
+          it = keep.count(fs::path(it->second.name).filename().string()) ? std::next(it)
+                                                                         : cm.images.erase(it);
       std::vector<sfm::PosePair> pairs;
       if (strecha.empty()) {
         auto est = sfm::modelTrajectory(cm, times);
@@ -120,9 +138,9 @@ int main(int argc, char** argv) {
           pairs.push_back(pp);
         }
       }
-      totalImages += static_cast<int>(cm.images.size());
+      totalImages += static_cast<int>(allImages);
       std::printf("%s\n  {\"path\": \"%s\", \"images\": %zu, \"points\": %zu, \"evaluated\": %zu",
-                  m ? "," : "", models[m].string().c_str(), cm.images.size(), cm.points3d.size(),
+                  m ? "," : "", models[m].string().c_str(), allImages, cm.points3d.size(),
                   pairs.size());
       if (pairs.size() >= 3) {
         // Gauge-free rotation error: the estimate rotated by the one rotation that best maps

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The reconstruction benchmark: vidmap reconstruct and COLMAP 3.8 (CPU) on the same frames, on
+# the same machine, one after the other, scored by build/bench/reconstruct_eval against the
+# ground truth.
+#
+#   scripts/bench_reconstruct.sh [OUT] [CASES]      CASES: "tum fountain" (default both)
+#
+# tum:      TUM RGB-D fr1/rpy, the 150 frames of the data folder (30 Hz, 640x480), every frame
+#           (--all-frames), with the TUM intrinsics and distortion (FULL_OPENCV) and without
+#           them (unknown SIMPLE_RADIAL camera, as COLMAP's default). COLMAP: feature_extractor,
+#           sequential_matcher (overlap 10), mapper, with its default camera and with the
+#           known one (held fixed).
+# fountain: Strecha fountain-P11 (11 photos, 3072x2048) as an image folder, unknown camera,
+#           vidmap at 640 and 1280 px; COLMAP at its default size (full resolution).
+# Prints one JSON line per run; figures go to docs/benchmarks.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${VIDMAP_BUILD:-$root/build}
+vidmap=$build/src/vidmap/cli/vidmap
+evaluate=$build/bench/reconstruct_eval
+data=${VIDMAP_DATA:-$root/../shared/data}
+out=${1:-/tmp/vidmap_bench_reconstruct}
+cases=${2:-tum fountain}
+export OMP_WAIT_POLICY=passive
+mkdir -p "$out"
+commit=$(git -C "$root" rev-parse --short HEAD)
+echo "{\"commit\": \"$commit\", \"cores\": $(nproc), \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\"}"
+
+# vidmap NAME INPUT EVAL_ARGS... -- VIDMAP_ARGS...
+run_vidmap() {
+  local name=$1 input=$2
+  shift 2
+  local eval_args=()
+  while [[ $1 != -- ]]; do eval_args+=("$1"); shift; done
+  shift
+  rm -rf "$out/$name"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$vidmap" reconstruct "$input" -o "$out/$name" -q "$@"
+  t1=$(date +%s.%N)
+  python3 - "$out/$name/run.json" "$name" "$t0" "$t1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+stages = {k: round(v["wall_ms"] / 1000, 2) for k, v in r["stages"].items()}
+c, m = r["counts"], r["metrics"]
+print(json.dumps({"run": sys.argv[2], "total_s": round(float(sys.argv[4]) - float(sys.argv[3]), 2),
+                  "stages_s": stages, "frames": c["frames"], "keyframes": c["keyframes"],
+                  "models": c["models"], "registered_keyframes": c["registered_keyframes"],
+                  "localized_frames": c.get("localized_frames", 0),
+                  "landmarks": c["landmarks"], "pairs": c["pairs_verified"],
+                  "mean_track_length": round(m["mean_track_length"], 2),
+                  "mean_reprojection_error_px": round(m["mean_reprojection_error_px"], 3)}))
+PY
+  "$evaluate" --model "$out/$name/sparse" "${eval_args[@]}" | tr -d '\n' | sed 's/  */ /g'
+  echo
+}
+
+run_colmap() {
+  local name=$1 images=$2
+  shift 2
+  local eval_args=()
+  while [[ $1 != -- ]]; do eval_args+=("$1"); shift; done
+  shift
+  echo "{\"run\": \"$name\", $("$root/scripts/colmap_run.sh" "$images" "$out/$name" "$@" | tr -d '{}')}"
+  "$evaluate" --model "$out/$name/sparse" "${eval_args[@]}" | tr -d '\n' | sed 's/  */ /g'
+  echo
+}
+
+if [[ " $cases " == *" tum "* ]]; then
+  tum=$data/tum-fr1-rpy
+  list=$tum/rgb_subset150.txt
+  cam="FULL_OPENCV 517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0"
+  ev=(--list "$list" --groundtruth "$tum/groundtruth.txt")
+  # The same 150 frames for COLMAP, as a folder.
+  frames=$out/tum_frames
+  rm -rf "$frames" && mkdir -p "$frames"
+  grep -v '^#' "$list" | while read -r _ f; do ln -s "$tum/$f" "$frames/"; done
+  run_vidmap vidmap_tum_known "$list" "${ev[@]}" -- --all-frames --camera "$cam"
+  run_vidmap vidmap_tum_unknown "$list" "${ev[@]}" -- --all-frames
+  run_vidmap vidmap_tum_4fps_known "$list" "${ev[@]}" -- --fps 4 --camera "$cam"
+  run_colmap colmap_tum_default "$frames" "${ev[@]}" --
+  run_colmap colmap_tum_known "$frames" "${ev[@]}" -- FULL_OPENCV \
+    517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0
+  # Accuracy on the frames both register (each against the other's largest run).
+  for a in vidmap_tum_known colmap_tum_default; do
+    for b in vidmap_tum_known colmap_tum_default; do
+      [[ $a == "$b" ]] && continue
+      echo -n "{\"run\": \"$a on the frames of $b\", \"eval\": "
+      "$evaluate" --model "$out/$a/sparse" "${ev[@]}" --common-with "$out/$b/sparse" | tr -d '\n' | sed 's/  */ /g'
+      echo "}"
+    done
+  done
+fi
+
+if [[ " $cases " == *" fountain "* ]]; then
+  f=$data/strecha/fountain-P11
+  ev=(--strecha "$f/gt_dense_cameras")
+  run_vidmap vidmap_fountain_640 "$f/images" "${ev[@]}" -- --width 640
+  run_vidmap vidmap_fountain_1280 "$f/images" "${ev[@]}" -- --width 1280
+  run_colmap colmap_fountain_default "$f/images" "${ev[@]}" --
+fi

@@ -3,6 +3,7 @@
 //   reconstruct_eval --model OUT/sparse --list rgb.txt --groundtruth groundtruth.txt
 //   reconstruct_eval --model OUT/sparse --strecha fountain-P11/gt_dense_cameras
 //   ... --common-with OTHER/sparse   (only the images the other reconstruction also holds)
+//   reconstruct_eval --trajectory OUT/sparse/0/trajectory.txt --groundtruth groundtruth.txt
 //
 // --model is a model folder (cameras/images/points3D, .bin or .txt) or a folder of them
 // (sparse/0, sparse/1, ...). For each model: images, points, and after a Sim(3) alignment of
@@ -56,7 +57,7 @@ std::map<std::string, sfm::StampedPose> readStrecha(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path model, list, gt, strecha, common;
+  fs::path model, list, gt, strecha, common, trajectory;
   double maxDt = 0.02, timeOffset = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       strecha = argv[i + 1];
     else if (a == "--max-dt")
       maxDt = std::stod(argv[i + 1]);
+    else if (a == "--trajectory")
+      trajectory = argv[i + 1];
     else if (a == "--common-with")
       common = argv[i + 1];
     else if (a == "--time-offset")
@@ -78,6 +81,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
     }
+  }
+  if (!trajectory.empty() && !gt.empty()) {
+    // A TUM trajectory (vidmap's sparse/N/trajectory.txt) against the truth.
+    try {
+      const auto pairs = sfm::associate(sfm::readTumTrajectory(trajectory),
+                                        sfm::readTumTrajectory(gt), maxDt);
+      const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
+      std::printf("{\"trajectory\": \"%s\", \"evaluated\": %d, \"ate_rmse\": %.6f, "
+                  "\"rot_rmse_deg\": %.4f, \"scale\": %.6f}\n",
+                  trajectory.string().c_str(), e.pairs, e.ate_rmse, e.rot_rmse_deg, e.alignment.s);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "reconstruct_eval: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   if (model.empty() || (strecha.empty() && (list.empty() || gt.empty()))) {
     std::fprintf(stderr,

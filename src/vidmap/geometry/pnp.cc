@@ -12,6 +12,7 @@ void PnPOptions::check() const {
   checkRange("pnp.min_iterations", min_iterations, 1, 10000000);
   checkRange("pnp.max_iterations", max_iterations, min_iterations, 10000000);
   checkRange("pnp.min_num_inliers", min_num_inliers, 3, 100000000);
+  checkRange("pnp.loss_scale_px", loss_scale_px, 0.0, 1e4);
 }
 
 PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
@@ -46,9 +47,27 @@ PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinho
                   std::to_string(r.success ? r.num_inliers : 0) + ")";
     return out;
   }
-  out.pose = r.model.pose;
-  out.inlier_mask = r.inlier_mask;
-  out.num_inliers = r.num_inliers;
+  // Final refinement on the inliers with a robust loss, then the inliers of the refined pose.
+  std::vector<int> inl;
+  for (int i = 0; i < n; ++i)
+    if (r.inlier_mask[i]) inl.push_back(i);
+  Pose pose = r.model.pose;
+  LmOptions lm;
+  lm.loss_scale = opt.loss_scale_px / camera.meanFocal();
+  refineAbsolutePose(xn, world, inl, &pose, lm);
+  const AbsolutePoseModel model = AbsolutePoseModel::from(pose);
+  const double t2 = ro.max_error * ro.max_error;
+  out.pose = pose;
+  out.inlier_mask.assign(n, 0);
+  out.num_inliers = 0;
+  for (int i = 0; i < n; ++i) {
+    out.inlier_mask[i] = est.residualSq(model, i) < t2;
+    out.num_inliers += out.inlier_mask[i];
+  }
+  if (out.num_inliers < opt.min_num_inliers) {
+    out.message = "the refined pose keeps " + std::to_string(out.num_inliers) + " inliers";
+    return out;
+  }
   double sum = 0;
   for (int i = 0; i < n; ++i) {
     if (!out.inlier_mask[i]) continue;

@@ -62,13 +62,14 @@ struct RelativePoseProblem {
   const Vec3List& x1;
   const Vec3List& x2;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     const Mat3 E = skew(s.t) * s.R;
     double c = 0;
     forEach(idx, x1.size(), [&](int i) {
       const double r = sampsonResidual(E, x1[i], x2[i], nullptr);
-      c += r * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -86,9 +87,10 @@ struct RelativePoseProblem {
     forEach(idx, x1.size(), [&](int i) {
       const double r = sampsonResidual(E, x1[i], x2[i], &g);
       const Eigen::Matrix<double, 1, 5> J = g * dE;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r * r;
+      const double w = loss.weight(r * r);
+      *JtJ += w * J.transpose() * J;
+      *Jtr += w * J.transpose() * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -110,13 +112,14 @@ struct FundamentalProblem {
   const Vec3List& p1;
   const Vec3List& p2;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     const Mat3 F = s.F();
     double c = 0;
     forEach(idx, p1.size(), [&](int i) {
       const double r = sampsonResidual(F, p1[i], p2[i], nullptr);
-      c += r * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -137,9 +140,10 @@ struct FundamentalProblem {
     forEach(idx, p1.size(), [&](int i) {
       const double r = sampsonResidual(F, p1[i], p2[i], &g);
       const Eigen::Matrix<double, 1, 7> J = g * dF;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r * r;
+      const double w = loss.weight(r * r);
+      *JtJ += w * J.transpose() * J;
+      *Jtr += w * J.transpose() * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -154,12 +158,13 @@ struct AbsolutePoseProblem {
   const Vec2List& xn;
   const Vec3List& X;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     double c = 0;
     forEach(idx, xn.size(), [&](int i) {
       const Vec3 p = s.R * X[i] + s.t;
-      c += (p.hnormalized() - xn[i]).squaredNorm();
+      c += loss.rho((p.hnormalized() - xn[i]).squaredNorm());
     });
     return 0.5 * c;
   }
@@ -178,9 +183,10 @@ struct AbsolutePoseProblem {
       Eigen::Matrix<double, 2, 6> J;
       J.leftCols<3>() = -dproj * skew(RX);  // R' = exp(w) R
       J.rightCols<3>() = dproj;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r.squaredNorm();
+      const double w = loss.weight(r.squaredNorm());
+      *JtJ += w * J.transpose() * J;
+      *Jtr += w * J.transpose() * r;
+      c += loss.rho(r.squaredNorm());
     });
     return 0.5 * c;
   }
@@ -198,7 +204,7 @@ LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
   const double n = rel->t.norm();
   if (!(n > 0) || !rel->R.allFinite()) return s;
   rel->t /= n;
-  RelativePoseProblem p{x1, x2, indices};
+  RelativePoseProblem p{x1, x2, indices, CauchyLoss(options.loss_scale)};
   return levenbergMarquardt(p, rel, options);
 }
 
@@ -217,7 +223,7 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
     h1[i] = p1[i].homogeneous();
     h2[i] = p2[i].homogeneous();
   }
-  FundamentalProblem p{h1, h2, indices};
+  FundamentalProblem p{h1, h2, indices, CauchyLoss(options.loss_scale)};
   s = levenbergMarquardt(p, &st, options);
   const Mat3 Fr = st.F();
   *F = Fr / Fr.norm();
@@ -227,7 +233,7 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
 LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X,
                              const std::vector<int>& indices, Pose* pose,
                              const LmOptions& options) {
-  AbsolutePoseProblem p{xn, X, indices};
+  AbsolutePoseProblem p{xn, X, indices, CauchyLoss(options.loss_scale)};
   return levenbergMarquardt(p, pose, options);
 }
 

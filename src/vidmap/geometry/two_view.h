@@ -34,6 +34,7 @@ struct TwoViewOptions {
   double min_e_f_inlier_ratio = 0.95;
   double max_h_inlier_ratio = 0.8;
   double min_triangulation_angle_deg = 1.0;  // median angle below: panoramic; points below: dropped
+  double loss_scale_px = 1.0;  // Cauchy scale of the final pose refinement (0: least squares)
   bool estimate_fundamental = true;
   bool estimate_homography = true;
   void check() const;

@@ -73,6 +73,9 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
   if (!At.allFinite()) return 0;
   // The null space of the 5x9 system: the last four columns of Q in At = QR.
   Eigen::HouseholderQR<Eigen::Matrix<double, 9, 5>> qr(At);
+  // Repeated or otherwise dependent constraints (duplicate points) leave E undetermined.
+  const auto Rd = qr.matrixQR().diagonal().cwiseAbs();
+  if (!(Rd.minCoeff() > 1e-9 * Rd.maxCoeff())) return 0;
   const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
   const int ix = monomialIndex(1, 0, 0), iy = monomialIndex(0, 1, 0),
             iz = monomialIndex(0, 0, 1), i1 = monomialIndex(0, 0, 0);

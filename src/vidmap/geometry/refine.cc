@@ -218,14 +218,44 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
   FundamentalState st{svd.matrixU(), svd.matrixV(), sv(1) / sv(0)};
   if (st.U.determinant() < 0) st.U = -st.U;
   if (st.V.determinant() < 0) st.V = -st.V;
+  // Work in normalised coordinates x' = k (x - c_i) with one scale k for both images: the
+  // Sampson distance then scales by k exactly and the problem is well conditioned.
+  Vec2 c1 = Vec2::Zero(), c2 = Vec2::Zero();
+  double spread = 0;
+  int n = 0;
+  forEach(indices, p1.size(), [&](int i) {
+    c1 += p1[i];
+    c2 += p2[i];
+    ++n;
+  });
+  if (n == 0) return s;
+  c1 /= n;
+  c2 /= n;
+  forEach(indices, p1.size(), [&](int i) { spread += (p1[i] - c1).norm() + (p2[i] - c2).norm(); });
+  const double k = spread > 0 ? 2.0 * n * std::sqrt(2.0) / spread : 1.0;
+  Mat3 T1, T2;
+  T1 << k, 0, -k * c1.x(), 0, k, -k * c1.y(), 0, 0, 1;
+  T2 << k, 0, -k * c2.x(), 0, k, -k * c2.y(), 0, 0, 1;
   Vec3List h1(p1.size()), h2(p2.size());
-  for (size_t i = 0; i < p1.size(); ++i) {
-    h1[i] = p1[i].homogeneous();
-    h2[i] = p2[i].homogeneous();
-  }
-  FundamentalProblem p{h1, h2, indices, CauchyLoss(options.loss_scale)};
-  s = levenbergMarquardt(p, &st, options);
-  const Mat3 Fr = st.F();
+  forEach(indices, p1.size(), [&](int i) {
+    h1[i] = T1 * p1[i].homogeneous();
+    h2[i] = T2 * p2[i].homogeneous();
+  });
+  const Mat3 Fn = T2.inverse().transpose() * (*F) * T1.inverse();
+  Eigen::JacobiSVD<Mat3> svdn(Fn, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const Vec3 svn = svdn.singularValues();
+  if (!(svn(0) > 0)) return s;
+  st = {svdn.matrixU(), svdn.matrixV(), svn(1) / svn(0)};
+  if (st.U.determinant() < 0) st.U = -st.U;
+  if (st.V.determinant() < 0) st.V = -st.V;
+  LmOptions o = options;
+  o.loss_scale = options.loss_scale * k;
+  FundamentalProblem p{h1, h2, indices, CauchyLoss(o.loss_scale)};
+  s = levenbergMarquardt(p, &st, o);
+  // Report costs in pixels.
+  s.initial_cost /= k * k;
+  s.final_cost /= k * k;
+  const Mat3 Fr = T2.transpose() * st.F() * T1;
   *F = Fr / Fr.norm();
   return s;
 }

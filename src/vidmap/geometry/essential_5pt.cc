@@ -1,20 +1,22 @@
 #include "vidmap/geometry/essential_5pt.h"
 
-#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <array>
 #include <cmath>
 
+#include "vidmap/geometry/sturm.h"
+
 namespace vidmap::geometry {
 namespace {
 
-// Monomials of degree <= 3 in (x, y, z): the 10 cubics first (eliminated), then the quotient
-// basis x^2, xy, xz, y^2, yz, z^2, x, y, z, 1.
-constexpr int kMonomials[20][3] = {{3, 0, 0}, {2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {1, 1, 1},
-                                   {1, 0, 2}, {0, 3, 0}, {0, 2, 1}, {0, 1, 2}, {0, 0, 3},
-                                   {2, 0, 0}, {1, 1, 0}, {1, 0, 1}, {0, 2, 0}, {0, 1, 1},
-                                   {0, 0, 2}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0}};
+// Monomials of degree <= 3 in (x, y, z), in Nister's order: the ten eliminated by Gauss-Jordan
+// (x^3 y^3 x^2y xy^2 x^2z x^2 y^2z y^2 xyz xy), then the ten of degree <= 1 in x and y:
+// x{z^2 z 1}, y{z^2 z 1}, z^3 z^2 z 1.
+constexpr int kMonomials[20][3] = {{3, 0, 0}, {0, 3, 0}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1},
+                                   {2, 0, 0}, {0, 2, 1}, {0, 2, 0}, {1, 1, 1}, {1, 1, 0},
+                                   {1, 0, 2}, {1, 0, 1}, {1, 0, 0}, {0, 1, 2}, {0, 1, 1},
+                                   {0, 1, 0}, {0, 0, 3}, {0, 0, 2}, {0, 0, 1}, {0, 0, 0}};
 
 constexpr int monomialIndex(int a, int b, int c) {
   for (int i = 0; i < 20; ++i)
@@ -117,38 +119,76 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
       s = add(s, mul(EEt[r][2], e[2][c]));
       for (int k = 0; k < 20; ++k) A(1 + 3 * r + c, k) = s[k];
     }
-  // Gauss-Jordan on the cubic block: cubic monomials = G * basis monomials.
-  Eigen::FullPivLU<Eigen::Matrix<double, 10, 10>> lu(A.leftCols<10>());
-  if (lu.rank() < 10) return 0;
-  const Eigen::Matrix<double, 10, 10> G = -lu.solve(A.rightCols<10>());
-  // Action matrix of multiplication by x on basis b = [x^2 xy xz y^2 yz z^2 x y z 1]:
-  // row j expresses x * b_j in b.
-  Eigen::Matrix<double, 10, 10> M = Eigen::Matrix<double, 10, 10>::Zero();
-  for (int j = 0; j < 10; ++j) {
-    const int prod = kProduct.idx[ix][10 + j];
-    if (prod < 10) {
-      M.row(j) = G.row(prod);
-    } else {
-      M(j, prod - 10) = 1.0;
+  // Gauss-Jordan: each eliminated monomial as a combination of the remaining ten.
+  Eigen::PartialPivLU<Eigen::Matrix<double, 10, 10>> lu(A.leftCols<10>());
+  const Eigen::Matrix<double, 10, 10> G = lu.solve(A.rightCols<10>());
+  if (!G.allFinite()) return 0;
+  // Hiding z: (x^2 z) - z (x^2), (y^2 z) - z (y^2) and (xyz) - z (xy) vanish, and each is
+  // linear in (x, y, 1) with coefficients polynomial in z: B(z) [x y 1]^T = 0.
+  // Row i of G gives monomial_i = -G_i . r, with r = [xz^2 xz x yz^2 yz y z^3 z^2 z 1].
+  using P = std::array<double, 5>;  // ascending in z, degree <= 4
+  P B[3][3];
+  const int pairs[3][2] = {{4, 5}, {6, 7}, {8, 9}};  // (m z, m) rows of G
+  for (int k = 0; k < 3; ++k) {
+    const auto a = -G.row(pairs[k][0]);  // monomial m z
+    const auto b = G.row(pairs[k][1]);   // + z * monomial m
+    for (int v = 0; v < 2; ++v) {  // x, y: r entries 3v .. 3v+2 = {z^2, z, 1}
+      const int o = 3 * v;
+      B[k][v] = {a(o + 2), a(o + 1) + b(o + 2), a(o) + b(o + 1), b(o), 0};
     }
+    B[k][2] = {a(9), a(8) + b(9), a(7) + b(8), a(6) + b(7), b(6)};
   }
-  if (!M.allFinite()) return 0;
-  Eigen::EigenSolver<Eigen::Matrix<double, 10, 10>> eig(M, true);
-  if (eig.info() != Eigen::Success) return 0;
-  const auto& vals = eig.eigenvalues();
-  const auto& vecs = eig.eigenvectors();
+  auto mul = [](const double* p, int dp, const double* q, int dq, double* r) {
+    for (int i = 0; i <= dp + dq; ++i) r[i] = 0;
+    for (int i = 0; i <= dp; ++i)
+      for (int j = 0; j <= dq; ++j) r[i + j] += p[i] * q[j];
+  };
+  // det B = B00 (B11 B22 - B12 B21) - B01 (B10 B22 - B12 B20) + B02 (B10 B21 - B11 B20)
+  double m1[8], m2[8], c1[8], c2[8], c3[8], t[11], det[11] = {0};
+  const int dg[3] = {3, 3, 4};
+  auto minor = [&](int r1, int ca, int cb, double* out) {  // B[1][ca] B[2][cb] - B[1][cb] B[2][ca]
+    mul(B[r1][ca].data(), dg[ca], B[r1 + 1][cb].data(), dg[cb], m1);
+    mul(B[r1][cb].data(), dg[cb], B[r1 + 1][ca].data(), dg[ca], m2);
+    for (int i = 0; i <= dg[ca] + dg[cb]; ++i) out[i] = m1[i] - m2[i];
+  };
+  minor(1, 1, 2, c1);
+  minor(1, 0, 2, c2);
+  minor(1, 0, 1, c3);
+  mul(B[0][0].data(), 3, c1, 7, t);
+  for (int i = 0; i <= 10; ++i) det[i] += t[i];
+  mul(B[0][1].data(), 3, c2, 7, t);
+  for (int i = 0; i <= 10; ++i) det[i] -= t[i];
+  mul(B[0][2].data(), 4, c3, 6, t);
+  for (int i = 0; i <= 10; ++i) det[i] += t[i];
+  double zs[10];
+  const int nz = sturmRealRoots(det, 10, zs);
   int n = 0;
-  for (int k = 0; k < 10; ++k) {
-    if (std::abs(vals[k].imag()) > 1e-8 * (1 + std::abs(vals[k].real()))) continue;
-    const std::complex<double> w = vecs(9, k);
-    if (std::abs(w) < 1e-14) continue;
-    const double x = (vecs(6, k) / w).real(), y = (vecs(7, k) / w).real(),
-                 z = (vecs(8, k) / w).real();
+  for (int k = 0; k < nz; ++k) {
+    const double z = zs[k];
+    Mat3 Bz;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        double v = 0;
+        for (int i = dg[c]; i >= 0; --i) v = v * z + B[r][c][i];
+        Bz(r, c) = v;
+      }
+    // The null vector of B(z): the largest cross product of two rows.
+    Vec3 v = Bz.row(0).cross(Bz.row(1));
+    const Vec3 v2 = Bz.row(0).cross(Bz.row(2)), v3 = Bz.row(1).cross(Bz.row(2));
+    if (v2.squaredNorm() > v.squaredNorm()) v = v2;
+    if (v3.squaredNorm() > v.squaredNorm()) v = v3;
+    if (!(std::abs(v(2)) > 1e-14 * v.norm())) continue;
+    const double x = v(0) / v(2), y = v(1) / v(2);
     Eigen::Matrix<double, 9, 1> ev = x * Q.col(5) + y * Q.col(6) + z * Q.col(7) + Q.col(8);
     if (!ev.allFinite()) continue;
     ev.normalize();
     Mat3 Ek;
     Ek << ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(6), ev(7), ev(8);
+    // Keep true essential matrices only: a root that the elimination brought in, or one lost
+    // to rounding, violates the trace constraint (|E| = 1, so the residual is relative).
+    const Mat3 EEt = Ek * Ek.transpose();
+    const double trace_residual = (2 * EEt * Ek - EEt.trace() * Ek).norm();
+    if (!(trace_residual < 1e-5) || !(std::abs(Ek.determinant()) < 1e-5)) continue;
     E->push_back(Ek);
     ++n;
   }

@@ -40,6 +40,7 @@ PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinho
   ro.min_iterations = opt.min_iterations;
   ro.max_iterations = opt.max_iterations;
   ro.seed = opt.seed;
+  ro.final_refinements = 1;  // the robust refinement below finishes the job
   const auto r = ransac(est, ro);
   out.iterations = r.iterations;
   if (!r.success || r.num_inliers < opt.min_num_inliers) {

@@ -151,10 +151,12 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
       int inl = 0;
       const double cost = msacScore(est, m, t2, best_cost, &inl);
       if (!(cost < best_cost)) continue;
+      const int previous_inliers = best_inliers;
       best_cost = cost;
       best_inliers = inl;
       best = m;
-      if (opt.local_optimization && inl > s) {
+      // Local optimisation when the new best also has more inliers (it is the costly step).
+      if (opt.local_optimization && inl > s && inl > previous_inliers) {
         Model lo = m;
         est.refine(inlierIndices(est, m, t2), &lo);
         int lo_inl = 0;
@@ -172,9 +174,11 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   res.iterations = it;
   if (best_inliers < s) return res;
   // Final refinement on the inliers, keeping it only when the MSAC cost does not grow.
+  std::vector<int> last;
   for (int r = 0; r < opt.final_refinements; ++r) {
     const std::vector<int> inl = inlierIndices(est, best, t2);
-    if (static_cast<int>(inl.size()) <= s) break;
+    if (static_cast<int>(inl.size()) <= s || inl == last) break;  // converged
+    last = inl;
     Model m = best;
     est.refine(inl, &m);
     int count = 0;

@@ -88,8 +88,8 @@ struct RelativePoseProblem {
       const double r = sampsonResidual(E, x1[i], x2[i], &g);
       const Eigen::Matrix<double, 1, 5> J = g * dE;
       const double w = loss.weight(r * r);
-      *JtJ += w * J.transpose() * J;
-      *Jtr += w * J.transpose() * r;
+      JtJ->noalias() += w * J.transpose() * J;
+      Jtr->noalias() += w * J.transpose() * r;
       c += loss.rho(r * r);
     });
     return 0.5 * c;
@@ -141,8 +141,8 @@ struct FundamentalProblem {
       const double r = sampsonResidual(F, p1[i], p2[i], &g);
       const Eigen::Matrix<double, 1, 7> J = g * dF;
       const double w = loss.weight(r * r);
-      *JtJ += w * J.transpose() * J;
-      *Jtr += w * J.transpose() * r;
+      JtJ->noalias() += w * J.transpose() * J;
+      Jtr->noalias() += w * J.transpose() * r;
       c += loss.rho(r * r);
     });
     return 0.5 * c;
@@ -184,8 +184,8 @@ struct AbsolutePoseProblem {
       J.leftCols<3>() = -dproj * skew(RX);  // R' = exp(w) R
       J.rightCols<3>() = dproj;
       const double w = loss.weight(r.squaredNorm());
-      *JtJ += w * J.transpose() * J;
-      *Jtr += w * J.transpose() * r;
+      JtJ->noalias() += w * J.transpose() * J;
+      Jtr->noalias() += w * J.transpose() * r;
       c += loss.rho(r.squaredNorm());
     });
     return 0.5 * c;

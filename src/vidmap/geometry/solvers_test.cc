@@ -71,8 +71,8 @@ TEST(Essential5pt, RecoversTheTruthOnExactData) {
       for (int i = 0; i < 5; ++i) EXPECT_NEAR(x2[i].dot(E * x1[i]), 0, 1e-9);
       Eigen::JacobiSVD<Mat3> svd(E);
       const Vec3 sv = svd.singularValues();
-      EXPECT_NEAR(sv(0), sv(1), 1e-7 * sv(0));
-      EXPECT_NEAR(sv(2), 0, 1e-7 * sv(0));
+      EXPECT_NEAR(sv(0), sv(1), 1e-5 * sv(0));
+      EXPECT_NEAR(sv(2), 0, 1e-5 * sv(0));
     }
     if (best < 1e-6) ++found;
   }

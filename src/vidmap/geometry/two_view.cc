@@ -88,6 +88,7 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   ro.min_iterations = opt.min_iterations;
   ro.max_iterations = opt.max_iterations;
   ro.seed = opt.seed;
+  ro.final_refinements = 1;  // the pose refinement below finishes the job
 
   // E in normalized units: the pixel threshold over the mean focal length (as COLMAP).
   const double px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);

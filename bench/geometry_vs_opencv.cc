@@ -5,8 +5,8 @@
 // Usage: geometry_vs_opencv [repeats]; prints JSON. Real pairs are skipped when the data are
 // absent.
 #include <Eigen/Core>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <opencv2/calib3d.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/core/eigen.hpp>
@@ -158,27 +158,25 @@ int main(int argc, char** argv) {
     int i, j;
   };
   for (const P& c : {P{"fountain", 3, 4}, P{"fountain", 5, 6}, P{"fountain", 2, 4},
-                     P{"temple", 1, 2}, P{"temple", 7, 8}, P{"temple", 12, 13},
-                     P{"dino", 9, 10}}) {
+                     P{"temple", 1, 2}, P{"temple", 7, 8}, P{"temple", 12, 13}, P{"dino", 9, 10}}) {
     const auto p = t::loadPair(c.set, c.i, c.j);
     if (!p || p->pts1.size() < 30) continue;
-    rel_rows.push_back(json(
-        relativePose(p->name, p->pts1, p->pts2, p->a.cam, p->relative(), repeats, 1.0),
-        "t_dir_err_deg"));
+    rel_rows.push_back(
+        json(relativePose(p->name, p->pts1, p->pts2, p->a.cam, p->relative(), repeats, 1.0),
+             "t_dir_err_deg"));
     // PnP of view b from points triangulated with the ground-truth cameras.
     Vec2List px;
     Vec3List X;
     for (size_t k = 0; k < p->pts1.size(); ++k) {
-      const auto tr = triangulateTrack({{p->a.pose, p->a.cam, p->pts1[k]},
-                                        {p->b.pose, p->b.cam, p->pts2[k]}},
-                                       {4.0, 1.0});
+      const auto tr = triangulateTrack(
+          {{p->a.pose, p->a.cam, p->pts1[k]}, {p->b.pose, p->b.cam, p->pts2[k]}}, {4.0, 1.0});
       if (!tr.ok()) continue;
       X.push_back(tr.X);
       px.push_back(p->pts2[k]);
     }
     if (X.size() >= 20)
-      pnp_rows.push_back(json(pnp(p->name, px, X, p->b.cam, p->b.pose, repeats, 4.0),
-                              "centre_err"));
+      pnp_rows.push_back(
+          json(pnp(p->name, px, X, p->b.cam, p->b.pose, repeats, 4.0), "centre_err"));
   }
   // Synthetic scenes: 1 px noise, 0-70% outliers.
   for (double out : {0.0, 0.3, 0.5, 0.7}) {
@@ -195,8 +193,9 @@ int main(int argc, char** argv) {
     const auto q = t::makePnPScene(o, 8);
     pnp_rows.push_back(json(pnp(name, q.px, q.X, q.cam, q.pose, repeats, 3.0), "centre_err"));
   }
-  std::printf("{\n  \"benchmark\": \"geometry_vs_opencv\",\n  \"repeats\": %d,\n  \"opencv\": \"%s\",\n",
-              repeats, CV_VERSION);
+  std::printf(
+      "{\n  \"benchmark\": \"geometry_vs_opencv\",\n  \"repeats\": %d,\n  \"opencv\": \"%s\",\n",
+      repeats, CV_VERSION);
   std::printf("  \"relative_pose\": [\n");
   for (size_t i = 0; i < rel_rows.size(); ++i)
     std::printf("    %s%s\n", rel_rows[i].c_str(), i + 1 < rel_rows.size() ? "," : "");

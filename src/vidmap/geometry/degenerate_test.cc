@@ -55,8 +55,9 @@ TEST(Degenerate, NaNAndMismatchedInputNameTheProblem) {
   EXPECT_NE(errorOf([&] { estimatePnP(p.px, p.X, bad); }).find("focal"), std::string::npos);
   TwoViewOptions to;
   to.max_h_inlier_ratio = 2;
-  EXPECT_NE(errorOf([&] { estimateRelativePose(s.px1, s.px1, s.cam, s.cam, to); })
-                .find("two_view.max_h_inlier_ratio"),
+  EXPECT_NE(errorOf([&] {
+              estimateRelativePose(s.px1, s.px1, s.cam, s.cam, to);
+            }).find("two_view.max_h_inlier_ratio"),
             std::string::npos);
   PnPOptions po;
   po.max_error_px = -1;

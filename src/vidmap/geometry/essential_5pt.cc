@@ -30,9 +30,9 @@ struct ProductTable {
   constexpr ProductTable() {
     for (int i = 0; i < 20; ++i)
       for (int j = 0; j < 20; ++j)
-        idx[i][j] = monomialIndex(kMonomials[i][0] + kMonomials[j][0],
-                                  kMonomials[i][1] + kMonomials[j][1],
-                                  kMonomials[i][2] + kMonomials[j][2]);
+        idx[i][j] =
+            monomialIndex(kMonomials[i][0] + kMonomials[j][0], kMonomials[i][1] + kMonomials[j][1],
+                          kMonomials[i][2] + kMonomials[j][2]);
   }
 };
 constexpr ProductTable kProduct;
@@ -79,8 +79,8 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
   const auto Rd = qr.matrixQR().diagonal().cwiseAbs();
   if (!(Rd.minCoeff() > 1e-9 * Rd.maxCoeff())) return 0;
   const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
-  const int ix = monomialIndex(1, 0, 0), iy = monomialIndex(0, 1, 0),
-            iz = monomialIndex(0, 0, 1), i1 = monomialIndex(0, 0, 0);
+  const int ix = monomialIndex(1, 0, 0), iy = monomialIndex(0, 1, 0), iz = monomialIndex(0, 0, 1),
+            i1 = monomialIndex(0, 0, 0);
   // Entries of E as linear polynomials x X + y Y + z Z + W.
   Poly e[3][3];
   for (int r = 0; r < 3; ++r)
@@ -96,8 +96,8 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
   // det(E) = 0
   {
     Poly d = mul(e[0][0], add(mul(e[1][1], e[2][2]), scale(mul(e[1][2], e[2][1]), -1)));
-    d = add(d, scale(mul(e[0][1], add(mul(e[1][0], e[2][2]), scale(mul(e[1][2], e[2][0]), -1))),
-                     -1));
+    d = add(d,
+            scale(mul(e[0][1], add(mul(e[1][0], e[2][2]), scale(mul(e[1][2], e[2][0]), -1))), -1));
     d = add(d, mul(e[0][2], add(mul(e[1][0], e[2][1]), scale(mul(e[1][1], e[2][0]), -1))));
     for (int k = 0; k < 20; ++k) A(0, k) = d[k];
   }
@@ -132,7 +132,7 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
   for (int k = 0; k < 3; ++k) {
     const auto a = -G.row(pairs[k][0]);  // monomial m z
     const auto b = G.row(pairs[k][1]);   // + z * monomial m
-    for (int v = 0; v < 2; ++v) {  // x, y: r entries 3v .. 3v+2 = {z^2, z, 1}
+    for (int v = 0; v < 2; ++v) {        // x, y: r entries 3v .. 3v+2 = {z^2, z, 1}
       const int o = 3 * v;
       B[k][v] = {a(o + 2), a(o + 1) + b(o + 2), a(o) + b(o + 1), b(o), 0};
     }

@@ -6,9 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <opencv2/features2d.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 

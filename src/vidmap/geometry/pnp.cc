@@ -18,9 +18,9 @@ void PnPOptions::check() const {
 PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
                       const PnPOptions& opt) {
   opt.check();
-  require(pixels.size() == world.size(),
-          "estimatePnP: " + std::to_string(pixels.size()) + " image points but " +
-              std::to_string(world.size()) + " world points");
+  require(pixels.size() == world.size(), "estimatePnP: " + std::to_string(pixels.size()) +
+                                             " image points but " + std::to_string(world.size()) +
+                                             " world points");
   requireFinite(pixels, "estimatePnP: pixels");
   requireFinite(world, "estimatePnP: world");
   camera.check("estimatePnP: camera");

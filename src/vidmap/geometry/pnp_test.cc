@@ -50,10 +50,10 @@ TEST_P(PnPAccuracy, PoseAndInliersWithinTheNoise) {
   EXPECT_LT(sum_r, 1.5 * oracle_r + 0.01 * trials) << "oracle " << oracle_r / trials;
   EXPECT_LT(sum_c, 1.5 * oracle_c + 0.002 * trials) << "oracle " << oracle_c / trials;
   EXPECT_LT(sum_r / trials, 0.3 * noise);
-  std::printf("noise %.1f outliers %.0f%%: rotation %.4f deg (oracle %.4f), centre %.4f m "
-              "(oracle %.4f)\n",
-              noise, 100 * outliers, sum_r / trials, oracle_r / trials, sum_c / trials,
-              oracle_c / trials);
+  std::printf(
+      "noise %.1f outliers %.0f%%: rotation %.4f deg (oracle %.4f), centre %.4f m "
+      "(oracle %.4f)\n",
+      noise, 100 * outliers, sum_r / trials, oracle_r / trials, sum_c / trials, oracle_c / trials);
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, PnPAccuracy,

@@ -24,13 +24,13 @@
 namespace vidmap::geometry {
 
 struct RansacOptions {
-  double max_error = 4.0;      // inlier threshold on the residual (estimator's units)
-  double confidence = 0.999;   // stop when an all-inlier sample was drawn with this probability
+  double max_error = 4.0;     // inlier threshold on the residual (estimator's units)
+  double confidence = 0.999;  // stop when an all-inlier sample was drawn with this probability
   int min_iterations = 20;
   int max_iterations = 5000;
   std::uint64_t seed = 0x5eed;
   bool local_optimization = true;
-  int final_refinements = 2;   // refine on the inliers, re-select inliers, repeat
+  int final_refinements = 2;  // refine on the inliers, re-select inliers, repeat
 
   void check() const {
     checkRange("ransac.max_error", max_error, 1e-12, 1e12);
@@ -90,8 +90,8 @@ inline int ransacIterationsNeeded(double w, int s, double confidence, int max_it
 
 // MSAC cost of a model, stopping early once it exceeds `bound`.
 template <class Estimator>
-double msacScore(const Estimator& est, const typename Estimator::Model& m, double t2,
-                 double bound, int* inliers) {
+double msacScore(const Estimator& est, const typename Estimator::Model& m, double t2, double bound,
+                 int* inliers) {
   const int n = est.numData();
   double cost = 0;
   int count = 0;

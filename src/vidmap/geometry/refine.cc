@@ -198,8 +198,7 @@ struct AbsolutePoseProblem {
 }  // namespace
 
 LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
-                             const std::vector<int>& indices, Pose* rel,
-                             const LmOptions& options) {
+                             const std::vector<int>& indices, Pose* rel, const LmOptions& options) {
   LmSummary s;
   const double n = rel->t.norm();
   if (!(n > 0) || !rel->R.allFinite()) return s;
@@ -208,8 +207,8 @@ LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
   return levenbergMarquardt(p, rel, options);
 }
 
-LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
-                            const std::vector<int>& indices, Mat3* F, const LmOptions& options) {
+LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2, const std::vector<int>& indices,
+                            Mat3* F, const LmOptions& options) {
   LmSummary s;
   if (!F->allFinite()) return s;
   Eigen::JacobiSVD<Mat3> svd(*F, Eigen::ComputeFullU | Eigen::ComputeFullV);
@@ -260,9 +259,8 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
   return s;
 }
 
-LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X,
-                             const std::vector<int>& indices, Pose* pose,
-                             const LmOptions& options) {
+LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X, const std::vector<int>& indices,
+                             Pose* pose, const LmOptions& options) {
   AbsolutePoseProblem p{xn, X, indices, CauchyLoss(options.loss_scale)};
   return levenbergMarquardt(p, pose, options);
 }

@@ -18,13 +18,16 @@ TEST(Refine, SampsonGradientMatchesFiniteDifferences) {
   const double r = sampsonResidual(M, a, b, &g);
   // The residual is the signed Sampson distance.
   const Vec3 Ma = M * a, Mb = M.transpose() * b;
-  EXPECT_NEAR(r * r, std::pow(b.dot(Ma), 2) / (Ma.head<2>().squaredNorm() + Mb.head<2>().squaredNorm()), 1e-14);
+  EXPECT_NEAR(r * r,
+              std::pow(b.dot(Ma), 2) / (Ma.head<2>().squaredNorm() + Mb.head<2>().squaredNorm()),
+              1e-14);
   for (int k = 0; k < 9; ++k) {
     Mat3 P = M, Q = M;
     const double h = 1e-6;
     P(k / 3, k % 3) += h;
     Q(k / 3, k % 3) -= h;
-    const double num = (sampsonResidual(P, a, b, nullptr) - sampsonResidual(Q, a, b, nullptr)) / (2 * h);
+    const double num =
+        (sampsonResidual(P, a, b, nullptr) - sampsonResidual(Q, a, b, nullptr)) / (2 * h);
     EXPECT_NEAR(g(k), num, 1e-7 * (1 + std::abs(num))) << k;
   }
 }
@@ -34,7 +37,8 @@ TEST(Refine, RelativePoseConvergesToTheTruth) {
   o.noise_px = 0;
   const auto s = testing::makeTwoViewScene(o, 21);
   const Vec3List x1 = toNormalized(s.px1, s.cam), x2 = toNormalized(s.px2, s.cam);
-  Pose start{expSO3(Vec3(0.02, -0.03, 0.01)) * s.rel.R, (s.rel.t.normalized() + Vec3(0.1, -0.05, 0.08)).normalized()};
+  Pose start{expSO3(Vec3(0.02, -0.03, 0.01)) * s.rel.R,
+             (s.rel.t.normalized() + Vec3(0.1, -0.05, 0.08)).normalized()};
   const auto sum = refineRelativePose(x1, x2, {}, &start);
   EXPECT_LT(sum.final_cost, 1e-20);
   EXPECT_LT(testing::rotationErrorDeg(start.R, s.rel.R), 1e-5);
@@ -80,7 +84,8 @@ TEST(Refine, CauchyLossDownweightsAnOutlier) {
   LmOptions lm;
   lm.loss_scale = 1.0 / 500;
   refineAbsolutePose(xn, s.X, {}, &robust, lm);
-  EXPECT_LT(testing::rotationErrorDeg(robust.R, s.pose.R), 0.5 * testing::rotationErrorDeg(ls.R, s.pose.R));
+  EXPECT_LT(testing::rotationErrorDeg(robust.R, s.pose.R),
+            0.5 * testing::rotationErrorDeg(ls.R, s.pose.R));
 }
 
 }  // namespace

@@ -159,12 +159,12 @@ std::vector<HypothesisScore> CudaHypothesisScorer::score(const std::vector<doubl
   check(cudaMemcpyAsync(s.models.ptr, models.data(), models.size() * sizeof(double),
                         cudaMemcpyHostToDevice, s.stream),
         "upload models");
-  scorePartials<<<dim3(blocks, nm), kThreads, 0, s.stream>>>(
-      s.kind, s.models.ptr, s.points.ptr, s.num_points, threshold_sq, s.partial_cost.ptr,
-      s.partial_inl.ptr);
+  scorePartials<<<dim3(blocks, nm), kThreads, 0, s.stream>>>(s.kind, s.models.ptr, s.points.ptr,
+                                                             s.num_points, threshold_sq,
+                                                             s.partial_cost.ptr, s.partial_inl.ptr);
   check(cudaGetLastError(), "scorePartials launch");
   sumPartials<<<(nm + 127) / 128, 128, 0, s.stream>>>(nm, blocks, s.partial_cost.ptr,
-                                                        s.partial_inl.ptr, s.out.ptr);
+                                                      s.partial_inl.ptr, s.out.ptr);
   check(cudaGetLastError(), "sumPartials launch");
   check(cudaMemcpyAsync(result.data(), s.out.ptr, nm * sizeof(HypothesisScore),
                         cudaMemcpyDeviceToHost, s.stream),

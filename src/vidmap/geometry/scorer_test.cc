@@ -46,9 +46,9 @@ TEST(Scorer, EqualsTheEstimatorScoreForEssentialModels) {
 TEST(Scorer, ProjectionModelsCountPointsBehindAsOutliers) {
   // P = [I | 0]; a point behind the camera costs the full threshold.
   const std::vector<double> P = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-  const std::vector<double> pts = {0, 0, 2, 0, 0,  /* exact */
-                                   0, 0, -2, 0, 0, /* behind */
-                                   1, 0, 1, 0.9, 0 /* 0.1 off */};
+  const std::vector<double> pts = {0, 0, 2,  0,   0, /* exact */
+                                   0, 0, -2, 0,   0, /* behind */
+                                   1, 0, 1,  0.9, 0 /* 0.1 off */};
   const auto s = scoreHypothesesCpu(ModelKind::kProjection, P, pts, 0.25);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].inliers, 2);

@@ -104,7 +104,8 @@ TEST(Fundamental7pt, RecoversTheTruthOnExactData) {
   const int trials = 100;
   for (int t = 0; t < trials; ++t) {
     const auto s = makeTwoViewScene(o, 3000 + t);
-    const Mat3 Ft = s.cam.K().inverse().transpose() * essentialFromPose(s.rel) * s.cam.K().inverse();
+    const Mat3 Ft =
+        s.cam.K().inverse().transpose() * essentialFromPose(s.rel) * s.cam.K().inverse();
     std::vector<Mat3> Fs;
     const int n = fundamental7pt(s.px1.data(), s.px2.data(), &Fs);
     ASSERT_LE(n, 3);
@@ -124,7 +125,8 @@ TEST(Fundamental8pt, RecoversTheTruthAndIsRankTwo) {
   o.num_points = 30;
   for (int t = 0; t < 20; ++t) {
     const auto s = makeTwoViewScene(o, 4000 + t);
-    const Mat3 Ft = s.cam.K().inverse().transpose() * essentialFromPose(s.rel) * s.cam.K().inverse();
+    const Mat3 Ft =
+        s.cam.K().inverse().transpose() * essentialFromPose(s.rel) * s.cam.K().inverse();
     Mat3 F;
     ASSERT_TRUE(fundamental8pt(s.px1.data(), s.px2.data(), 30, &F));
     EXPECT_LT(projectiveDistance(F, Ft), 1e-7);

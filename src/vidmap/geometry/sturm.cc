@@ -109,7 +109,9 @@ int sturmRealRoots(const double* cin, int n, double* roots) {
     if (count == 1) {
       const double fa = evaluate(ch.p[0], n, iv.a), fb = evaluate(ch.p[0], n, iv.b);
       if ((fa > 0) != (fb > 0) || fa == 0 || fb == 0) {
-        roots[found++] = fa == 0 ? iv.a : fb == 0 ? iv.b : polishRoot(ch.p[0], ch.p[1], n, iv.a, iv.b);
+        roots[found++] = fa == 0   ? iv.a
+                         : fb == 0 ? iv.b
+                                   : polishRoot(ch.p[0], ch.p[1], n, iv.a, iv.b);
         continue;
       }
       // An even multiplicity or rounding: bisect further.

@@ -61,8 +61,10 @@ TEST(Triangulation, OptimalIsMoreAccurateThanMidpointOnNoisyData) {
     const Vec2 b = p2.apply(X).hnormalized() + Vec2(g(rng), g(rng));
     // Compare reprojection errors (the optimal method minimises them).
     const Vec3 Xo = *triangulateOptimal(p1, p2, a, b), Xm = *triangulateMidpoint(p1, p2, a, b);
-    err_opt += (p1.apply(Xo).hnormalized() - a).squaredNorm() + (p2.apply(Xo).hnormalized() - b).squaredNorm();
-    err_mid += (p1.apply(Xm).hnormalized() - a).squaredNorm() + (p2.apply(Xm).hnormalized() - b).squaredNorm();
+    err_opt += (p1.apply(Xo).hnormalized() - a).squaredNorm() +
+               (p2.apply(Xo).hnormalized() - b).squaredNorm();
+    err_mid += (p1.apply(Xm).hnormalized() - a).squaredNorm() +
+               (p2.apply(Xm).hnormalized() - b).squaredNorm();
   }
   EXPECT_LT(err_opt, err_mid);
 }

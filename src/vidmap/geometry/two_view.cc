@@ -11,11 +11,16 @@ namespace vidmap::geometry {
 
 const char* toString(TwoViewConfig c) {
   switch (c) {
-    case TwoViewConfig::kDegenerate: return "degenerate";
-    case TwoViewConfig::kCalibrated: return "calibrated";
-    case TwoViewConfig::kUncalibrated: return "uncalibrated";
-    case TwoViewConfig::kPlanar: return "planar";
-    case TwoViewConfig::kPanoramic: return "panoramic";
+    case TwoViewConfig::kDegenerate:
+      return "degenerate";
+    case TwoViewConfig::kCalibrated:
+      return "calibrated";
+    case TwoViewConfig::kUncalibrated:
+      return "uncalibrated";
+    case TwoViewConfig::kPlanar:
+      return "planar";
+    case TwoViewConfig::kPanoramic:
+      return "panoramic";
   }
   return "?";
 }
@@ -64,9 +69,9 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
                                      const Pinhole& cam1, const Pinhole& cam2,
                                      const TwoViewOptions& opt) {
   opt.check();
-  require(pts1.size() == pts2.size(),
-          "estimateRelativePose: pts1 has " + std::to_string(pts1.size()) +
-              " points but pts2 has " + std::to_string(pts2.size()));
+  require(pts1.size() == pts2.size(), "estimateRelativePose: pts1 has " +
+                                          std::to_string(pts1.size()) + " points but pts2 has " +
+                                          std::to_string(pts2.size()));
   requireFinite(pts1, "estimateRelativePose: pts1");
   requireFinite(pts2, "estimateRelativePose: pts2");
   cam1.check("estimateRelativePose: cam1");

@@ -70,10 +70,11 @@ TEST_P(TwoViewAccuracy, PoseAndInliersWithinTheNoise) {
   EXPECT_GE(worst_recall, 0.95);
   RecordProperty("rotation_error_deg", std::to_string(sum_r / trials));
   RecordProperty("oracle_rotation_error_deg", std::to_string(oracle_r / trials));
-  std::printf("noise %.1f outliers %.0f%%: rotation %.3f deg (oracle %.3f), translation %.3f deg "
-              "(oracle %.3f), worst recall %.3f\n",
-              c.noise_px, 100 * c.outliers, sum_r / trials, oracle_r / trials, sum_t / trials,
-              oracle_t / trials, worst_recall);
+  std::printf(
+      "noise %.1f outliers %.0f%%: rotation %.3f deg (oracle %.3f), translation %.3f deg "
+      "(oracle %.3f), worst recall %.3f\n",
+      c.noise_px, 100 * c.outliers, sum_r / trials, oracle_r / trials, sum_t / trials,
+      oracle_t / trials, worst_recall);
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, TwoViewAccuracy,

@@ -143,7 +143,8 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
   if (fs::exists(outDir)) {
     if (!fs::is_directory(outDir)) throw Error(outDir.string() + " exists and is not a folder");
     if (!fs::is_empty(outDir) && !o.overwrite)
-      throw Error(outDir.string() + " exists and is not empty (use overwrite to replace it)");
+      throw Error(outDir.string() +
+                  " exists and is not empty (overwrite, --overwrite, replaces it)");
   }
   if (!o.video.empty()) {
     if (!sequenceVideoAvailable())

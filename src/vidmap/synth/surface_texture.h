@@ -111,7 +111,7 @@ VIDMAP_HD inline double fbm(double s, double t, double wavelength, int octaves, 
   double att = exp(-19.739208802178716 * sigma2 / (wavelength * wavelength));
   for (int k = 0; k < octaves; ++k) {
     norm += amp;
-    if (att > 1e-4) {
+    if (att > 1e-2) {  // below: less than 0.1 grey level
       sum += amp * att * gradientNoise(x + 17.31 * k, y - 5.77 * k, seed + 101U * k);
       att *= att;
       att *= att;
@@ -217,7 +217,7 @@ VIDMAP_HD inline Vec3 evalSurfaceTexture(const SurfaceTexture& tx, double s, dou
   lum += rectField(tx, s, t, fp);
   lum = lum < 0.03 ? 0.03 : (lum > 0.97 ? 0.97 : lum);
   double mixw =
-      clamp01(0.5 + 1.2 * fbm(s, t, 2.5 * tx.noiseWavelength, 2, 0.5, sigma2f, tx.seed ^ 0xc0105U));
+      clamp01(0.5 + 1.2 * fbm(s, t, 2.5 * tx.noiseWavelength, 1, 0.5, sigma2f, tx.seed ^ 0xc0105U));
   Vec3 tint = lerp(tx.tintA, tx.tintB, mixw);
   Vec3 c = tint * (lum * tx.shade);
   return {clamp01(c.x), clamp01(c.y), clamp01(c.z)};

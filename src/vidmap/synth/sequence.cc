@@ -14,45 +14,17 @@
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/io/atomic_file.h"
+#include "vidmap/io/image_file.h"
+#include "vidmap/io/video_writer.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/scene3d.h"
 #include "vidmap/synth/truth_io.h"
-
-// PNGs through io's writer once that is in the build (until then a synth-local libpng one).
-#if __has_include("vidmap/io/image_file.h")
-#include "vidmap/io/image_file.h"
-#define VIDMAP_SYNTH_IO_PNG 1
-#else
-#include "vidmap/synth/png_local.h"
-#endif
-
-// MP4 output goes through io's video writer once that is in the build.
-#if __has_include("vidmap/io/video_writer.h")
-#include "vidmap/io/video_writer.h"
-#define VIDMAP_SYNTH_VIDEO 1
-#endif
 
 namespace vidmap::synth {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void writeRgbPng(const fs::path& path, const RgbImage& image) {
-#if defined(VIDMAP_SYNTH_IO_PNG)
-  io::writePng(path, image);
-#else
-  writePngRgb8(path, image);
-#endif
-}
-
-void writeDepthPng(const fs::path& path, const Image<std::uint16_t>& image) {
-#if defined(VIDMAP_SYNTH_IO_PNG)
-  io::writePng(path, image);
-#else
-  writePngGray16(path, image);
-#endif
-}
 
 std::string frameName(int i) {
   char buf[32];
@@ -124,13 +96,7 @@ void SequenceOptions::check() const {
   parsePathKind(path);
 }
 
-bool sequenceVideoAvailable() {
-#if defined(VIDMAP_SYNTH_VIDEO)
-  return io::videoCodecAvailable(io::VideoCodec::kAuto);
-#else
-  return false;
-#endif
-}
+bool sequenceVideoAvailable() { return io::videoCodecAvailable(io::VideoCodec::kAuto); }
 
 SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o) {
   o.check();
@@ -149,8 +115,8 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
   if (!o.video.empty()) {
     if (!sequenceVideoAvailable())
       throw Error(
-          "MP4 video output is not available in this build (it needs FFmpeg and io's "
-          "video writer); write the PNG sequence without --video");
+          "video output is not available in this build (it needs FFmpeg); write the PNG "
+          "sequence without --video");
     if (o.width % 2 != 0 || o.height % 2 != 0)
       throw Error("video output needs an even width and height, got " + std::to_string(o.width) +
                   "x" + std::to_string(o.height));
@@ -183,14 +149,12 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
     // Frames in batches; the frames of a batch render in parallel, each on one thread (so PNG
     // compression runs in parallel too), then go to the video in order. OpenMP must not see
     // an exception: keep the first and rethrow it.
-#if defined(VIDMAP_SYNTH_VIDEO)
     std::unique_ptr<io::VideoWriter> video;
     if (!o.video.empty()) {
       io::VideoWriterOptions vo;
       vo.fps = o.fps;
       video = std::make_unique<io::VideoWriter>(o.video, o.width, o.height, vo);
     }
-#endif
     std::exception_ptr failure;
     std::mutex failureMutex;
     RenderOptions ro;
@@ -209,20 +173,18 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
           const int i = first + static_cast<int>(k);
           const Pose& pose = result.frames[i].pose;
           images[k] = renderImage(scene, result.camera, pose, ro);
-          writeRgbPng(tmp / rgbPaths[i], images[k]);
+          io::writePng(tmp / rgbPaths[i], images[k]);
           if (o.writeDepth)
-            writeDepthPng(tmp / depthPaths[i],
-                          depthToTum(renderDepth(scene, result.camera, pose, false)));
+            io::writePng(tmp / depthPaths[i],
+                         depthToTum(renderDepth(scene, result.camera, pose, false)));
         } catch (...) {
           std::lock_guard<std::mutex> lock(failureMutex);
           if (!failure) failure = std::current_exception();
         }
       });
       if (failure) std::rethrow_exception(failure);
-#if defined(VIDMAP_SYNTH_VIDEO)
       if (video)
         for (int k = 0; k < count; ++k) video->write(images[k]);
-#endif
     }
 
     const std::string title = "synthetic sequence: scene " + o.scene + ", path " + o.path +
@@ -240,12 +202,10 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
     io::writeTextAtomically(tmp / "points3D.txt", formatColmapPoints3D());
     io::writeTextAtomically(tmp / "sequence.txt", describe(o, result.camera));
 
-#if defined(VIDMAP_SYNTH_VIDEO)
     if (video) {
       video->finish();  // renames the video into place
       result.video = fs::absolute(o.video);
     }
-#endif
 
     // Into place: an empty or replaced OUTDIR goes only once the new one is complete.
     fs::path old;

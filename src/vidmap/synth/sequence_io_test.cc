@@ -1,5 +1,5 @@
-// A written sequence read back through io's FrameSource (the TUM list and the MP4 video),
-// when io's frame source and video writer are in the build.
+// A written sequence read back through io's FrameSource: the TUM list and the MP4 video
+// (when the build has FFmpeg).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -10,17 +10,12 @@
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/sequence.h"
 
-#if __has_include("vidmap/io/frame_source.h")
 #include "vidmap/io/frame_source.h"
-#define VIDMAP_SYNTH_TEST_FRAME_SOURCE 1
-#endif
 
 namespace vidmap::synth {
 namespace {
 
 namespace fs = std::filesystem;
-
-#if defined(VIDMAP_SYNTH_TEST_FRAME_SOURCE)
 
 fs::path freshDir(const std::string& name) {
   fs::path d = fs::temp_directory_path() /
@@ -117,12 +112,6 @@ TEST(SequenceIo, VideoHoldsTheFrames) {
   EXPECT_FALSE(fs::exists(root / "nofolder"));
   fs::remove_all(root);
 }
-
-#else
-
-TEST(SequenceIo, SkippedWithoutIoFrameSource) { GTEST_SKIP() << "io's FrameSource not built"; }
-
-#endif
 
 }  // namespace
 }  // namespace vidmap::synth

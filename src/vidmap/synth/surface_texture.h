@@ -1,7 +1,8 @@
 // The procedural texture painted on each face of a synthetic 3D scene: a colour albedo as a
 // function of the face's metric coordinates (s, t), rich at every scale so that corner
 // (KLT) and blob (SIFT) detectors find features from near and far:
-//   - fBm of gradient noise (Perlin, "Improving noise", SIGGRAPH 2002), 2 to 8 octaves,
+//   - fBm of gradient noise (the quintic fade of Perlin, "Improving noise", SIGGRAPH 2002;
+//     random gradients as in Perlin, "An image synthesizer", SIGGRAPH 1985), 7 octaves,
 //   - a checkerboard, axis-aligned on the face,
 //   - Gaussian blobs scattered one per cell of a jittered grid,
 //   - flat rectangles one per cell of a second grid (L-shaped corners),

@@ -16,6 +16,7 @@
 #include "vidmap/geometry/essential_pose.h"
 #include "vidmap/geometry/scorer.h"
 #include "vidmap/geometry/test_scene.h"
+#include "vidmap/gpu/device.h"
 #if defined(VIDMAP_HAVE_CUDA)
 #include "vidmap/geometry/score_cuda.h"
 #endif
@@ -48,8 +49,9 @@ std::string run(const char* name, ModelKind kind, const std::vector<double>& mod
   char buf[768];
   std::string gpu = "null";
 #if defined(VIDMAP_HAVE_CUDA)
-  if (cudaScorerAvailable()) {
-    CudaHypothesisScorer scorer;
+  if (vidmap::gpu::deviceCount() > 0) {
+    vidmap::gpu::Context ctx;
+    CudaHypothesisScorer scorer(ctx);
     scorer.setPoints(kind, points);
     std::vector<HypothesisScore> dev = scorer.score(models, t2);  // warm-up
     std::vector<double> dev_ms;

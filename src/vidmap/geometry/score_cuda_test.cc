@@ -10,6 +10,7 @@
 #include "vidmap/geometry/score_cuda.h"
 #include "vidmap/geometry/scorer.h"
 #include "vidmap/geometry/test_scene.h"
+#include "vidmap/gpu/device.h"
 
 namespace vidmap::geometry {
 namespace {
@@ -29,7 +30,8 @@ int nearThreshold(ModelKind kind, const std::vector<double>& models,
 void compare(ModelKind kind, const std::vector<double>& models, const std::vector<double>& points,
              double t2) {
   const auto cpu = scoreHypothesesCpu(kind, models, points, t2);
-  CudaHypothesisScorer gpu;
+  gpu::Context ctx;
+  CudaHypothesisScorer gpu(ctx);
   gpu.setPoints(kind, points);
   const auto dev = gpu.score(models, t2);
   ASSERT_EQ(cpu.size(), dev.size());
@@ -45,7 +47,7 @@ void compare(ModelKind kind, const std::vector<double>& models, const std::vecto
 class CudaScorer : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cudaScorerAvailable()) GTEST_SKIP() << "no CUDA device";
+    if (gpu::deviceCount() == 0) GTEST_SKIP() << gpu::noDeviceReason();
   }
 };
 
@@ -99,7 +101,8 @@ TEST_F(CudaScorer, ProjectionAndHomographyModelsMatchTheCpu) {
 }
 
 TEST_F(CudaScorer, EmptyBatchesAndBadSizes) {
-  CudaHypothesisScorer gpu;
+  gpu::Context ctx;
+  CudaHypothesisScorer gpu(ctx);
   gpu.setPoints(ModelKind::kEpipolar, {});
   EXPECT_TRUE(gpu.score({}, 1.0).empty());
   const auto s = gpu.score(std::vector<double>(9, 1.0), 1.0);

@@ -137,11 +137,11 @@ std::vector<HypothesisScore> CudaHypothesisScorer::score(const std::vector<doubl
   {
     auto t = s.ctx.profiler().time("geometry.score", stream);
     scorePartials<<<dim3(blocks, nm), kThreads, 0, stream.handle()>>>(
-        s.kind, s.models.data(), s.points.data(), s.num_points, threshold_sq,
-        s.partial_cost.data(), s.partial_inl.data());
+        s.kind, s.models.data(), s.points.data(), s.num_points, threshold_sq, s.partial_cost.data(),
+        s.partial_inl.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
-    sumPartials<<<(nm + 127) / 128, 128, 0, stream.handle()>>>(
-        nm, blocks, s.partial_cost.data(), s.partial_inl.data(), s.out.data());
+    sumPartials<<<(nm + 127) / 128, 128, 0, stream.handle()>>>(nm, blocks, s.partial_cost.data(),
+                                                               s.partial_inl.data(), s.out.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
   s.out.downloadAsync(std::span<HypothesisScore>(result), stream);

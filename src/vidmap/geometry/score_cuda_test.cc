@@ -7,6 +7,8 @@
 #include <random>
 
 #include "vidmap/geometry/essential_pose.h"
+#include "vidmap/geometry/estimators.h"
+#include "vidmap/geometry/ransac_batched.h"
 #include "vidmap/geometry/score_cuda.h"
 #include "vidmap/geometry/scorer.h"
 #include "vidmap/geometry/test_scene.h"
@@ -110,6 +112,35 @@ TEST_F(CudaScorer, EmptyBatchesAndBadSizes) {
   EXPECT_EQ(s[0].inliers, 0);
   EXPECT_THROW(gpu.score(std::vector<double>(10), 1.0), Error);
   EXPECT_THROW(gpu.setPoints(ModelKind::kProjection, std::vector<double>(4)), Error);
+}
+
+TEST_F(CudaScorer, BatchedRansacChoosesTheSameModelsAsWithTheCpuScorer) {
+  testing::SceneOptions o;
+  o.num_points = 4096;
+  o.outlier_ratio = 0.6;
+  const auto s = testing::makeTwoViewScene(o, 5);
+  Vec2List x1, x2;
+  for (size_t i = 0; i < s.px1.size(); ++i) {
+    x1.push_back(s.cam.normalize(s.px1[i]));
+    x2.push_back(s.cam.normalize(s.px2[i]));
+  }
+  EssentialEstimator est(x1, x2);
+  RansacOptions ro;
+  ro.max_error = 3.0 / 500;
+  auto flatten = [](const Mat3R& m, std::vector<double>* f) { appendModel(m, f); };
+  gpu::Context ctx;
+  CudaHypothesisScorer scorer(ctx);
+  scorer.setPoints(ModelKind::kEpipolar, est.packed());
+  const auto g = ransacBatched(est, ro, 512, flatten, [&](const std::vector<double>& f, double t2) {
+    return scorer.score(f, t2);
+  });
+  const auto c = ransacBatched(est, ro, 512, flatten, [&](const std::vector<double>& f, double t2) {
+    return scoreHypothesesCpu(ModelKind::kEpipolar, f, est.packed(), t2);
+  });
+  ASSERT_TRUE(g.success && c.success);
+  EXPECT_EQ(g.iterations, c.iterations);
+  EXPECT_EQ(g.inlier_mask, c.inlier_mask);
+  EXPECT_LT((g.model - c.model).norm(), 1e-9);
 }
 
 }  // namespace

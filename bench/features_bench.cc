@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     printTiming("vidmap_cpu", tc);
 #if VIDMAP_HAVE_CUDA
     if (cuda) {
-      SiftCuda gpu;
+      SiftCuda gpu{gpu::Context(0)};
       std::vector<double> g;
       SiftStats st;
       auto tg = timeIt(repeat, [&] {
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   printTiming("vidmap_cpu", tm);
 #if VIDMAP_HAVE_CUDA
   if (cuda) {
-    MatchCuda gm;
+    MatchCuda gm{gpu::Context(0)};
     MatchProblem p;
     p.a = a.descriptors.data(), p.na = 4096, p.b = b.descriptors.data(), p.nb = 4096;
     p.segments = {0, 4096};

@@ -1,9 +1,11 @@
 // The CUDA SIFT backend against the CPU oracle (label gpu; skipped without a device).
-// Tolerances: built with -DVIDMAP_CUDA_NO_FMA=ON the backends run the same float operations
-// and must agree exactly; with FMA (the default) the Gaussian levels agree to 1e-5, >= 99% of
-// keypoints agree to 0.01 px in position (same octave, scale within 1e-3 relative, orientation
-// within 1e-3 rad) and the matched descriptors differ by < 1e-4 (median) and < 0.02 (99th
-// percentile) in L2.
+// Tolerances: the scale space and the detection run the same float operations on both
+// backends, so built with -DVIDMAP_CUDA_NO_FMA=ON the Gaussian levels and keypoint positions
+// agree exactly; with FMA (the default) the levels agree to 1e-5 and positions to 0.01 px.
+// The orientation histogram and the descriptor are summed by 32 lanes on the GPU (another
+// order of float additions), so in both builds >= 99% of keypoints must have a counterpart
+// (same octave, position as above, scale within 1e-3 relative, orientation within 1e-3 rad)
+// and matched descriptors differ by < 1e-4 (median) and < 0.02 (99th percentile) in L2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +51,7 @@ TEST(SiftCuda, GaussiansEqualTheCpu) {
     SiftOptions o;
     o.firstOctave = octave;
     auto cpu = siftCpuGaussians(constView(img.view()), o);
-    auto gpu = SiftCuda().gaussians(constView(img.view()), o);
+    auto gpu = SiftCuda(gpu::Context(0)).gaussians(constView(img.view()), o);
     ASSERT_EQ(cpu.size(), gpu.size());
     double worst = 0;
     for (size_t i = 0; i < cpu.size(); ++i) {
@@ -76,8 +78,9 @@ Agreement compare(const Features& c, const Features& g) {
   Agreement a;
   a.cpu = c.size();
   a.gpu = g.size();
-  auto same = [](const Keypoint& p, const Keypoint& q) {
-    return p.octave == q.octave && std::abs(p.x - q.x) <= 0.01f && std::abs(p.y - q.y) <= 0.01f &&
+  const float tol = kExact ? 0.0f : 0.01f;
+  auto same = [tol](const Keypoint& p, const Keypoint& q) {
+    return p.octave == q.octave && std::abs(p.x - q.x) <= tol && std::abs(p.y - q.y) <= tol &&
            std::abs(p.scale - q.scale) <= 1e-3f * p.scale &&
            std::abs(std::remainder(p.orientation - q.orientation, 2 * M_PI)) <= 1e-3;
   };
@@ -123,16 +126,6 @@ void expectAgreement(const Features& c, const Features& g, const char* name) {
   std::printf("[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
               "max %.3g\n",
               name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
-  if (kExact) {
-    ASSERT_EQ(c.size(), g.size());
-    for (size_t i = 0; i < c.size(); ++i) {
-      EXPECT_EQ(c.keypoints[i].x, g.keypoints[i].x);
-      EXPECT_EQ(c.keypoints[i].y, g.keypoints[i].y);
-      EXPECT_EQ(c.keypoints[i].orientation, g.keypoints[i].orientation);
-    }
-    EXPECT_TRUE(c.descriptors == g.descriptors);
-    return;
-  }
   EXPECT_GE(a.cpuFound, 0.99);
   EXPECT_GE(a.gpuFound, 0.99);
   EXPECT_LT(a.descMedian, 1e-4);

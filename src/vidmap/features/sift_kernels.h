@@ -66,7 +66,7 @@ VIDMAP_HD inline float expNeg(float x) {
 VIDMAP_HD inline float atan2Positive(float y, float x) {
   const float ax = fabsf(x), ay = fabsf(y);
   const float mx = ax > ay ? ax : ay, mn = ax > ay ? ay : ax;
-  const float t = mx > 0 ? mn / mx : 0.0f;
+  const float t = mn / (mx > 0 ? mx : 1.0f);  // 0 / 1 at the origin
   const float s = t * t;
   float r =
       t * (0.99997726f +
@@ -80,9 +80,12 @@ VIDMAP_HD inline float atan2Positive(float y, float x) {
 
 // ---- Scale space -------------------------------------------------------------------------
 
-// Gray from 8-bit RGB, Rec. 601 luma, in [0, 1].
+// Gray from 8-bit RGB, Rec. 601 luma, in [0, 1]: the same float operations as the KLT
+// tracker's grayFromRgb (klt/kernels.h), so a gray SIFT hands over equals the tracker's own.
 VIDMAP_HD inline float rgbToGray(Rgb8 p) {
-  return (0.299f * p.r + 0.587f * p.g + 0.114f * p.b) * (1.0f / 255.0f);
+  return (0.299f * static_cast<float>(p.r) + 0.587f * static_cast<float>(p.g) +
+          0.114f * static_cast<float>(p.b)) /
+         255.0f;
 }
 
 // The 2x upsampled image of the first octave -1 at (x, y): bilinear, with pixel x of the input
@@ -139,12 +142,16 @@ struct Gradient {
   float angle;
 };
 
+// From the differences right - left and down - up.
+VIDMAP_HD inline Gradient gradientFromDifferences(float dx, float dy) {
+  const float gx = 0.5f * dx, gy = 0.5f * dy;
+  return {sqrtf(gx * gx + gy * gy), atan2Positive(gy, gx)};
+}
+
 VIDMAP_HD inline Gradient gradientAt(ImageView<const float> g, int x, int y) {
   int xm = x > 0 ? x - 1 : 0, xp = x < g.width - 1 ? x + 1 : g.width - 1;
   int ym = y > 0 ? y - 1 : 0, yp = y < g.height - 1 ? y + 1 : g.height - 1;
-  const float gx = 0.5f * (g(xp, y) - g(xm, y));
-  const float gy = 0.5f * (g(x, yp) - g(x, ym));
-  return {sqrtf(gx * gx + gy * gy), atan2Positive(gy, gx)};
+  return gradientFromDifferences(g(xp, y) - g(xm, y), g(x, yp) - g(x, ym));
 }
 
 // ---- Detection ---------------------------------------------------------------------------
@@ -455,13 +462,43 @@ VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorW
   }
 }
 
+// The columns dx of row dy that can fall inside the rotated 5 x 5 bin square, widened by one
+// pixel on each side so that float rounding never drops a pixel (descriptorPixel still tests
+// each one): a loop bound only, it changes no result.
+VIDMAP_HD inline void descriptorRowSpan(const DescriptorWindow& w, int dy, int* lo, int* hi) {
+  const float R = 2.5f / w.invSbp;
+  const float ry = static_cast<float>(w.yi + dy) - w.y;
+  float a = -1e30f, b = 1e30f;
+  // |ct rx + st ry| < R and |-st rx + ct ry| < R, each an interval of rx unless its
+  // coefficient vanishes.
+  const float coef[2] = {w.ct, -w.st}, off[2] = {w.st * ry, w.ct * ry};
+  for (int k = 0; k < 2; ++k) {
+    if (fabsf(coef[k]) < 1e-4f) continue;
+    float u = (-R - off[k]) / coef[k], v = (R - off[k]) / coef[k];
+    if (u > v) {
+      const float t = u;
+      u = v;
+      v = t;
+    }
+    a = u > a ? u : a;
+    b = v < b ? v : b;
+  }
+  const float base = w.x - static_cast<float>(w.xi);  // dx = rx + base
+  const float l = floorf(a + base) - 1.0f, h = ceilf(b + base) + 1.0f;
+  *lo = l > static_cast<float>(-w.W) ? static_cast<int>(l) : -w.W;
+  *hi = h < static_cast<float>(w.W) ? static_cast<int>(h) : w.W;
+}
+
 // The unnormalised descriptor: the window's pixels in row-major order.
 VIDMAP_HD inline void describeKeypoint(const GradientLevel& gl, float x, float y, float sigma,
                                        float angle, float ct, float st, float desc[128]) {
   for (int i = 0; i < 128; ++i) desc[i] = 0;
   const DescriptorWindow w = descriptorWindow(x, y, sigma, angle, ct, st);
-  for (int dy = -w.W; dy <= w.W; ++dy)
-    for (int dx = -w.W; dx <= w.W; ++dx) descriptorPixel(gl, w, dx, dy, desc);
+  for (int dy = -w.W; dy <= w.W; ++dy) {
+    int lo, hi;
+    descriptorRowSpan(w, dy, &lo, &hi);
+    for (int dx = lo; dx <= hi; ++dx) descriptorPixel(gl, w, dx, dy, desc);
+  }
 }
 
 // L2 normalisation, clamp at 0.2, L2 again; then RootSIFT when l1root: L1 normalisation and

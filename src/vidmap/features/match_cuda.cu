@@ -106,7 +106,8 @@ struct MatchCuda::Impl {
   gpu::DeviceBuffer<Guide> guides;
   gpu::DeviceBuffer<float2> pa, pb;
 
-  explicit Impl(const gpu::Context& c) : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {
+  explicit Impl(const gpu::Context& c)
+      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {
     ctx.makeCurrent();
     checkBlas(cublasCreate(&blas), "cublasCreate");
     checkBlas(cublasSetStream(blas, stream), "cublasSetStream");
@@ -121,7 +122,9 @@ struct MatchCuda::Impl {
   T* ensure(gpu::DeviceBuffer<T>& buf, std::size_t n) {
     return cuda::ensure(ctx, buf, n);
   }
-  gpu::KernelProfiler::Scope time(const char* kernel) { return ctx.profiler().time(kernel, stream); }
+  gpu::KernelProfiler::Scope time(const char* kernel) {
+    return ctx.profiler().time(kernel, stream);
+  }
 };
 
 MatchCuda::MatchCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
@@ -192,7 +195,7 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     {
       auto scope = m.time("match_sgemm");
       checkBlas(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, p.nb, rows, 128, &one, dB, 128,
-                          dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
+                            dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
                 "cublasSgemm");
     }
     const long warps = static_cast<long>(rows) * nseg;

@@ -1,7 +1,7 @@
 // The CUDA backend of SIFT: one thread per pixel (scale space, DoG, gradients, extrema) or one
-// warp per point (orientation, descriptor), each calling the shared functions of sift_kernels.h. The host
-// keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code the
-// CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
+// warp per point (orientation, descriptor), each calling the shared functions of sift_kernels.h.
+// The host keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code
+// the CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,8 +92,8 @@ __global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, f
 // summed per bin in lane order (0..31) and lane 0 finishes the point with the shared code. The
 // sums are thus ordered differently from the CPU's single row-major pass (float rounding
 // differs; sift_cuda_test.cc states the tolerance).
-constexpr int kOrientWarps = 4;   // warps per block
-constexpr int kDescribeWarps = 2;  // 2 x 32 x 129 floats = 33 KB of shared memory
+constexpr int kOrientWarps = 4;                      // warps per block
+constexpr int kDescribeWarps = 2;                    // 2 x 32 x 129 floats = 33 KB of shared memory
 constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank conflicts
 constexpr int kDescStride = kDescriptorSize + 1;
 
@@ -114,7 +114,8 @@ __global__ void kOrient(const SiftPoint* points, int n, const GradientLevel* lev
   float* h = partial[wib][lane];
   for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
   const int side = 2 * w.W + 1;
-  for (int q = lane; q < side * side; q += 32) orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
+  for (int q = lane; q < side * side; q += 32)
+    orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
   __syncwarp();
   for (int b = lane; b < kOrientationBins; b += 32) {
     float sum = 0;
@@ -137,7 +138,8 @@ __global__ void kDescribe(const SiftPoint* points, const float2* cs, int n,
   float* h = partial[wib][lane];
   for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
   const int side = 2 * w.W + 1;
-  for (int q = lane; q < side * side; q += 32) descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
+  for (int q = lane; q < side * side; q += 32)
+    descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
   __syncwarp();
   for (int b = lane; b < kDescriptorSize; b += 32) {
     float sum = 0;
@@ -174,7 +176,9 @@ struct SiftCuda::Impl {
   T* ensure(gpu::DeviceBuffer<T>& b, std::size_t n) {
     return cuda::ensure(ctx, b, n);
   }
-  gpu::KernelProfiler::Scope time(const char* kernel) { return ctx.profiler().time(kernel, stream); }
+  gpu::KernelProfiler::Scope time(const char* kernel) {
+    return ctx.profiler().time(kernel, stream);
+  }
 
   void blur(ImageView<const float> in, float* out, const GaussKernel& k) {
     float* t = ensure(tmp, static_cast<size_t>(in.width) * in.height);
@@ -231,8 +235,7 @@ struct SiftCuda::Impl {
         kDownsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(prev, g, ow, oh);
         VIDMAP_CUDA_CHECK_LAUNCH();
       }
-      for (int i = 1; i < L; ++i)
-        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
+      for (int i = 1; i < L; ++i) blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
     }
   }
 };
@@ -279,8 +282,8 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
     Gradient* g = m.ensure(m.grad[oi], n * S);
     {
       auto scope = m.time("sift_dog");
-      kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].data(),
-                                                                              d, n, n * (L - 1));
+      kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].data(), d,
+                                                                              n, n * (L - 1));
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
     {
@@ -328,7 +331,8 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   std::vector<SiftPoint> base;
   for (size_t oi = 0; oi < no; ++oi) {
     dedupeExtrema(perOctave[oi]);
-    for (const auto& e : perOctave[oi]) base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
+    for (const auto& e : perOctave[oi])
+      base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
   }
   const int nb = static_cast<int>(base.size());
   const int mo = opt.upright ? 1 : opt.maxOrientations;

@@ -87,7 +87,8 @@ Agreement compare(const Features& c, const Features& g) {
   // Keypoints sorted by x for a windowed search.
   std::vector<int> gi(g.size());
   for (size_t i = 0; i < gi.size(); ++i) gi[i] = static_cast<int>(i);
-  std::sort(gi.begin(), gi.end(), [&](int a, int b) { return g.keypoints[a].x < g.keypoints[b].x; });
+  std::sort(gi.begin(), gi.end(),
+            [&](int a, int b) { return g.keypoints[a].x < g.keypoints[b].x; });
   std::vector<float> gx;
   for (int i : gi) gx.push_back(g.keypoints[i].x);
   std::vector<double> dd;
@@ -123,9 +124,10 @@ Agreement compare(const Features& c, const Features& g) {
 
 void expectAgreement(const Features& c, const Features& g, const char* name) {
   const Agreement a = compare(c, g);
-  std::printf("[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
-              "max %.3g\n",
-              name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
+  std::printf(
+      "[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
+      "max %.3g\n",
+      name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
   EXPECT_GE(a.cpuFound, 0.99);
   EXPECT_GE(a.gpuFound, 0.99);
   EXPECT_LT(a.descMedian, 1e-4);
@@ -140,10 +142,11 @@ TEST(SiftCuda, KeypointsAndDescriptorsAgreeWithTheCpu) {
     DescriptorNormalization norm;
     const char* name;
   };
-  for (const Case& k : {Case{800, 640, 0, 4096, false, DescriptorNormalization::kL1Root, "graf1 default"},
-                        Case{800, 640, -1, 8192, false, DescriptorNormalization::kL2, "graf1 octave -1 L2"},
-                        Case{1280, 720, 0, 4096, false, DescriptorNormalization::kL1Root, "blobs 1280x720"},
-                        Case{641, 359, 0, 0, true, DescriptorNormalization::kL1Root, "blobs upright all"}}) {
+  for (const Case& k :
+       {Case{800, 640, 0, 4096, false, DescriptorNormalization::kL1Root, "graf1 default"},
+        Case{800, 640, -1, 8192, false, DescriptorNormalization::kL2, "graf1 octave -1 L2"},
+        Case{1280, 720, 0, 4096, false, DescriptorNormalization::kL1Root, "blobs 1280x720"},
+        Case{641, 359, 0, 0, true, DescriptorNormalization::kL1Root, "blobs upright all"}}) {
     GrayImage img = testImage(k.w, k.h);
     SiftOptions o;
     o.firstOctave = k.firstOctave;
@@ -161,7 +164,8 @@ TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
   REQUIRE_DEVICE();
   Sift gpu(withBackend(Backend::kCuda));
   Sift cpu(withBackend(Backend::kCpu));
-  for (auto [w, h] : {std::pair{640, 480}, std::pair{1280, 720}, std::pair{320, 200}, std::pair{1920, 1080}}) {
+  for (auto [w, h] :
+       {std::pair{640, 480}, std::pair{1280, 720}, std::pair{320, 200}, std::pair{1920, 1080}}) {
     GrayImage img = testImage(w, h);
     expectAgreement(cpu.extract(img).features, gpu.extract(img).features, "sizes");
   }

@@ -554,8 +554,8 @@ VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, in
 }
 
 // The normalised descriptor of an oriented point; ct, st = cos, sin of p.angle (host values).
-VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct,
-                                    float st, bool l1root, float desc[128]) {
+VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct, float st,
+                                    bool l1root, float desc[128]) {
   describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, ct, st, desc);
   normalizeDescriptor(desc, l1root);
 }

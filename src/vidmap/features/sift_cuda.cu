@@ -168,6 +168,7 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<SiftPoint> points, slots;
   gpu::DeviceBuffer<float2> cs;
   gpu::DeviceBuffer<float> desc;
+  int grayWidth = 0, grayHeight = 0;
 
   explicit Impl(const gpu::Context& c)
       : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {}
@@ -197,6 +198,8 @@ struct SiftCuda::Impl {
   void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan) {
     const int w = gray.width, h = gray.height;
     float* in = ensure(input, static_cast<size_t>(w) * h);
+    grayWidth = w;
+    grayHeight = h;
     VIDMAP_CUDA_CHECK(cudaMemcpy2DAsync(in, w * sizeof(float), gray.data,
                                         gray.stride * sizeof(float), w * sizeof(float), h,
                                         cudaMemcpyHostToDevice, stream));
@@ -242,6 +245,10 @@ struct SiftCuda::Impl {
 
 SiftCuda::SiftCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 SiftCuda::~SiftCuda() = default;
+
+ImageView<const float> SiftCuda::deviceGray() const {
+  return {impl_->input.data(), impl_->grayWidth, impl_->grayHeight, impl_->grayWidth};
+}
 
 std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
                                                     const SiftOptions& options) {

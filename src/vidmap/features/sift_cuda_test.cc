@@ -19,6 +19,8 @@
 #endif
 #include "vidmap/features/testing/blob_scene.h"
 #include "vidmap/features/testing/load_image.h"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/runtime.h"
 
 namespace vidmap::features {
 namespace {
@@ -170,6 +172,28 @@ TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
     expectAgreement(cpu.extract(img).features, gpu.extract(img).features, "sizes");
   }
 }
+
+#if VIDMAP_HAVE_CUDA
+TEST(SiftCuda, DeviceGrayIsTheInput) {
+  REQUIRE_DEVICE();
+  GrayImage img = testImage(211, 157);
+  SiftCuda gpu{gpu::Context(0)};
+  SiftOptions o;
+  gpu.extract(constView(img.view()), o, nullptr);
+  const auto g = gpu.deviceGray();
+  ASSERT_EQ(g.width, 211);
+  ASSERT_EQ(g.height, 157);
+  gpu::Context ctx(0);
+  std::vector<float> back(211 * 157);
+  gpu::DeviceBuffer<float> tmp(ctx, back.size());
+  // A device-to-device copy through a buffer of another context on the same device.
+  ctx.makeCurrent();
+  gpu::rt::copyDeviceToDevice(tmp.data(), g.data, back.size() * sizeof(float),
+                              ctx.stream().handle());
+  tmp.download(std::span<float>(back));
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
+}
+#endif
 
 TEST(SiftCuda, BadInputAsOnTheCpu) {
   REQUIRE_DEVICE();

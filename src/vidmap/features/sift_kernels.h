@@ -16,8 +16,8 @@
 
 namespace vidmap::features {
 
-inline constexpr int kGaussMaxRadius = 32;
-inline constexpr int kSiftBorder = 5;  // octave pixels ignored at the border (as OpenCV)
+inline constexpr int kGaussMaxRadius = 128;  // enough for sigma 4 at 1 scale per octave
+inline constexpr int kSiftBorder = 5;        // octave pixels ignored at the border (as OpenCV)
 inline constexpr int kOrientationBins = 36;
 inline constexpr int kRefineIterations = 5;
 inline constexpr float kTwoPi = 6.283185307179586f;

@@ -292,6 +292,31 @@ TEST(Sift, OptionsNameTheBadField) {
   expectField(o, "sift.scalesPerOctave");
 }
 
+// Every option at the ends of its range runs (no kernel radius overflow, no crash) and keeps
+// its contract.
+TEST(Sift, OptionRangeEndsRun) {
+  auto scene = testing::randomBlobScene(160, 120, 60, 1.5, 8, 13);
+  GrayImage img = renderBlobs(scene, 160, 120);
+  for (int S : {1, 8})
+    for (float sigma : {0.8f, 4.0f})
+      for (int oct : {-1, 0})
+        for (float input : {0.0f, 2.0f}) {
+          auto o = cpuOptions();
+          o.scalesPerOctave = S;
+          o.sigma = sigma;
+          o.firstOctave = oct;
+          o.inputSigma = input;
+          o.maxOrientations = 4;
+          o.numOctaves = 16;
+          auto r = Sift(o).extract(img);
+          for (const auto& k : r.features.keypoints) {
+            ASSERT_TRUE(std::isfinite(k.x) && std::isfinite(k.scale) && k.scale > 0);
+            ASSERT_GE(k.x, 0);
+            ASSERT_LT(k.x, 160);
+          }
+        }
+}
+
 TEST(Sift, PlanFollowsTheImageSize) {
   SiftOptions o;
   auto p = planScaleSpace(1280, 720, o);

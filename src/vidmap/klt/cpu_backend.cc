@@ -9,6 +9,30 @@
 
 namespace vidmap::klt {
 
+namespace {
+
+// A parallel loop only when the work is worth waking the threads for: a fork and join costs
+// microseconds, and much more when the cores are shared with other processes.
+template <class F>
+void rows(std::int64_t n, std::int64_t pixelsPerRow, F&& f) {
+  if (n * pixelsPerRow < 16384) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelFor(n, f);
+  }
+}
+
+template <class F>
+void tracks(std::int64_t n, F&& f) {
+  if (n < 8) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelForDynamic(n, f);
+  }
+}
+
+}  // namespace
+
 CpuBackend::CpuBackend(int width, int height, const Options& options)
     : width_(width), height_(height), options_(options) {
   options_.checkFrame(width, height);
@@ -54,7 +78,7 @@ void CpuBackend::uploadRgb(int slot, ImageView<const Rgb8> rgb) {
               ", the tracker was made for " + std::to_string(width_) + " x " +
               std::to_string(height_));
   float* dst = gray_[slot].data();
-  parallelFor(height_, [&](std::int64_t y) {
+  rows(height_, width_, [&](std::int64_t y) {
     for (int x = 0; x < width_; ++x) {
       const Rgb8 p = rgb(x, static_cast<int>(y));
       dst[y * width_ + x] = grayFromRgb(p.r, p.g, p.b);
@@ -69,7 +93,7 @@ void CpuBackend::buildPyramid(int slot) {
     const float* src = g + layout_.offset[l - 1];
     float* dst = g + layout_.offset[l];
     const int sw = layout_.width[l - 1], sh = layout_.height[l - 1], w = layout_.width[l];
-    parallelFor(layout_.height[l], [&](std::int64_t y) {
+    rows(layout_.height[l], w, [&](std::int64_t y) {
       for (int x = 0; x < w; ++x)
         dst[y * w + x] = pyrDownPixel(src, sw, sh, x, static_cast<int>(y));
     });
@@ -79,7 +103,7 @@ void CpuBackend::buildPyramid(int slot) {
     const float* src = g + layout_.offset[l];
     float* dst = d + 2 * layout_.offset[l];
     const int w = layout_.width[l], h = layout_.height[l];
-    parallelFor(h, [&](std::int64_t y) {
+    rows(h, w, [&](std::int64_t y) {
       for (int x = 0; x < w; ++x) {
         const std::int64_t q = 2 * (y * w + x);
         scharrPixel(src, w, h, x, static_cast<int>(y), &dst[q], &dst[q + 1]);
@@ -102,7 +126,7 @@ void CpuBackend::track(Direction direction, int prevSlot, int curSlot, int begin
   const bool forward = direction == Direction::kForward;
   const TrackRecord* in = forward ? records_[0].data() : records_[1].data();
   TrackRecord* out = forward ? records_[1].data() : records_[2].data();
-  parallelForDynamic(end - begin, [&](std::int64_t k) {
+  tracks(end - begin, [&](std::int64_t k) {
     TrackScratch scratch;
     const std::int64_t i = begin + k;
     out[i] = forward ? trackForward(prev, cur, in[i], p, &scratch)
@@ -128,7 +152,7 @@ void CpuBackend::eigenMap(int slot) {
   checkSlot(slot);
   const float* grad = grad_[slot].data();
   std::vector<float> rowMax(height_, 0.0f);
-  parallelFor(height_, [&](std::int64_t y) {
+  rows(height_, width_, [&](std::int64_t y) {
     float m = 0.0f;
     for (int x = 0; x < width_; ++x) {
       const float v = minEigenPixel(grad, width_, height_, x, static_cast<int>(y),
@@ -160,12 +184,12 @@ SelectCounts CpuBackend::select(int aliveCount) {
     trackXY_[2 * slot + 1] = seeds[i].y;
   }
   const float threshold = options_.qualityLevel * eigenMax_;
-  parallelFor(cells, [&](std::int64_t c) {
+  rows(cells, grid_.cellPx * grid_.cellPx, [&](std::int64_t c) {
     const bool occupied = trackStart_[c + 1] > trackStart_[c];
     picks_[c] =
         selectCell(eig_.data(), width_, height_, grid_, static_cast<int>(c), threshold, occupied);
   });
-  parallelFor(cells, [&](std::int64_t c) {
+  rows(cells, 9, [&](std::int64_t c) {
     keep_[c] = picks_[c].score > 0.0f &&
                keepPick(picks_.data(), grid_, static_cast<int>(c), options_.minDistancePx,
                         trackStart_.data(), trackXY_.data());

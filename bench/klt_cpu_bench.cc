@@ -119,6 +119,13 @@ void runCase(int width, int height, int tracks, int reps, bool last) {
     return klt::statusAlive(checked[i].status);
   });
   const double vPush = median(push);
+  int ends[klt::kEndReasonCount] = {};
+  for (const auto& c : checked) ++ends[klt::statusReason(c.status)];
+  std::string endText;
+  for (int r = 1; r < klt::kEndReasonCount; ++r)
+    if (ends[r])
+      endText += (endText.empty() ? "" : ", ") + std::string("\"") + klt::endReasonName(r) +
+                 "\": " + std::to_string(ends[r]);
 
   std::printf(
       "    {\"width\": %d, \"height\": %d, \"tracks\": %d, \"levels\": %d, \"window\": %d,\n",
@@ -126,9 +133,9 @@ void runCase(int width, int height, int tracks, int reps, bool last) {
   std::printf(
       "     \"vidmap\": {\"push_ms\": %.3f, \"pyramid_ms\": %.3f, \"track_fwd_bwd_ms\": %.3f, "
       "\"pushes_per_s\": %.1f, \"track_steps_per_s\": %.0f, \"push_cpu_ms\": %.3f, "
-      "\"select_ms\": %.3f, \"kept\": %d, \"median_error_px\": %.4f}",
+      "\"select_ms\": %.3f, \"kept\": %d, \"ends\": {%s}, \"median_error_px\": %.4f}",
       vPush, median(pyr), median(trk), 1000.0 / vPush, n * 1000.0 / vPush, median(cpu), selectMs,
-      va.kept, va.medianError);
+      va.kept, endText.c_str(), va.medianError);
 #if defined(VIDMAP_HAVE_OPENCV)
   cv::Mat I8(height, width, CV_8U), J8(height, width, CV_8U);
   for (int y = 0; y < height; ++y)

@@ -196,6 +196,11 @@ void run(const Args& a) {
   const fs::path recordPath = a.record.empty()
                                   ? out.parent_path() / (out.stem().string() + ".run.json")
                                   : fs::path(a.record);
+  for (const fs::path& p : {out, recordPath}) {
+    const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    require(fs::is_directory(folder),
+            "vidmap track: the output folder '" + folder.string() + "' does not exist");
+  }
 
   io::RunRecord rec;
   rec.setCommand("vidmap track " + a.input + " --out " + a.out);

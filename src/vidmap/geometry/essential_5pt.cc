@@ -24,42 +24,90 @@ constexpr int monomialIndex(int a, int b, int c) {
   return -1;
 }
 
-// Product table: kProduct[i][j] = index of monomial i * monomial j (or -1 past degree 3).
-struct ProductTable {
-  std::array<std::array<int, 20>, 20> idx{};
-  constexpr ProductTable() {
-    for (int i = 0; i < 20; ++i)
-      for (int j = 0; j < 20; ++j)
-        idx[i][j] =
-            monomialIndex(kMonomials[i][0] + kMonomials[j][0], kMonomials[i][1] + kMonomials[j][1],
-                          kMonomials[i][2] + kMonomials[j][2]);
+// Linear polynomials over (x, y, z, 1), quadratics over (x^2 xy xz y^2 yz z^2 x y z 1), cubics
+// over kMonomials; the products are table-driven over the supports only (16 and 40 terms).
+constexpr int kLin[4][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0}};
+constexpr int kQuad[10][3] = {{2, 0, 0}, {1, 1, 0}, {1, 0, 1}, {0, 2, 0}, {0, 1, 1},
+                              {0, 0, 2}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0}};
+
+constexpr int quadIndex(int a, int b, int c) {
+  for (int i = 0; i < 10; ++i)
+    if (kQuad[i][0] == a && kQuad[i][1] == b && kQuad[i][2] == c) return i;
+  return -1;
+}
+
+struct Tables {
+  int lin_lin[4][4]{};    // -> quadratic index
+  int quad_lin[10][4]{};  // -> cubic (kMonomials) index
+  constexpr Tables() {
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        lin_lin[i][j] =
+            quadIndex(kLin[i][0] + kLin[j][0], kLin[i][1] + kLin[j][1], kLin[i][2] + kLin[j][2]);
+    for (int i = 0; i < 10; ++i)
+      for (int j = 0; j < 4; ++j)
+        quad_lin[i][j] = monomialIndex(kQuad[i][0] + kLin[j][0], kQuad[i][1] + kLin[j][1],
+                                       kQuad[i][2] + kLin[j][2]);
   }
 };
-constexpr ProductTable kProduct;
+constexpr Tables kTables;
 
+using Lin = std::array<double, 4>;
+using Quad = std::array<double, 10>;
 using Poly = std::array<double, 20>;  // coefficients over kMonomials
 
-// Multiply polynomials, skipping zero coefficients (degrees stay <= 3 by construction).
-Poly mul(const Poly& a, const Poly& b) {
-  Poly r{};
-  for (int i = 0; i < 20; ++i) {
-    if (a[i] == 0) continue;
-    for (int j = 0; j < 20; ++j) {
-      if (b[j] == 0) continue;
-      r[kProduct.idx[i][j]] += a[i] * b[j];
-    }
+Quad mul(const Lin& a, const Lin& b) {
+  Quad r{};
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) r[kTables.lin_lin[i][j]] += a[i] * b[j];
+  return r;
+}
+// r += s * q * l
+void addMul(const Quad& q, const Lin& l, double s, Poly* r) {
+  for (int i = 0; i < 10; ++i) {
+    const double qi = s * q[i];
+    for (int j = 0; j < 4; ++j) (*r)[kTables.quad_lin[i][j]] += qi * l[j];
   }
+}
+Quad sub(const Quad& a, const Quad& b) {
+  Quad r;
+  for (int i = 0; i < 10; ++i) r[i] = a[i] - b[i];
   return r;
 }
-Poly add(const Poly& a, const Poly& b) {
-  Poly r;
-  for (int i = 0; i < 20; ++i) r[i] = a[i] + b[i];
-  return r;
-}
-Poly scale(const Poly& a, double s) {
-  Poly r;
-  for (int i = 0; i < 20; ++i) r[i] = a[i] * s;
-  return r;
+
+// Gauss-Newton on the ten cubic constraints A m(x, y, z) = 0: recovers the digits that the
+// elimination and the hidden-variable determinant lose on ill-conditioned samples.
+void polish(const Eigen::Matrix<double, 10, 20>& A, Vec3* xyz) {
+  auto eval = [&](const Vec3& p, Eigen::Matrix<double, 10, 1>* f, Eigen::Matrix<double, 10, 3>* J) {
+    Eigen::Matrix<double, 20, 1> m;
+    Eigen::Matrix<double, 20, 3> dm;
+    for (int i = 0; i < 20; ++i) {
+      const int* e = kMonomials[i];
+      auto pw = [](double b, int k) {
+        return k == 0 ? 1.0 : k == 1 ? b : k == 2 ? b * b : b * b * b;
+      };
+      const double px = pw(p(0), e[0]), py = pw(p(1), e[1]), pz = pw(p(2), e[2]);
+      m(i) = px * py * pz;
+      dm(i, 0) = e[0] ? e[0] * pw(p(0), e[0] - 1) * py * pz : 0;
+      dm(i, 1) = e[1] ? e[1] * px * pw(p(1), e[1] - 1) * pz : 0;
+      dm(i, 2) = e[2] ? e[2] * px * py * pw(p(2), e[2] - 1) : 0;
+    }
+    *f = A * m;
+    if (J) *J = A * dm;
+  };
+  Eigen::Matrix<double, 10, 1> f;
+  Eigen::Matrix<double, 10, 3> J;
+  eval(*xyz, &f, &J);
+  for (int it = 0; it < 3; ++it) {
+    const Vec3 step = (J.transpose() * J).ldlt().solve(-J.transpose() * f);
+    if (!step.allFinite()) return;
+    const Vec3 cand = *xyz + step;
+    Eigen::Matrix<double, 10, 1> fc;
+    eval(cand, &fc, nullptr);
+    if (!(fc.squaredNorm() < f.squaredNorm())) return;
+    *xyz = cand;
+    eval(*xyz, &f, &J);
+  }
 }
 
 }  // namespace
@@ -79,45 +127,38 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
   const auto Rd = qr.matrixQR().diagonal().cwiseAbs();
   if (!(Rd.minCoeff() > 1e-9 * Rd.maxCoeff())) return 0;
   const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
-  const int ix = monomialIndex(1, 0, 0), iy = monomialIndex(0, 1, 0), iz = monomialIndex(0, 0, 1),
-            i1 = monomialIndex(0, 0, 0);
   // Entries of E as linear polynomials x X + y Y + z Z + W.
-  Poly e[3][3];
+  Lin e[3][3];
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) {
-      Poly p{};
-      p[ix] = Q(3 * r + c, 5);
-      p[iy] = Q(3 * r + c, 6);
-      p[iz] = Q(3 * r + c, 7);
-      p[i1] = Q(3 * r + c, 8);
-      e[r][c] = p;
-    }
+    for (int c = 0; c < 3; ++c)
+      e[r][c] = {Q(3 * r + c, 5), Q(3 * r + c, 6), Q(3 * r + c, 7), Q(3 * r + c, 8)};
   Eigen::Matrix<double, 10, 20> A;
   // det(E) = 0
   {
-    Poly d = mul(e[0][0], add(mul(e[1][1], e[2][2]), scale(mul(e[1][2], e[2][1]), -1)));
-    d = add(d,
-            scale(mul(e[0][1], add(mul(e[1][0], e[2][2]), scale(mul(e[1][2], e[2][0]), -1))), -1));
-    d = add(d, mul(e[0][2], add(mul(e[1][0], e[2][1]), scale(mul(e[1][1], e[2][0]), -1))));
+    Poly d{};
+    addMul(sub(mul(e[1][1], e[2][2]), mul(e[1][2], e[2][1])), e[0][0], 1.0, &d);
+    addMul(sub(mul(e[1][0], e[2][2]), mul(e[1][2], e[2][0])), e[0][1], -1.0, &d);
+    addMul(sub(mul(e[1][0], e[2][1]), mul(e[1][1], e[2][0])), e[0][2], 1.0, &d);
     for (int k = 0; k < 20; ++k) A(0, k) = d[k];
   }
   // (E E^T - tr(E E^T)/2 I) E = 0
-  Poly EEt[3][3];
+  Quad EEt[3][3];
   for (int r = 0; r < 3; ++r)
     for (int c = r; c < 3; ++c) {
-      Poly s = mul(e[r][0], e[c][0]);
-      s = add(s, mul(e[r][1], e[c][1]));
-      s = add(s, mul(e[r][2], e[c][2]));
-      EEt[r][c] = EEt[c][r] = s;
+      Quad q = mul(e[r][0], e[c][0]);
+      const Quad q1 = mul(e[r][1], e[c][1]), q2 = mul(e[r][2], e[c][2]);
+      for (int k = 0; k < 10; ++k) q[k] += q1[k] + q2[k];
+      EEt[r][c] = EEt[c][r] = q;
     }
-  const Poly halfTrace = scale(add(add(EEt[0][0], EEt[1][1]), EEt[2][2]), -0.5);
-  for (int i = 0; i < 3; ++i) EEt[i][i] = add(EEt[i][i], halfTrace);
+  Quad half_trace;
+  for (int k = 0; k < 10; ++k) half_trace[k] = -0.5 * (EEt[0][0][k] + EEt[1][1][k] + EEt[2][2][k]);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 10; ++k) EEt[i][i][k] += half_trace[k];
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) {
-      Poly s = mul(EEt[r][0], e[0][c]);
-      s = add(s, mul(EEt[r][1], e[1][c]));
-      s = add(s, mul(EEt[r][2], e[2][c]));
-      for (int k = 0; k < 20; ++k) A(1 + 3 * r + c, k) = s[k];
+      Poly p{};
+      for (int k = 0; k < 3; ++k) addMul(EEt[r][k], e[k][c], 1.0, &p);
+      for (int k = 0; k < 20; ++k) A(1 + 3 * r + c, k) = p[k];
     }
   // Gauss-Jordan: each eliminated monomial as a combination of the remaining ten.
   Eigen::PartialPivLU<Eigen::Matrix<double, 10, 10>> lu(A.leftCols<10>());
@@ -178,17 +219,26 @@ int essential5pt(const Vec3 x1[5], const Vec3 x2[5], std::vector<Mat3>* E) {
     if (v2.squaredNorm() > v.squaredNorm()) v = v2;
     if (v3.squaredNorm() > v.squaredNorm()) v = v3;
     if (!(std::abs(v(2)) > 1e-14 * v.norm())) continue;
-    const double x = v(0) / v(2), y = v(1) / v(2);
-    Eigen::Matrix<double, 9, 1> ev = x * Q.col(5) + y * Q.col(6) + z * Q.col(7) + Q.col(8);
-    if (!ev.allFinite()) continue;
-    ev.normalize();
+    Vec3 xyz(v(0) / v(2), v(1) / v(2), z);
+    // E from (x, y, z) and its violation of the trace constraint (|E| = 1: relative).
+    auto essential = [&](const Vec3& p, Mat3* Ek) {
+      Eigen::Matrix<double, 9, 1> ev =
+          p(0) * Q.col(5) + p(1) * Q.col(6) + p(2) * Q.col(7) + Q.col(8);
+      if (!ev.allFinite()) return 1e300;
+      ev.normalize();
+      *Ek << ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(6), ev(7), ev(8);
+      const Mat3 EEt = *Ek * Ek->transpose();
+      return (2 * EEt * *Ek - EEt.trace() * *Ek).norm() + std::abs(Ek->determinant());
+    };
     Mat3 Ek;
-    Ek << ev(0), ev(1), ev(2), ev(3), ev(4), ev(5), ev(6), ev(7), ev(8);
+    double residual = essential(xyz, &Ek);
+    if (!(residual < 1e-10)) {  // an ill-conditioned sample: polish the root
+      polish(A, &xyz);
+      residual = essential(xyz, &Ek);
+    }
     // Keep true essential matrices only: a root that the elimination brought in, or one lost
-    // to rounding, violates the trace constraint (|E| = 1, so the residual is relative).
-    const Mat3 EEt = Ek * Ek.transpose();
-    const double trace_residual = (2 * EEt * Ek - EEt.trace() * Ek).norm();
-    if (!(trace_residual < 1e-5) || !(std::abs(Ek.determinant()) < 1e-5)) continue;
+    // to rounding, violates the constraints.
+    if (!(residual < 1e-5)) continue;
     E->push_back(Ek);
     ++n;
   }

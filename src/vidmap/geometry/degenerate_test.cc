@@ -103,6 +103,17 @@ TEST(Degenerate, CoplanarPointsAreDetectedAsPlanar) {
   EXPECT_EQ(g.config, TwoViewConfig::kPlanar) << g.message;
 }
 
+TEST(Degenerate, HugeCoordinatesFailCleanly) {
+  SceneOptions o;
+  auto s = testing::makeTwoViewScene(o, 6);
+  for (auto& p : s.px2) p *= 1e200;
+  const auto g = estimateRelativePose(s.px1, s.px2, s.cam, s.cam);
+  EXPECT_FALSE(g.success()) << toString(g.config);
+  auto q = testing::makePnPScene(o, 7);
+  for (auto& X : q.X) X *= 1e300;
+  EXPECT_FALSE(estimatePnP(q.px, q.X, q.cam).success);
+}
+
 TEST(Degenerate, PureOutliersFail) {
   SceneOptions o;
   o.outlier_ratio = 1.0;

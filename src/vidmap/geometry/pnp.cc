@@ -54,6 +54,7 @@ PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinho
     if (r.inlier_mask[i]) inl.push_back(i);
   Pose pose = r.model.pose;
   LmOptions lm;
+  lm.max_iterations = 10;
   lm.loss_scale = opt.loss_scale_px / camera.meanFocal();
   refineAbsolutePose(xn, world, inl, &pose, lm);
   const AbsolutePoseModel model = AbsolutePoseModel::from(pose);

@@ -170,24 +170,34 @@ struct AbsolutePoseProblem {
   }
   double normalEquations(const State& s, Eigen::Matrix<double, 6, 6>* JtJ,
                          Eigen::Matrix<double, 6, 1>* Jtr) const {
-    JtJ->setZero();
-    Jtr->setZero();
+    // Written out per point (two Jacobian rows, the upper triangle of J^T J): the refiner's
+    // inner loop.
+    double H[6][6] = {};
+    double g[6] = {};
     double c = 0;
     forEach(idx, xn.size(), [&](int i) {
       const Vec3 RX = s.R * X[i];
-      const Vec3 p = RX + s.t;
-      const double iz = 1.0 / p.z();
-      const Vec2 r = p.head<2>() * iz - xn[i];
-      Eigen::Matrix<double, 2, 3> dproj;
-      dproj << iz, 0, -p.x() * iz * iz, 0, iz, -p.y() * iz * iz;
-      Eigen::Matrix<double, 2, 6> J;
-      J.leftCols<3>() = -dproj * skew(RX);  // R' = exp(w) R
-      J.rightCols<3>() = dproj;
-      const double w = loss.weight(r.squaredNorm());
-      JtJ->noalias() += w * J.transpose() * J;
-      Jtr->noalias() += w * J.transpose() * r;
-      c += loss.rho(r.squaredNorm());
+      const double a = RX.x(), b = RX.y(), cz = RX.z();
+      const double z = cz + s.t.z();
+      const double iz = 1.0 / z;
+      const double u = (a + s.t.x()) * iz, v = (b + s.t.y()) * iz;
+      const double r0 = u - xn[i].x(), r1 = v - xn[i].y();
+      // R' = exp(w) R: d p / d w = -[R X]x; d p / d t = I.
+      const double j0[6] = {-iz * u * b, iz * (cz + u * a), -iz * b, iz, 0, -iz * u};
+      const double j1[6] = {-iz * (cz + v * b), iz * v * a, iz * a, 0, iz, -iz * v};
+      const double s2 = r0 * r0 + r1 * r1;
+      const double w = loss.weight(s2);
+      for (int k = 0; k < 6; ++k) {
+        const double wk0 = w * j0[k], wk1 = w * j1[k];
+        for (int l = k; l < 6; ++l) H[k][l] += wk0 * j0[l] + wk1 * j1[l];
+        g[k] += wk0 * r0 + wk1 * r1;
+      }
+      c += loss.rho(s2);
     });
+    for (int k = 0; k < 6; ++k) {
+      (*Jtr)(k) = g[k];
+      for (int l = k; l < 6; ++l) (*JtJ)(k, l) = (*JtJ)(l, k) = H[k][l];
+    }
     return 0.5 * c;
   }
   State retract(const State& s, const Eigen::Matrix<double, 6, 1>& d) const {

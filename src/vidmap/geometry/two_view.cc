@@ -202,6 +202,11 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
       g.config = TwoViewConfig::kPanoramic;
       const Mat3 Hn = cam2.K().inverse() * g.H * cam1.K();
       const double det = Hn.determinant();
+      if (!(std::abs(det) > 0) || !std::isfinite(det)) {
+        g.config = TwoViewConfig::kDegenerate;
+        g.message = "the homography of a pure rotation is singular";
+        return g;
+      }
       g.relative.R = nearestRotation(Hn / std::cbrt(det));
       g.relative.t.setZero();
       g.inlier_mask = hr.inlier_mask;

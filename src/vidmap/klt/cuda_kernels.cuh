@@ -1,0 +1,424 @@
+// The CUDA kernels of the KLT tracker. Each kernel calls the VIDMAP_HD functions of kernels.h
+// that the CPU backend (the oracle) runs, so a build with -fmad=false equals the CPU bit for
+// bit. Every kernel takes the K sequences of a BatchView: blockIdx.y is the sequence.
+//
+// Two tracking kernels:
+// - trackLaneKernel: one thread per track, trackForward/trackBackward of kernels.h unchanged
+//   (the design's form, 4.3). Its TrackScratch (15 KiB) lives in local memory.
+// - trackWarpKernel: one warp per track, as vilib and Basalt do. Lane l holds the window
+//   pixels k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in
+//   registers for the whole level, and each window sum is the lane's partial over its pixels
+//   in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is exactly
+//   the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
+//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
+//   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "vidmap/klt/cuda_batch_view.h"
+#include "vidmap/klt/kernels.h"
+
+namespace vidmap::klt::cuda {
+
+inline constexpr unsigned kFullMask = 0xffffffffu;
+
+// ---------------------------------------------------------------------------------------------
+// Frame and pyramid
+
+__global__ void grayFromRgbKernel(BatchView v, int slot, const std::uint8_t* rgb) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  const std::uint8_t* q = rgb + 3 * (seq * v.pixels() + p);
+  v.grayOf(seq, slot)[p] = grayFromRgb(q[0], q[1], q[2]);
+}
+
+__global__ void grayFromFloatKernel(BatchView v, int slot, const float* gray) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  v.grayOf(seq, slot)[p] = gray[seq * v.pixels() + p];
+}
+
+// Level `level` (>= 1) of the slot from level - 1.
+__global__ void pyrDownKernel(BatchView v, int slot, int level) {
+  const int w = v.layout.width[level];
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= v.layout.pixels(level)) return;
+  float* g = v.grayOf(blockIdx.y, slot);
+  const int x = static_cast<int>(p % w), y = static_cast<int>(p / w);
+  g[v.layout.offset[level] + p] = pyrDownPixel(g + v.layout.offset[level - 1],
+                                               v.layout.width[level - 1],
+                                               v.layout.height[level - 1], x, y);
+}
+
+// The Scharr gradient of every level of the slot (a flat index over the pyramid).
+__global__ void scharrKernel(BatchView v, int slot) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= v.layout.total) return;
+  int l = v.layout.levels - 1;
+  while (l > 0 && p < v.layout.offset[l]) --l;
+  const std::int64_t q = p - v.layout.offset[l];
+  const int w = v.layout.width[l];
+  const float* g = v.grayOf(blockIdx.y, slot) + v.layout.offset[l];
+  float* d = v.gradOf(blockIdx.y, slot) + 2 * p;
+  scharrPixel(g, w, v.layout.height[l], static_cast<int>(q % w), static_cast<int>(q / w), d,
+              d + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tracking
+
+// The tracks [begin, min(end, alive[seq])) of a sequence (alive may be null: end alone).
+__device__ __forceinline__ int trackLimit(const BatchView& v, int end, bool useAlive, int seq) {
+  if (!useAlive) return end;
+  const int a = v.alive[seq];
+  return a < end ? a : end;
+}
+
+// forward: records[1][i] = trackForward(prev, cur, records[0][i]);
+// backward: records[2][i] = trackBackward(prev, cur, records[1][i]).
+__global__ void __launch_bounds__(64) trackLaneKernel(BatchView v, int prevSlot, int curSlot,
+                                                      bool backward, int begin, int end,
+                                                      bool useAlive, TrackParams p) {
+  const int seq = blockIdx.y;
+  const int i = begin + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;
+  TrackScratch scratch;
+  const PyramidView prev = v.pyramid(seq, prevSlot), cur = v.pyramid(seq, curSlot);
+  if (!backward)
+    v.recordsOf(1, seq)[i] = trackForward(prev, cur, v.recordsOf(0, seq)[i], p, &scratch);
+  else
+    v.recordsOf(2, seq)[i] = trackBackward(prev, cur, v.recordsOf(1, seq)[i], p, &scratch);
+}
+
+// The sum over the warp in the order of laneTreeSum (see the file comment).
+__device__ __forceinline__ float warpTreeSum(float v) {
+  v = v + __shfl_xor_sync(kFullMask, v, 16);
+  v = v + __shfl_xor_sync(kFullMask, v, 8);
+  v = v + __shfl_xor_sync(kFullMask, v, 4);
+  v = v + __shfl_xor_sync(kFullMask, v, 2);
+  v = v + __shfl_xor_sync(kFullMask, v, 1);
+  return v;
+}
+
+// The window pixels of one lane: k = lane + 32 s for s < PL (k < n), with their offsets
+// (i - hw, j - hw) from the window centre, k = j * size + i.
+template <int PL>
+struct LanePixels {
+  int di[PL];
+  int dj[PL];
+  bool valid[PL];
+
+  __device__ __forceinline__ LanePixels(int lane, int hw) {
+    const int size = 2 * hw + 1, n = size * size;
+    int i = lane % size, j = lane / size;
+    const int si = kLanes % size, sj = kLanes / size;
+#pragma unroll
+    for (int s = 0; s < PL; ++s) {
+      valid[s] = lane + kLanes * s < n;
+      di[s] = i - hw;
+      dj[s] = j - hw;
+      i += si;
+      j += sj;
+      if (i >= size) {
+        i -= size;
+        ++j;
+      }
+    }
+  }
+};
+
+// trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
+// returns the same record.
+template <int PL>
+__device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J, float ux,
+                                      float uy, const TrackParams& p, int lane) {
+  const int hw = p.halfWindow;
+  const int size = 2 * hw + 1, n = size * size;
+  const float eps2 = p.epsilonPx * p.epsilonPx;
+  if (!insideMargin(ux, uy, I.layout.width[0], I.layout.height[0], hw))
+    return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
+
+  const LanePixels<PL> px(lane, hw);
+  float t[PL], gx[PL], gy[PL];
+  float dx = 0.0f, dy = 0.0f;
+  bool lost = false, usable0 = false, converged0 = false;
+  int iterations0 = 0;
+  TemplateSums t0;
+  for (int level = p.levels - 1; level >= 0; --level) {
+    if (lost) {
+      if (level > 0) {
+        dx = dx * 2.0f;
+        dy = dy * 2.0f;
+      }
+      continue;
+    }
+    const float scale = 1.0f / static_cast<float>(1 << level);
+    const float cx = ux * scale, cy = uy * scale;
+    const LevelView li = I.level(level), lj = J.level(level);
+
+    // sampleTemplate: the window, then pass 1 (mean) and pass 2 (the other sums).
+    TemplateSums ts;
+    ts.n = static_cast<float>(n);
+    {
+      const Bilinear b = bilinearAt(cx, cy);
+      float st = 0.0f;
+#pragma unroll
+      for (int s = 0; s < PL; ++s) {
+        if (px.valid[s]) {
+          t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di[s], px.dj[s]);
+          bilinearTapGrad(li.grad, li.width, li.height, b, px.di[s], px.dj[s], &gx[s], &gy[s]);
+          st += t[s];
+        } else {
+          t[s] = gx[s] = gy[s] = 0.0f;
+        }
+      }
+      ts.meanT = warpTreeSum(st) / ts.n;
+      float stc = 0.0f, stt = 0.0f, sxx = 0.0f, sxy = 0.0f, syy = 0.0f, sx = 0.0f, sy = 0.0f,
+            sax = 0.0f, say = 0.0f;
+#pragma unroll
+      for (int s = 0; s < PL; ++s) {
+        if (px.valid[s]) {
+          const float tc = t[s] - ts.meanT;
+          const float av = p.photometric == 0 ? t[s] : tc;
+          stc += tc;
+          stt += tc * tc;
+          sxx += gx[s] * gx[s];
+          sxy += gx[s] * gy[s];
+          syy += gy[s] * gy[s];
+          sx += gx[s];
+          sy += gy[s];
+          sax += av * gx[s];
+          say += av * gy[s];
+        }
+      }
+      ts.sumTc = warpTreeSum(stc);
+      ts.varTn = warpTreeSum(stt);
+      ts.gxx = warpTreeSum(sxx);
+      ts.gxy = warpTreeSum(sxy);
+      ts.gyy = warpTreeSum(syy);
+      ts.sgx = warpTreeSum(sx);
+      ts.sgy = warpTreeSum(sy);
+      ts.ax = warpTreeSum(sax);
+      ts.ay = warpTreeSum(say);
+      finishTemplateSums(&ts, p.minEigThreshold);
+    }
+    if (level == 0) {
+      t0 = ts;
+      usable0 = ts.usable;
+    }
+    if (ts.usable) {
+      const float lo = static_cast<float>(-hw - 1);
+      const float hix = static_cast<float>(lj.width + hw), hiy = static_cast<float>(lj.height + hw);
+      for (int it = 0; it < p.maxIterations; ++it) {
+        const float qx = cx + dx, qy = cy + dy;
+        if (!(qx >= lo && qy >= lo && qx <= hix && qy <= hiy)) {
+          lost = true;
+          break;
+        }
+        const Bilinear b = bilinearAt(qx, qy);
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+#pragma unroll
+        for (int s = 0; s < PL; ++s) {
+          if (px.valid[s]) {
+            const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di[s], px.dj[s]);
+            a0 += j;
+            a1 += j * j;
+            a2 += j * gx[s];
+            a3 += j * gy[s];
+          }
+        }
+        TargetSums js;
+        js.sj = warpTreeSum(a0);
+        js.sjj = warpTreeSum(a1);
+        js.sjgx = warpTreeSum(a2);
+        js.sjgy = warpTreeSum(a3);
+        float sx, sy;
+        gaussNewtonStep(ts, js, p.photometric, &sx, &sy);
+        dx = dx + sx;
+        dy = dy + sy;
+        if (level == 0) iterations0 = it + 1;
+        if (sx * sx + sy * sy < eps2) {
+          if (level == 0) converged0 = true;
+          break;
+        }
+      }
+    }
+    if (level > 0) {
+      dx = dx * 2.0f;
+      dy = dy * 2.0f;
+    }
+  }
+  const float x = ux + dx, y = uy + dy;
+  int reason = 0;
+  if (lost || !insideMargin(x, y, J.layout.width[0], J.layout.height[0], hw))
+    reason = static_cast<int>(EndReason::kOutOfFrame);
+  else if (!usable0)
+    reason = static_cast<int>(EndReason::kLowStructure);
+  else if (!converged0)
+    reason = static_cast<int>(EndReason::kNoConvergence);
+  float ncc = 0.0f;
+  if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
+    // t[] holds the level-0 template: level 0 was sampled, since the track is not lost.
+    const LevelView l0 = J.level(0);
+    const Bilinear b = bilinearAt(x, y);
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
+#pragma unroll
+    for (int s = 0; s < PL; ++s) {
+      if (px.valid[s]) {
+        const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di[s], px.dj[s]);
+        const float tc = t[s] - t0.meanT;
+        a0 += j;
+        a1 += j * j;
+        a2 += tc * j;
+      }
+    }
+    const float sj = warpTreeSum(a0), sjj = warpTreeSum(a1), stj = warpTreeSum(a2);
+    ncc = nccFromSums(sj, sjj, stj, t0);
+  }
+  return {x, y, ncc, makeStatus(reason, iterations0)};
+}
+
+// One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.
+template <int PL>
+__global__ void __launch_bounds__(128) trackWarpKernel(BatchView v, int prevSlot, int curSlot,
+                                                       bool backward, int begin, int end,
+                                                       bool useAlive, TrackParams p) {
+  const int seq = blockIdx.y;
+  const int lane = threadIdx.x & (kLanes - 1);
+  const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
+  const PyramidView prev = v.pyramid(seq, prevSlot), cur = v.pyramid(seq, curSlot);
+  TrackRecord r;
+  if (!backward) {
+    const TrackRecord seed = v.recordsOf(0, seq)[i];
+    r = trackPointWarp<PL>(prev, cur, seed.x, seed.y, p, lane);
+  } else {
+    const TrackRecord fwd = v.recordsOf(1, seq)[i];
+    r = statusAlive(fwd.status) ? trackPointWarp<PL>(cur, prev, fwd.x, fwd.y, p, lane) : fwd;
+  }
+  if (lane == 0) v.recordsOf(backward ? 2 : 1, seq)[i] = r;
+}
+
+__global__ void checkKernel(BatchView v, int begin, int end, bool useAlive, float fbThresholdPx,
+                            float nccThreshold) {
+  const int seq = blockIdx.y;
+  const int i = begin + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;
+  v.recordsOf(3, seq)[i] = checkTrack(v.recordsOf(0, seq)[i], v.recordsOf(1, seq)[i],
+                                      v.recordsOf(2, seq)[i], fbThresholdPx, nccThreshold);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection
+
+// The lambda_min map of level 0 and its maximum (eigMax must be zeroed before). The values
+// are >= 0 and never -0, so the bits of a float order as unsigned integers and the maximum
+// does not depend on the order of the atomics.
+__global__ void eigenMapKernel(BatchView v, int slot, int blockSize, int halfWindow) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  float e = 0.0f;
+  if (p < v.pixels()) {
+    const int x = static_cast<int>(p % v.width), y = static_cast<int>(p / v.width);
+    e = minEigenPixel(v.gradOf(seq, slot), v.width, v.height, x, y, blockSize, halfWindow);
+    v.eig[seq * v.pixels() + p] = e;
+  }
+  unsigned bits = e > 0.0f ? __float_as_uint(e) : 0u;
+  for (int o = 16; o >= 1; o >>= 1) {
+    const unsigned other = __shfl_xor_sync(kFullMask, bits, o);
+    bits = other > bits ? other : bits;
+  }
+  if ((threadIdx.x & (kLanes - 1)) == 0 && bits != 0u) atomicMax(&v.eigMax[seq], bits);
+}
+
+// Counts the alive tracks of each cell (cellCount zeroed before).
+__global__ void bucketCountKernel(BatchView v) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.alive[seq]) return;
+  const TrackRecord r = v.recordsOf(0, seq)[i];
+  const int c = cellOf(v.sel.grid, r.x, r.y);
+  v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i] = c;
+  atomicAdd(&v.sel.cellCount[seq * v.sel.grid.count() + c], 1);
+}
+
+// Puts each alive track into its cell's bucket (the order inside a bucket does not matter to
+// keepPick); cellCount counts down to 0 as a cursor.
+__global__ void bucketScatterKernel(BatchView v) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.alive[seq]) return;
+  const TrackRecord r = v.recordsOf(0, seq)[i];
+  const int gc = seq * v.sel.grid.count() +
+                 v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i];
+  const int slot = v.sel.trackStart[gc] + atomicSub(&v.sel.cellCount[gc], 1) - 1;
+  v.sel.trackXY[2 * slot] = r.x;
+  v.sel.trackXY[2 * slot + 1] = r.y;
+}
+
+__global__ void selectCellKernel(BatchView v, float qualityLevel) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const float threshold = qualityLevel * __uint_as_float(v.eigMax[seq]);
+  const bool occupied = v.sel.trackStart[gc + 1] > v.sel.trackStart[gc];
+  v.sel.picks[gc] = selectCell(v.eig + seq * v.pixels(), v.width, v.height, v.sel.grid, c,
+                               threshold, occupied);
+}
+
+// The sort key of a cell: sequence (bits 52..63), the complement of the score's bits
+// (bits 20..51; larger scores first, no pick last) and the cell (bits 0..19; lower first on a
+// tie), so an ascending sort puts each sequence's picks in pickStronger order.
+__host__ __device__ inline std::uint64_t pickKey(int seq, float score, bool kept, int cell) {
+  const std::uint32_t s = kept ? ~__float_as_uint(score) : 0xffffffffu;
+  return (static_cast<std::uint64_t>(seq) << 52) | (static_cast<std::uint64_t>(s) << 20) |
+         static_cast<std::uint64_t>(cell);
+}
+
+__global__ void keepPickKernel(BatchView v, float minDistancePx) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const Pick pk = v.sel.picks[gc];
+  const bool kept = pk.score > 0.0f && keepPick(v.sel.picks + seq * cells, v.sel.grid, c,
+                                                minDistancePx, v.sel.trackStart + seq * cells,
+                                                v.sel.trackXY);
+  v.sel.keys[gc] = pickKey(seq, pk.score, kept, c);
+  if (kept) atomicAdd(&v.sel.selected[seq], 1);
+}
+
+// From the sorted keys: take the `capacity - alive` strongest kept picks of each sequence.
+__global__ void rankPickKernel(BatchView v) {
+  const int cells = v.sel.grid.count();
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= static_cast<std::int64_t>(cells) * v.sequences) return;
+  const std::uint64_t key = v.sel.sorted[j];
+  const int seq = static_cast<int>(key >> 52);
+  const int c = static_cast<int>(key & 0xfffffu);
+  const bool kept = ((key >> 20) & 0xffffffffu) != 0xffffffffu;
+  const std::int64_t rank = j - static_cast<std::int64_t>(seq) * cells;
+  const int room = v.capacity - v.alive[seq];
+  v.sel.take[seq * cells + c] = kept && rank < room ? 1 : 0;
+}
+
+// Appends the taken picks of each sequence in cell order after its alive seeds.
+__global__ void compactPickKernel(BatchView v) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const int first = v.sel.takePos[seq * cells];
+  if (c == 0) v.sel.appended[seq] = v.sel.takePos[(seq + 1) * cells] - first;
+  if (!v.sel.take[gc]) return;
+  const Pick pk = v.sel.picks[gc];
+  v.recordsOf(0, seq)[v.alive[seq] + v.sel.takePos[gc] - first] = seedRecord(pk.x, pk.y, pk.score);
+}
+
+}  // namespace vidmap::klt::cuda

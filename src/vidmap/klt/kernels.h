@@ -237,6 +237,15 @@ struct TemplateSums {
   bool usable = false;              // lambdaPerPixel >= minEigThreshold and det > 0 (finite)
 };
 
+// The end of sampleTemplate, once the window sums are in s (the warp kernel calls it too):
+// lambdaPerPixel = lambda_min(G) / n, det = gxx*gyy - gxy*gxy, usable, invDet = 1 / det.
+VIDMAP_HD inline void finishTemplateSums(TemplateSums* s, float minEigThreshold) {
+  s->lambdaPerPixel = minEigen2x2(s->gxx, s->gxy, s->gyy) / s->n;
+  const float det = s->gxx * s->gyy - s->gxy * s->gxy;
+  s->usable = s->lambdaPerPixel >= minEigThreshold && det > 0.0f && det <= 3.0e38f;
+  s->invDet = s->usable ? 1.0f / det : 0.0f;
+}
+
 // Samples the template window of level lv around (cx, cy) and takes its sums.
 // Order: pass 1 sums T (-> meanT = sum / n); pass 2, per pixel with tc = T - meanT, sums
 // tc, tc*tc, gx*gx, gx*gy, gy*gy, gx, gy, and a*gx, a*gy with a = T (mode 0) or tc (1, 2).
@@ -284,10 +293,7 @@ VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, floa
   s.sgy = laneTreeSum(sy);
   s.ax = laneTreeSum(sax);
   s.ay = laneTreeSum(say);
-  s.lambdaPerPixel = minEigen2x2(s.gxx, s.gxy, s.gyy) / s.n;
-  const float det = s.gxx * s.gyy - s.gxy * s.gxy;
-  s.usable = s.lambdaPerPixel >= minEigThreshold && det > 0.0f && det <= 3.0e38f;
-  s.invDet = s.usable ? 1.0f / det : 0.0f;
+  finishTemplateSums(&s, minEigThreshold);
   return s;
 }
 
@@ -374,6 +380,15 @@ VIDMAP_HD inline void gaussNewtonStep(const TemplateSums& t, const TargetSums& j
   *sy = (t.gxx * by - t.gxy * bx) * t.invDet;
 }
 
+// The end of windowNcc from the sums sum(J), sum(J J) and sum(tc J) (the warp kernel calls it).
+VIDMAP_HD inline float nccFromSums(float sj, float sjj, float stj, const TemplateSums& t) {
+  const float mj = sj / t.n;
+  const float varjn = fmaxf(sjj - sj * mj, 0.0f);
+  const float num = stj - mj * t.sumTc;
+  const float den = sqrtf(t.varTn * varjn);
+  return den > 0.0f ? num / den : 0.0f;
+}
+
 // The zero-mean NCC of the template and a target window:
 //   num = sum(tc J) - mJ sumTc, den = sqrtf(varTn varJn), ncc = num / den (0 when den = 0),
 // with sum(tc J), sum(J), sum(J J) lane-strided and mJ, varJn as in gaussNewtonStep.
@@ -388,12 +403,7 @@ VIDMAP_HD inline float windowNcc(const float* jw, const TemplateWindow& win, con
     b[l] += j * j;
     c[l] += tc * j;
   }
-  const float sj = laneTreeSum(a), sjj = laneTreeSum(b), stj = laneTreeSum(c);
-  const float mj = sj / t.n;
-  const float varjn = fmaxf(sjj - sj * mj, 0.0f);
-  const float num = stj - mj * t.sumTc;
-  const float den = sqrtf(t.varTn * varjn);
-  return den > 0.0f ? num / den : 0.0f;
+  return nccFromSums(laneTreeSum(a), laneTreeSum(b), laneTreeSum(c), t);
 }
 
 // Scratch of one trackPoint call (about 15 KiB; the CPU keeps it on the stack).

@@ -105,23 +105,22 @@ __device__ __forceinline__ float warpTreeSum(float v) {
   return v;
 }
 
-// The window pixels of one lane: k = lane + 32 s for s < PL (k < n), with their offsets
-// (i - hw, j - hw) from the window centre, k = j * size + i.
+// The window pixels of one lane: k = lane + 32 s for s < PL (valid while k < n), each as its
+// offset (di, dj) = (i - hw, j - hw) from the window centre, k = j * size + i, packed in one
+// int as (di + 32) | (dj + 32) << 6 to keep the registers few.
 template <int PL>
 struct LanePixels {
-  int di[PL];
-  int dj[PL];
-  bool valid[PL];
+  int packed[PL];
+  int lane, n;
 
-  __device__ __forceinline__ LanePixels(int lane, int hw) {
-    const int size = 2 * hw + 1, n = size * size;
+  __device__ __forceinline__ LanePixels(int laneIndex, int hw) : lane(laneIndex) {
+    const int size = 2 * hw + 1;
+    n = size * size;
     int i = lane % size, j = lane / size;
     const int si = kLanes % size, sj = kLanes / size;
 #pragma unroll
     for (int s = 0; s < PL; ++s) {
-      valid[s] = lane + kLanes * s < n;
-      di[s] = i - hw;
-      dj[s] = j - hw;
+      packed[s] = (i - hw + 32) | ((j - hw + 32) << 6);
       i += si;
       j += sj;
       if (i >= size) {
@@ -130,7 +129,22 @@ struct LanePixels {
       }
     }
   }
+  __device__ __forceinline__ bool valid(int s) const { return lane + kLanes * s < n; }
+  __device__ __forceinline__ int di(int s) const { return (packed[s] & 63) - 32; }
+  __device__ __forceinline__ int dj(int s) const { return (packed[s] >> 6) - 32; }
 };
+
+// A level of a pyramid with every index into the layout a compile-time constant, so that the
+// layout stays in the kernel's parameter space instead of a local-memory copy.
+__device__ __forceinline__ LevelView levelAt(const PyramidView& P, int level) {
+  LevelView r;
+#pragma unroll
+  for (int l = 0; l < kMaxLevels; ++l)
+    if (l == level)
+      r = {P.gray + P.layout.offset[l], P.grad + 2 * P.layout.offset[l], P.layout.width[l],
+           P.layout.height[l]};
+  return r;
+}
 
 // trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
 // returns the same record.
@@ -159,7 +173,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     }
     const float scale = 1.0f / static_cast<float>(1 << level);
     const float cx = ux * scale, cy = uy * scale;
-    const LevelView li = I.level(level), lj = J.level(level);
+    const LevelView li = levelAt(I, level), lj = levelAt(J, level);
 
     // sampleTemplate: the window, then pass 1 (mean) and pass 2 (the other sums).
     TemplateSums ts;
@@ -169,9 +183,9 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
       float st = 0.0f;
 #pragma unroll
       for (int s = 0; s < PL; ++s) {
-        if (px.valid[s]) {
-          t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di[s], px.dj[s]);
-          bilinearTapGrad(li.grad, li.width, li.height, b, px.di[s], px.dj[s], &gx[s], &gy[s]);
+        if (px.valid(s)) {
+          t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+          bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx[s], &gy[s]);
           st += t[s];
         } else {
           t[s] = gx[s] = gy[s] = 0.0f;
@@ -182,7 +196,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
             sax = 0.0f, say = 0.0f;
 #pragma unroll
       for (int s = 0; s < PL; ++s) {
-        if (px.valid[s]) {
+        if (px.valid(s)) {
           const float tc = t[s] - ts.meanT;
           const float av = p.photometric == 0 ? t[s] : tc;
           stc += tc;
@@ -224,8 +238,8 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
 #pragma unroll
         for (int s = 0; s < PL; ++s) {
-          if (px.valid[s]) {
-            const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di[s], px.dj[s]);
+          if (px.valid(s)) {
+            const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s));
             a0 += j;
             a1 += j * j;
             a2 += j * gx[s];
@@ -264,13 +278,13 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
   float ncc = 0.0f;
   if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
     // t[] holds the level-0 template: level 0 was sampled, since the track is not lost.
-    const LevelView l0 = J.level(0);
+    const LevelView l0 = levelAt(J, 0);
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
 #pragma unroll
     for (int s = 0; s < PL; ++s) {
-      if (px.valid[s]) {
-        const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di[s], px.dj[s]);
+      if (px.valid(s)) {
+        const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s));
         const float tc = t[s] - t0.meanT;
         a0 += j;
         a1 += j * j;
@@ -375,7 +389,7 @@ __global__ void selectCellKernel(BatchView v, float qualityLevel) {
 // The sort key of a cell: sequence (bits 52..63), the complement of the score's bits
 // (bits 20..51; larger scores first, no pick last) and the cell (bits 0..19; lower first on a
 // tie), so an ascending sort puts each sequence's picks in pickStronger order.
-__host__ __device__ inline std::uint64_t pickKey(int seq, float score, bool kept, int cell) {
+__device__ inline std::uint64_t pickKey(int seq, float score, bool kept, int cell) {
   const std::uint32_t s = kept ? ~__float_as_uint(score) : 0xffffffffu;
   return (static_cast<std::uint64_t>(seq) << 52) | (static_cast<std::uint64_t>(s) << 20) |
          static_cast<std::uint64_t>(cell);

@@ -222,6 +222,7 @@ struct TemplateWindow {
   float t[kMaxWindowPixels];   // I at c + (i - hw, j - hw), bilinear
   float gx[kMaxWindowPixels];  // its gradient, bilinear from the Scharr level
   float gy[kMaxWindowPixels];
+  float m[kMaxWindowPixels];  // 1 where c + (i - hw, j - hw) lies in the level, else 0
 };
 
 struct TemplateSums {
@@ -255,14 +256,23 @@ VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, floa
                                              TemplateWindow* win) {
   const int size = 2 * hw + 1, n = size * size;
   const Bilinear b = bilinearAt(cx, cy);
+  const float hx = static_cast<float>(lv.width - 1), hy = static_cast<float>(lv.height - 1);
+  int valid = 0;
   for (int j = 0; j < size; ++j)
     for (int i = 0; i < size; ++i) {
       const int k = j * size + i;
-      win->t[k] = bilinearTap(lv.gray, lv.width, lv.height, b, i - hw, j - hw);
-      bilinearTapGrad(lv.grad, lv.width, lv.height, b, i - hw, j - hw, &win->gx[k], &win->gy[k]);
+      const float x = cx + static_cast<float>(i - hw), y = cy + static_cast<float>(j - hw);
+      if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+        win->t[k] = bilinearTap(lv.gray, lv.width, lv.height, b, i - hw, j - hw);
+        bilinearTapGrad(lv.grad, lv.width, lv.height, b, i - hw, j - hw, &win->gx[k], &win->gy[k]);
+        win->m[k] = 1.0f;
+        ++valid;
+      } else {
+        win->t[k] = win->gx[k] = win->gy[k] = win->m[k] = 0.0f;
+      }
     }
   TemplateSums s;
-  s.n = static_cast<float>(n);
+  s.n = static_cast<float>(valid > 0 ? valid : 1);
   float a[kLanes] = {};
   for (int k = 0; k < n; ++k) a[k % kLanes] += win->t[k];
   s.meanT = laneTreeSum(a) / s.n;
@@ -271,7 +281,7 @@ VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, floa
         sx[kLanes] = {}, sy[kLanes] = {}, sax[kLanes] = {}, say[kLanes] = {};
   for (int k = 0; k < n; ++k) {
     const int l = k % kLanes;
-    const float tc = win->t[k] - s.meanT;
+    const float tc = (win->t[k] - s.meanT) * win->m[k];
     const float gx = win->gx[k], gy = win->gy[k];
     const float av = photometric == 0 ? win->t[k] : tc;
     stc[l] += tc;
@@ -329,14 +339,14 @@ VIDMAP_HD inline TargetSums targetSums(const float* jw, const TemplateWindow& wi
   int k = 0;
   for (; k + kLanes <= n; k += kLanes)
     for (int l = 0; l < kLanes; ++l) {
-      const float j = jw[k + l];
+      const float j = jw[k + l] * win.m[k + l];
       a[l] += j;
       b[l] += j * j;
       c[l] += j * win.gx[k + l];
       d[l] += j * win.gy[k + l];
     }
   for (int l = 0; k + l < n; ++l) {
-    const float j = jw[k + l];
+    const float j = jw[k + l] * win.m[k + l];
     a[l] += j;
     b[l] += j * j;
     c[l] += j * win.gx[k + l];
@@ -458,12 +468,17 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
       usable0 = t.usable;
     }
     if (t.usable) {
-      const float lo = static_cast<float>(-hw - 1);
-      const float hix = static_cast<float>(lj.width + hw), hiy = static_cast<float>(lj.height + hw);
+      const float hix = static_cast<float>(lj.width - 1), hiy = static_cast<float>(lj.height - 1);
+      const float startX = dx, startY = dy;
       for (int it = 0; it < p.maxIterations; ++it) {
         const float px = cx + dx, py = cy + dy;
-        if (!(px >= lo && py >= lo && px <= hix && py <= hiy)) {
-          lost = true;
+        if (!(px >= 0.0f && py >= 0.0f && px <= hix && py <= hiy)) {
+          if (level > 0) {  // the level's result is discarded
+            dx = startX;
+            dy = startY;
+          } else {
+            lost = true;
+          }
           break;
         }
         sampleTargetWindow(lj, px, py, hw, scratch->jw);
@@ -479,6 +494,10 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
         }
       }
     }
+#ifdef KLT_DEBUG
+    printf("L%d c=(%.2f,%.2f) usable=%d lam=%.3g d=(%.3f,%.3f) lost=%d\n", level, cx, cy,
+           (int)t.usable, t.lambdaPerPixel, dx, dy, (int)lost);
+#endif
     if (level > 0) {
       dx = dx * 2.0f;
       dy = dy * 2.0f;
@@ -518,7 +537,7 @@ VIDMAP_HD inline TrackRecord trackBackward(const PyramidView& prev, const Pyrami
 
 // The check (section 2.3, 3.5): x, y of the forward record, measure = forward-backward error
 // sqrtf(dx*dx + dy*dy) with d = backward - seed, and the status: the forward reason if the
-// forward track ended; else 4 if the backward track ended or the error is not <= fbThresholdPx;
+// forward track ended; else 4 if the error is not <= fbThresholdPx (the backward status aside);
 // else 5 if the forward NCC is not >= nccThreshold; else alive. Bits 16-23 keep the forward
 // pass's iterations at level 0.
 VIDMAP_HD inline TrackRecord checkTrack(const TrackRecord& seed, const TrackRecord& fwd,
@@ -528,7 +547,7 @@ VIDMAP_HD inline TrackRecord checkTrack(const TrackRecord& seed, const TrackReco
   const float fb = sqrtf(ex * ex + ey * ey);
   int reason = statusReason(fwd.status);
   if (reason == 0) {
-    if (!statusAlive(bwd.status) || !(fb <= fbThresholdPx))
+    if (!(fb <= fbThresholdPx))
       reason = static_cast<int>(EndReason::kForwardBackward);
     else if (!(fwd.measure >= nccThreshold))
       reason = static_cast<int>(EndReason::kNcc);

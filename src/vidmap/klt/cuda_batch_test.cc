@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "vidmap/core/error.h"
@@ -63,7 +64,7 @@ TEST(CudaBatch, EqualsSeparateTrackers) {
           bool flags[kSequences];
           for (int q = 0; q < kSequences; ++q) frames.push_back(frameOf(scenes, q, f));
           for (int q = 0; q < kSequences; ++q) {
-            views.push_back(frames[q].view());
+            views.push_back(std::as_const(frames[q]).view());
             flags[q] = keyframeOf(q, f);
           }
           const auto reports = batch.push(views, std::span<const bool>(flags, kSequences));

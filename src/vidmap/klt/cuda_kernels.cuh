@@ -146,6 +146,11 @@ __device__ __forceinline__ LevelView levelAt(const PyramidView& P, int level) {
   return r;
 }
 
+// The template mask of pixel s as the float factor m of kernels.h (1 or 0).
+__device__ __forceinline__ float maskOf(unsigned mask, int s) {
+  return (mask >> s) & 1u ? 1.0f : 0.0f;
+}
+
 // trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
 // returns the same record.
 template <int PL>
@@ -159,6 +164,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
 
   const LanePixels<PL> px(lane, hw);
   float t[PL], gx[PL], gy[PL];
+  unsigned mask = 0u;  // bit s: pixel s of the lane lies in the level (the m of kernels.h)
   float dx = 0.0f, dy = 0.0f;
   bool lost = false, usable0 = false, converged0 = false;
   int iterations0 = 0;
@@ -175,29 +181,38 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     const float cx = ux * scale, cy = uy * scale;
     const LevelView li = levelAt(I, level), lj = levelAt(J, level);
 
-    // sampleTemplate: the window, then pass 1 (mean) and pass 2 (the other sums).
+    // sampleTemplate: the window (pixels outside the level masked), then pass 1 (mean) and
+    // pass 2 (the other sums). mask bit s is the m of pixel s.
     TemplateSums ts;
-    ts.n = static_cast<float>(n);
     {
       const Bilinear b = bilinearAt(cx, cy);
+      const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
       float st = 0.0f;
+      int valid = 0;
+      mask = 0u;
 #pragma unroll
       for (int s = 0; s < PL; ++s) {
+        t[s] = gx[s] = gy[s] = 0.0f;
         if (px.valid(s)) {
-          t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-          bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx[s], &gy[s]);
+          const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
+          if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+            t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx[s], &gy[s]);
+            mask |= 1u << s;
+            ++valid;
+          }
           st += t[s];
-        } else {
-          t[s] = gx[s] = gy[s] = 0.0f;
         }
       }
+      valid = __reduce_add_sync(kFullMask, valid);
+      ts.n = static_cast<float>(valid > 0 ? valid : 1);
       ts.meanT = warpTreeSum(st) / ts.n;
       float stc = 0.0f, stt = 0.0f, sxx = 0.0f, sxy = 0.0f, syy = 0.0f, sx = 0.0f, sy = 0.0f,
             sax = 0.0f, say = 0.0f;
 #pragma unroll
       for (int s = 0; s < PL; ++s) {
         if (px.valid(s)) {
-          const float tc = t[s] - ts.meanT;
+          const float tc = (t[s] - ts.meanT) * maskOf(mask, s);
           const float av = p.photometric == 0 ? t[s] : tc;
           stc += tc;
           stt += tc * tc;
@@ -226,12 +241,17 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
       usable0 = ts.usable;
     }
     if (ts.usable) {
-      const float lo = static_cast<float>(-hw - 1);
-      const float hix = static_cast<float>(lj.width + hw), hiy = static_cast<float>(lj.height + hw);
+      const float hix = static_cast<float>(lj.width - 1), hiy = static_cast<float>(lj.height - 1);
+      const float startX = dx, startY = dy;
       for (int it = 0; it < p.maxIterations; ++it) {
         const float qx = cx + dx, qy = cy + dy;
-        if (!(qx >= lo && qy >= lo && qx <= hix && qy <= hiy)) {
-          lost = true;
+        if (!(qx >= 0.0f && qy >= 0.0f && qx <= hix && qy <= hiy)) {
+          if (level > 0) {  // the level's result is discarded
+            dx = startX;
+            dy = startY;
+          } else {
+            lost = true;
+          }
           break;
         }
         const Bilinear b = bilinearAt(qx, qy);
@@ -239,7 +259,8 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
 #pragma unroll
         for (int s = 0; s < PL; ++s) {
           if (px.valid(s)) {
-            const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s));
+            const float j =
+                bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s);
             a0 += j;
             a1 += j * j;
             a2 += j * gx[s];

@@ -47,6 +47,11 @@ std::vector<StepReport> CudaBatchTracker::push(std::span<const ImageView<const R
   return pushImpl([&](int q) { engine_->stageRgb(q, frames[q]); }, frames.size(), keyframes);
 }
 
+std::vector<StepReport> CudaBatchTracker::push(
+    std::span<const ImageView<const std::uint8_t>> frames, std::span<const bool> keyframes) {
+  return pushImpl([&](int q) { engine_->stageGray8(q, frames[q]); }, frames.size(), keyframes);
+}
+
 template <class Stage>
 std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t count,
                                                    std::span<const bool> keyframes) {
@@ -76,7 +81,8 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
       seeds_[q][i] = seedRecord(t.x[i], t.y[i], t.measure[i]);
       ages_[q][i] = t.age[i] + 1;
     }
-    engine_->stageSeeds(q, seeds_[q].data(), t.size(), ages_[q].data());
+    static const int kNoAges = 0;  // a non-null pointer: an empty table still has its ages
+    engine_->stageSeeds(q, seeds_[q].data(), t.size(), t.size() ? ages_[q].data() : &kNoAges);
   }
   engine_->push(prevSlot_, cur, track, anySelect, useGraph_);
 

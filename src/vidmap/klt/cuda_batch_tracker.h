@@ -7,6 +7,7 @@
 // the selection on the device) and one read (checked records, counts and picks).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -37,6 +38,9 @@ class CudaBatchTracker {
   std::vector<StepReport> push(std::span<const ImageView<const float>> frames,
                                std::span<const bool> keyframes = {});
   std::vector<StepReport> push(std::span<const ImageView<const Rgb8>> frames,
+                               std::span<const bool> keyframes = {});
+  // 8-bit gray frames (level 0 = v / 255): a quarter of the bytes of float frames to upload.
+  std::vector<StepReport> push(std::span<const ImageView<const std::uint8_t>> frames,
                                std::span<const bool> keyframes = {});
 
   int sequences() const;

@@ -270,13 +270,26 @@ void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
     std::memcpy(dst + 3 * static_cast<std::size_t>(y) * width(), &rgb(0, y), 3 * width());
 }
 
+void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
+  require(gray.width == width() && gray.height == height(),
+          "klt: frame is " + std::to_string(gray.width) + " x " + std::to_string(gray.height) +
+              ", the tracker was made for " + std::to_string(width()) + " x " +
+              std::to_string(height()));
+  require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kGray8,
+          "klt cuda: frames of one push must have one format");
+  stagedFormat_ = FrameFormat::kGray8;
+  std::uint8_t* dst = stage_.data() + in_.frames + seq * view_.pixels();
+  for (int y = 0; y < height(); ++y)
+    std::memcpy(dst + static_cast<std::size_t>(y) * width(), &gray(0, y), width());
+}
+
 void Engine::stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages) {
   require(count >= 0 && count <= options_.capacity,
           "klt: " + std::to_string(count) + " seeds exceed the capacity " +
               std::to_string(options_.capacity));
   counts_[seq] = count;
   seedsStaged_ = true;
-  agesStaged_ = ages != nullptr;
+  if (ages) agesStaged_ = true;  // then every sequence must give its ages
   // Dense: the offsets follow the counts of the sequences staged so far, in sequence order.
   int off = 0;
   for (int s = 0; s < sequences(); ++s) {
@@ -296,7 +309,8 @@ void Engine::copyInbox() {
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences();
   if (stagedFormat_ != FrameFormat::kNone) {
-    const std::size_t bpp = stagedFormat_ == FrameFormat::kRgb8 ? 3 : 4;
+    const std::size_t bpp =
+        stagedFormat_ == FrameFormat::kRgb8 ? 3 : (stagedFormat_ == FrameFormat::kGray8 ? 1 : 4);
     VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
                                       bpp * K * view_.pixels(), cudaMemcpyHostToDevice, s));
   }
@@ -340,6 +354,10 @@ void Engine::unpack(int slot) {
     grayFromRgbKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
         view_, slot, inbox_.data() + in_.frames);
     VIDMAP_CUDA_CHECK_LAUNCH();
+  } else if (stagedFormat_ == FrameFormat::kGray8) {
+    grayFromByteKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
+        view_, slot, inbox_.data() + in_.frames);
+    VIDMAP_CUDA_CHECK_LAUNCH();
   }
   if (seedsStaged_) {
     unpackSeedsKernel<<<dim3(blocksFor(options_.capacity, kBlock), K), kBlock, 0, s>>>(
@@ -359,7 +377,7 @@ void Engine::send(int slot) {
   copyInbox();
   unpack(slot);
   stagedFormat_ = FrameFormat::kNone;
-  seedsStaged_ = false;
+  seedsStaged_ = agesStaged_ = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,7 +524,7 @@ void Engine::select() {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-void Engine::receive(bool checked, bool picks) {
+void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer) {
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences();
@@ -525,6 +543,7 @@ void Engine::receive(bool checked, bool picks) {
   const std::size_t end = checked ? out_.checked + 16 * static_cast<std::size_t>(stagedTotal())
                                   : (picks ? out_.checked : out_.picks);
   VIDMAP_CUDA_CHECK(cudaMemcpyAsync(result_.data(), o, end, cudaMemcpyDeviceToHost, s));
+  if (stopTimer) stopTimer->stop(s);
   ctx_.synchronize();
   receivedPicks_ = picks;
 }
@@ -622,7 +641,9 @@ void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bo
           "klt cuda: a push that tracks needs staged seeds with their ages");
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
+  if (pushTimer_) pushTimer_->start(s);
   copyInbox();
+  if (kernelTimer_) kernelTimer_->start(s);
   if (!useGraph) {
     queuePush(prevSlot, curSlot, track, selectOnDevice);
   } else {
@@ -633,7 +654,7 @@ void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bo
     if (!g) {
       g = std::make_unique<Graph>();
       cudaGraph_t graph = nullptr;
-      VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
       capturing_ = true;
       try {
         queuePush(prevSlot, curSlot, track, selectOnDevice);
@@ -656,8 +677,23 @@ void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bo
     VIDMAP_CUDA_CHECK(cudaGraphLaunch(g->exec, s));
   }
   stagedFormat_ = FrameFormat::kNone;
-  seedsStaged_ = false;
-  receive(track, selectOnDevice);
+  seedsStaged_ = agesStaged_ = false;
+  if (kernelTimer_) kernelTimer_->stop(s);
+  receive(track, selectOnDevice, pushTimer_.get());
+  if (pushTimer_) {
+    lastPushMs_ = pushTimer_->elapsedMs();
+    lastKernelsMs_ = kernelTimer_->elapsedMs();
+  }
+}
+
+void Engine::setTiming(bool on) {
+  if (on && !pushTimer_) {
+    pushTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());
+    kernelTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());
+  } else if (!on) {
+    pushTimer_.reset();
+    kernelTimer_.reset();
+  }
 }
 
 }  // namespace vidmap::klt::cuda

@@ -17,13 +17,14 @@
 #include "vidmap/core/image.h"
 #include "vidmap/gpu/context.h"
 #include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/event_timer.h"
 #include "vidmap/klt/backend.h"
 #include "vidmap/klt/cuda_batch_view.h"
 
 namespace vidmap::klt::cuda {
 
 enum class TrackKernel { kLane = 0, kWarp = 1 };
-enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2 };
+enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
 // Pinned host memory (cudaHostAlloc) owned by RAII.
 class PinnedBytes {
@@ -79,6 +80,7 @@ class Engine {
   // track will have after this push (read at send(): keep them alive until then).
   void stageGray(int seq, ImageView<const float> gray);
   void stageRgb(int seq, ImageView<const Rgb8> rgb);
+  void stageGray8(int seq, ImageView<const std::uint8_t> gray);  // level 0 = v / 255
   void stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages = nullptr);
   int stagedCount(int seq) const { return counts_[seq]; }
   int stagedTotal() const;
@@ -100,7 +102,7 @@ class Engine {
   void setAlive(int seq, int alive);
 
   // The outbox: counts, checked records of the staged tracks, picks; one device-to-host copy.
-  void receive(bool checked, bool picks);
+  void receive(bool checked, bool picks, gpu::EventTimer* stopTimer = nullptr);
   int selected(int seq) const;
   int appended(int seq) const;
   const TrackRecord* checked(int seq) const;  // stagedCount(seq) records
@@ -120,6 +122,11 @@ class Engine {
 
   // Per-kernel GPU times of direct launches (KernelProfiler names "klt_*").
   void setProfiling(bool on) { profiling_ = on; }
+  // GPU times of each push() by events: the whole push (upload, kernels, read) and the
+  // kernels alone, in ms (0 while timing is off).
+  void setTiming(bool on);
+  double lastPushMs() const { return lastPushMs_; }
+  double lastKernelsMs() const { return lastKernelsMs_; }
 
  private:
   struct Graph;
@@ -162,6 +169,8 @@ class Engine {
   bool capturing_ = false;
   bool receivedPicks_ = false;
   std::map<int, std::unique_ptr<Graph>> graphs_;
+  std::unique_ptr<gpu::EventTimer> pushTimer_, kernelTimer_;
+  double lastPushMs_ = 0, lastKernelsMs_ = 0;
 };
 
 }  // namespace vidmap::klt::cuda

@@ -43,6 +43,14 @@ __global__ void grayFromFloatKernel(BatchView v, int slot, const float* gray) {
   v.grayOf(seq, slot)[p] = gray[seq * v.pixels() + p];
 }
 
+// An 8-bit gray frame: v / 255 (the last step of grayFromRgb).
+__global__ void grayFromByteKernel(BatchView v, int slot, const std::uint8_t* gray) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  v.grayOf(seq, slot)[p] = static_cast<float>(gray[seq * v.pixels() + p]) / 255.0f;
+}
+
 // Level `level` (>= 1) of the slot from level - 1.
 __global__ void pyrDownKernel(BatchView v, int slot, int level) {
   const int w = v.layout.width[level];

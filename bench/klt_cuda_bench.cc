@@ -31,6 +31,11 @@ using klt::cuda::Engine;
 using klt::cuda::TrackKernel;
 using Clock = std::chrono::steady_clock;
 
+const char* kernelName(TrackKernel k) {
+  return k == TrackKernel::kWarp ? "warp"
+                                 : (k == TrackKernel::kWarpShared ? "warp-shared" : "lane");
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -79,8 +84,8 @@ struct PushStats {
 };
 
 // K sequences of n tracks each: pushes alternating the two frames, tracking every time.
-PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel,
-                  int reps, bool perKernel) {
+PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel, int reps,
+                  bool perKernel) {
   const int w = fr.I.width(), h = fr.I.height();
   klt::Options o = klt::optionsFor(w);
   o.capacity = std::max(n, 1);
@@ -179,9 +184,12 @@ int main(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--dump" && i + 1 < argc) dump = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(3, std::atoi(argv[++i]));
-    else if (a == "--quick") quick = true;
+    if (a == "--dump" && i + 1 < argc)
+      dump = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(3, std::atoi(argv[++i]));
+    else if (a == "--quick")
+      quick = true;
   }
   if (gpu::deviceCount() == 0) {
     std::printf("{\"skipped\": \"%s\"}\n", gpu::noDeviceReason().c_str());
@@ -189,13 +197,15 @@ int main(int argc, char** argv) {
   }
   gpu::Context ctx;
   const auto info = ctx.info();
-  std::printf("{\n \"bench\": \"klt_cuda\",\n \"device\": \"%s\",\n \"sms\": %d,\n"
-              " \"commit\": \"%s\",\n \"no_fma\": %s,\n \"reps\": %d,\n",
-              info.name.c_str(), info.multiProcessors, build::kGitCommit,
-              build::kCudaNoFma ? "true" : "false", reps);
+  std::printf(
+      "{\n \"bench\": \"klt_cuda\",\n \"device\": \"%s\",\n \"sms\": %d,\n"
+      " \"commit\": \"%s\",\n \"no_fma\": %s,\n \"reps\": %d,\n",
+      info.name.c_str(), info.multiProcessors, build::kGitCommit,
+      build::kCudaNoFma ? "true" : "false", reps);
 
   const int sizes[2][2] = {{640, 360}, {1280, 720}};
-  const std::vector<int> counts = quick ? std::vector<int>{1024} : std::vector<int>{256, 1024, 4096, 8192};
+  const std::vector<int> counts =
+      quick ? std::vector<int>{1024} : std::vector<int>{256, 1024, 4096, 8192};
   std::string cases = "[";
   std::printf(" \"push\": [\n");
   bool first = true;
@@ -203,19 +213,19 @@ int main(int argc, char** argv) {
     const Frames fr = makeFrames(sz[0], sz[1]);
     const klt::Options o = klt::optionsFor(sz[0]);
     for (int n : counts) {
-      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kLane}) {
+      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane}) {
         const bool perKernel = true;
         const PushStats s = measure(ctx, fr, 1, n, k, reps, perKernel);
         const double flops = flopsPerTrackStep(o, s.meanIterations0) * n;
         const double floorUs = std::max(flops / 60e12, bytesPerPush(sz[0], sz[1]) / 4.3e12) * 1e6;
-        std::printf("%s  {\"width\": %d, \"height\": %d, \"tracks\": %d, \"kernel\": \"%s\", "
-                    "\"alive\": %d, \"mean_iterations_level0\": %.2f, \"push_gpu_ms\": %.4f, "
-                    "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, \"keyframe_push_gpu_ms\": "
-                    "%.4f, \"keyframe_push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
-                    "\"flops_per_push\": %.4g, \"floor_us\": %.2f, \"kernel_ms\": {",
-                    first ? "" : ",\n", sz[0], sz[1], n, k == TrackKernel::kWarp ? "warp" : "lane",
-                    s.alive, s.meanIterations0, s.gpuMs, s.kernelsMs, s.wallMs, s.keyGpuMs,
-                    s.keyWallMs, n / (s.gpuMs * 1e-3), flops, floorUs);
+        std::printf(
+            "%s  {\"width\": %d, \"height\": %d, \"tracks\": %d, \"kernel\": \"%s\", "
+            "\"alive\": %d, \"mean_iterations_level0\": %.2f, \"push_gpu_ms\": %.4f, "
+            "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, \"keyframe_push_gpu_ms\": "
+            "%.4f, \"keyframe_push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"flops_per_push\": %.4g, \"floor_us\": %.2f, \"kernel_ms\": {",
+            first ? "" : ",\n", sz[0], sz[1], n, kernelName(k), s.alive, s.meanIterations0, s.gpuMs,
+            s.kernelsMs, s.wallMs, s.keyGpuMs, s.keyWallMs, n / (s.gpuMs * 1e-3), flops, floorUs);
         bool f2 = true;
         for (const auto& [name, ms] : s.kernelMs) {
           std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);
@@ -227,8 +237,8 @@ int main(int argc, char** argv) {
       }
       if (!dump.empty()) {
         std::filesystem::create_directories(dump);
-        const std::string name = std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + "_" +
-                                 std::to_string(n);
+        const std::string name =
+            std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + "_" + std::to_string(n);
         writePgm(dump + "/" + name + "_prev.pgm", fr.I);
         writePgm(dump + "/" + name + "_cur.pgm", fr.J);
         std::ofstream pf(dump + "/" + name + "_points.txt");
@@ -253,21 +263,25 @@ int main(int argc, char** argv) {
   struct T {
     int w, h, n;
   };
-  const std::vector<T> tp = quick ? std::vector<T>{{640, 360, 1024}}
-                                  : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}};
+  const std::vector<T> tp =
+      quick ? std::vector<T>{{640, 360, 1024}}
+            : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}};
   for (const T& t : tp) {
     const Frames fr = makeFrames(t.w, t.h);
-    for (int K : {1, 4, 16}) {
-      const PushStats s = measure(ctx, fr, K, t.n, TrackKernel::kWarp, reps, false);
-      std::printf("%s  {\"width\": %d, \"height\": %d, \"tracks_per_sequence\": %d, "
-                  "\"sequences\": %d, \"push_gpu_ms\": %.4f, \"kernels_gpu_ms\": %.4f, "
-                  "\"push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
-                  "\"track_steps_per_s_wall\": %.4g}",
-                  first ? "" : ",\n", t.w, t.h, t.n, K, s.gpuMs, s.kernelsMs, s.wallMs,
-                  K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3));
-      std::fflush(stdout);
-      first = false;
-    }
+    for (int K : {1, 4, 16})
+      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared}) {
+        const PushStats s = measure(ctx, fr, K, t.n, k, reps, false);
+        std::printf(
+            "%s  {\"width\": %d, \"height\": %d, \"tracks_per_sequence\": %d, "
+            "\"sequences\": %d, \"kernel\": \"%s\", \"push_gpu_ms\": %.4f, "
+            "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
+            "\"keyframe_push_gpu_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"track_steps_per_s_wall\": %.4g}",
+            first ? "" : ",\n", t.w, t.h, t.n, K, kernelName(k), s.gpuMs, s.kernelsMs, s.wallMs,
+            s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3));
+        std::fflush(stdout);
+        first = false;
+      }
   }
   std::printf("\n ]\n}\n");
   if (!dump.empty()) {

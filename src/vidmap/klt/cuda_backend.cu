@@ -10,8 +10,30 @@
 namespace vidmap::klt {
 
 const char* cudaTrackKernelName(CudaTrackKernel k) {
-  return k == CudaTrackKernel::kLane ? "lane" : "warp";
+  switch (k) {
+    case CudaTrackKernel::kLane:
+      return "lane";
+    case CudaTrackKernel::kWarp:
+      return "warp";
+    case CudaTrackKernel::kWarpShared:
+      return "warp-shared";
+  }
+  return "?";
 }
+
+namespace cuda {
+TrackKernel engineKernel(CudaTrackKernel k) {
+  switch (k) {
+    case CudaTrackKernel::kLane:
+      return TrackKernel::kLane;
+    case CudaTrackKernel::kWarp:
+      return TrackKernel::kWarp;
+    case CudaTrackKernel::kWarpShared:
+      return TrackKernel::kWarpShared;
+  }
+  return TrackKernel::kWarp;
+}
+}  // namespace cuda
 
 namespace {
 
@@ -19,9 +41,7 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend(gpu::Context& ctx, int width, int height, const Options& options,
               const CudaBackendOptions& cuda)
-      : engine_(ctx, 1, width, height, options,
-                cuda.kernel == CudaTrackKernel::kLane ? cuda::TrackKernel::kLane
-                                                      : cuda::TrackKernel::kWarp),
+      : engine_(ctx, 1, width, height, options, cuda::engineKernel(cuda.kernel)),
         name_(std::string("cuda-") + cudaTrackKernelName(cuda.kernel)) {
     engine_.setProfiling(cuda.profile);
   }

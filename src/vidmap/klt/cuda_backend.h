@@ -15,8 +15,10 @@
 namespace vidmap::klt {
 
 enum class CudaTrackKernel {
-  kLane,  // one thread per track: trackForward / trackBackward of kernels.h as they are
-  kWarp,  // one warp per track (the same sums in the same order, by __shfl_xor_sync)
+  kLane,        // one thread per track: trackForward / trackBackward of kernels.h as they are
+  kWarp,        // one warp per track (the same sums in the same order, by __shfl_xor_sync),
+                // the template in registers and each window pass fully unrolled
+  kWarpShared,  // the same with the template in shared memory and fewer registers
 };
 
 const char* cudaTrackKernelName(CudaTrackKernel k);

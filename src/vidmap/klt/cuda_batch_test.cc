@@ -80,8 +80,8 @@ TEST(CudaBatch, EqualsSeparateTrackers) {
             if (cudatest::kBitExact)
               expectSameTable(batch.tracks(q), cpu[q].tracks(), "batch vs cpu tracker", q, f);
             std::printf("[batch %s %s] seq %d push %d: alive %d ended %d appended %d\n",
-                        cudaTrackKernelName(k), graph ? "graph" : "direct", q, f,
-                        reports[q].alive, reports[q].ended(), reports[q].appended);
+                        cudaTrackKernelName(k), graph ? "graph" : "direct", q, f, reports[q].alive,
+                        reports[q].ended(), reports[q].appended);
           }
           EXPECT_EQ(ctx.memory().liveBytes(),
                     live + static_cast<std::int64_t>(batch.residentBytes()));

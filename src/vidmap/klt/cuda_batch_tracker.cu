@@ -8,18 +8,10 @@
 
 namespace vidmap::klt {
 
-namespace {
-
-cuda::TrackKernel engineKernel(CudaTrackKernel k) {
-  return k == CudaTrackKernel::kLane ? cuda::TrackKernel::kLane : cuda::TrackKernel::kWarp;
-}
-
-}  // namespace
-
 CudaBatchTracker::CudaBatchTracker(gpu::Context& ctx, int sequences, int width, int height,
                                    const Options& options, const CudaBackendOptions& cuda)
     : engine_(std::make_unique<cuda::Engine>(ctx, sequences, width, height, options,
-                                             engineKernel(cuda.kernel))),
+                                             cuda::engineKernel(cuda.kernel))),
       tables_(sequences),
       ended_(sequences),
       seeds_(sequences),
@@ -58,9 +50,9 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const int K = sequences();
-  require(count == static_cast<std::size_t>(K),
-          "klt batch: " + std::to_string(count) + " frames for " + std::to_string(K) +
-              " sequences");
+  require(
+      count == static_cast<std::size_t>(K),
+      "klt batch: " + std::to_string(count) + " frames for " + std::to_string(K) + " sequences");
   require(keyframes.empty() || keyframes.size() == static_cast<std::size_t>(K),
           "klt batch: " + std::to_string(keyframes.size()) + " keyframe flags for " +
               std::to_string(K) + " sequences");

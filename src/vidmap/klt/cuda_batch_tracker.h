@@ -26,8 +26,8 @@ class CudaBatchTracker {
  public:
   // Throws vidmap::Error on bad options, a frame too small for the window, sequences
   // outside [1, 4095], or no CUDA device.
-  CudaBatchTracker(gpu::Context& ctx, int sequences, int width, int height,
-                   const Options& options, const CudaBackendOptions& cuda = {});
+  CudaBatchTracker(gpu::Context& ctx, int sequences, int width, int height, const Options& options,
+                   const CudaBackendOptions& cuda = {});
   ~CudaBatchTracker();
   CudaBatchTracker(const CudaBatchTracker&) = delete;
   CudaBatchTracker& operator=(const CudaBatchTracker&) = delete;

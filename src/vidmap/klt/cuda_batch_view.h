@@ -27,10 +27,10 @@ struct SelectView {
   Pick* picks = nullptr;          // [K * cells]
   std::uint64_t* keys = nullptr;  // [K * cells] sort keys: sequence, strength, cell
   std::uint64_t* sorted = nullptr;
-  int* take = nullptr;            // [K * cells + 1] 1 when the pick is appended
-  int* takePos = nullptr;         // [K * cells + 1] exclusive scan of take (global)
-  int* selected = nullptr;        // [K] picks kept by the suppression
-  int* appended = nullptr;        // [K] picks appended
+  int* take = nullptr;      // [K * cells + 1] 1 when the pick is appended
+  int* takePos = nullptr;   // [K * cells + 1] exclusive scan of take (global)
+  int* selected = nullptr;  // [K] picks kept by the suppression
+  int* appended = nullptr;  // [K] picks appended
 };
 
 struct BatchView {

@@ -184,8 +184,7 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int*>(nullptr),
                                                   static_cast<int*>(nullptr), nCap));
   need = std::max(need, b);
-  VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b,
-                                                   static_cast<std::uint64_t*>(nullptr),
+  VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, static_cast<std::uint64_t*>(nullptr),
                                                    static_cast<std::uint64_t*>(nullptr),
                                                    static_cast<int>(kcells)));
   need = std::max(need, b);
@@ -284,9 +283,9 @@ void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
 }
 
 void Engine::stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages) {
-  require(count >= 0 && count <= options_.capacity,
-          "klt: " + std::to_string(count) + " seeds exceed the capacity " +
-              std::to_string(options_.capacity));
+  require(count >= 0 && count <= options_.capacity, "klt: " + std::to_string(count) +
+                                                        " seeds exceed the capacity " +
+                                                        std::to_string(options_.capacity));
   counts_[seq] = count;
   seedsStaged_ = true;
   if (ages) agesStaged_ = true;  // then every sequence must give its ages
@@ -332,8 +331,8 @@ void Engine::copyInbox() {
     const std::size_t end = agesStaged_ ? in_.ages + 4 * total : in_.seeds + 16 * total;
     if (agesStaged_) {
       VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
-                                        in_.seeds + 16 * total - in_.counts,
-                                        cudaMemcpyHostToDevice, s));
+                                        in_.seeds + 16 * total - in_.counts, cudaMemcpyHostToDevice,
+                                        s));
       VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.ages, stage_.data() + in_.ages,
                                         4 * total, cudaMemcpyHostToDevice, s));
     } else {
@@ -404,9 +403,8 @@ void Engine::buildPyramid(int slot) {
     for (int l = 1; l < L.levels; ++l)
       pyrDownKernel<<<dim3(blocksFor(L.pixels(l), kBlock), K), kBlock, 0, s>>>(view_, slot, l);
   });
-  timed("klt_scharr", [&] {
-    scharrKernel<<<dim3(blocksFor(L.total, kBlock), K), kBlock, 0, s>>>(view_, slot);
-  });
+  timed("klt_scharr",
+        [&] { scharrKernel<<<dim3(blocksFor(L.total, kBlock), K), kBlock, 0, s>>>(view_, slot); });
 }
 
 void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end,
@@ -419,18 +417,22 @@ void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, in
                                                              begin, end, useAlive, params_);
     return;
   }
-  // One warp per track, 4 tracks per block; the registers of a lane hold ceil(n / 32) pixels.
+  // One warp per track, 4 tracks per block; a lane holds ceil(n / 32) window pixels.
   const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
   const dim3 grid(blocksFor(n, 4), K);
+  const bool shared = kernel_ == TrackKernel::kWarpShared;
+  auto launch = [&](auto kernel, int pl) {
+    const std::size_t smem =
+        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
+    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, backward, begin, end, useAlive,
+                                   params_);
+  };
   if (perLane <= 8)
-    trackWarpKernel<8><<<grid, 128, 0, s>>>(view_, prevSlot, curSlot, backward, begin, end,
-                                            useAlive, params_);
+    shared ? launch(trackWarpKernel<8, true>, 8) : launch(trackWarpKernel<8, false>, 8);
   else if (perLane <= 14)
-    trackWarpKernel<14><<<grid, 128, 0, s>>>(view_, prevSlot, curSlot, backward, begin, end,
-                                             useAlive, params_);
+    shared ? launch(trackWarpKernel<14, true>, 14) : launch(trackWarpKernel<14, false>, 14);
   else
-    trackWarpKernel<31><<<grid, 128, 0, s>>>(view_, prevSlot, curSlot, backward, begin, end,
-                                             useAlive, params_);
+    shared ? launch(trackWarpKernel<31, true>, 31) : launch(trackWarpKernel<31, false>, 31);
 }
 
 void Engine::track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive) {
@@ -485,9 +487,9 @@ void Engine::eigenMap(int slot) {
 }
 
 void Engine::setAlive(int seq, int alive) {
-  require(alive >= 0 && alive <= options_.capacity,
-          "klt: " + std::to_string(alive) + " alive tracks exceed the capacity " +
-              std::to_string(options_.capacity));
+  require(alive >= 0 && alive <= options_.capacity, "klt: " + std::to_string(alive) +
+                                                        " alive tracks exceed the capacity " +
+                                                        std::to_string(options_.capacity));
   ctx_.makeCurrent();
   VIDMAP_CUDA_CHECK(cudaMemcpyAsync(alive_.data() + seq, &alive, sizeof(int),
                                     cudaMemcpyHostToDevice, ctx_.stream().handle()));
@@ -510,9 +512,8 @@ void Engine::select() {
     selectCellKernel<<<dim3(blocksFor(cells, 128), K), 128, 0, s>>>(view_, options_.qualityLevel);
     keepPickKernel<<<dim3(blocksFor(cells, 128), K), 128, 0, s>>>(view_, options_.minDistancePx);
     bytes = cubBytes_;
-    VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cubTemp_.data(), bytes, keys_.data(),
-                                                     sorted_.data(), kcells, 0,
-                                                     52 + bitsFor(K - 1), s));
+    VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(
+        cubTemp_.data(), bytes, keys_.data(), sorted_.data(), kcells, 0, 52 + bitsFor(K - 1), s));
     rankPickKernel<<<blocksFor(kcells, kBlock), kBlock, 0, s>>>(view_);
     bytes = cubBytes_;
     VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp_.data(), bytes, take_.data(),
@@ -531,14 +532,13 @@ void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer) {
   const int maxPicks = out_.maxPicks;
   std::uint8_t* o = outbox_.data();
   timed("klt_pack", [&] {
-    packOutputKernel<<<dim3(blocksFor(std::max(options_.capacity, maxPicks), kBlock), K), kBlock,
-                       0, s>>>(view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
-                               reinterpret_cast<const int*>(inbox_.data() + in_.offsets),
-                               checked, picks, maxPicks,
-                               reinterpret_cast<int*>(o + out_.selected),
-                               reinterpret_cast<int*>(o + out_.appended),
-                               reinterpret_cast<TrackRecord*>(o + out_.checked),
-                               reinterpret_cast<TrackRecord*>(o + out_.picks));
+    packOutputKernel<<<dim3(blocksFor(std::max(options_.capacity, maxPicks), kBlock), K), kBlock, 0,
+                       s>>>(view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
+                            reinterpret_cast<const int*>(inbox_.data() + in_.offsets), checked,
+                            picks, maxPicks, reinterpret_cast<int*>(o + out_.selected),
+                            reinterpret_cast<int*>(o + out_.appended),
+                            reinterpret_cast<TrackRecord*>(o + out_.checked),
+                            reinterpret_cast<TrackRecord*>(o + out_.picks));
   });
   const std::size_t end = checked ? out_.checked + 16 * static_cast<std::size_t>(stagedTotal())
                                   : (picks ? out_.checked : out_.picks);

@@ -23,7 +23,13 @@
 
 namespace vidmap::klt::cuda {
 
-enum class TrackKernel { kLane = 0, kWarp = 1 };
+enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2 };
+}  // namespace vidmap::klt::cuda
+namespace vidmap::klt {
+enum class CudaTrackKernel;
+}
+namespace vidmap::klt::cuda {
+TrackKernel engineKernel(CudaTrackKernel k);
 enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
 // Pinned host memory (cudaHostAlloc) owned by RAII.

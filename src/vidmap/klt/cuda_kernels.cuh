@@ -58,9 +58,8 @@ __global__ void pyrDownKernel(BatchView v, int slot, int level) {
   if (p >= v.layout.pixels(level)) return;
   float* g = v.grayOf(blockIdx.y, slot);
   const int x = static_cast<int>(p % w), y = static_cast<int>(p / w);
-  g[v.layout.offset[level] + p] = pyrDownPixel(g + v.layout.offset[level - 1],
-                                               v.layout.width[level - 1],
-                                               v.layout.height[level - 1], x, y);
+  g[v.layout.offset[level] + p] = pyrDownPixel(
+      g + v.layout.offset[level - 1], v.layout.width[level - 1], v.layout.height[level - 1], x, y);
 }
 
 // The Scharr gradient of every level of the slot (a flat index over the pyramid).
@@ -73,8 +72,7 @@ __global__ void scharrKernel(BatchView v, int slot) {
   const int w = v.layout.width[l];
   const float* g = v.grayOf(blockIdx.y, slot) + v.layout.offset[l];
   float* d = v.gradOf(blockIdx.y, slot) + 2 * p;
-  scharrPixel(g, w, v.layout.height[l], static_cast<int>(q % w), static_cast<int>(q / w), d,
-              d + 1);
+  scharrPixel(g, w, v.layout.height[l], static_cast<int>(q % w), static_cast<int>(q / w), d, d + 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,9 +87,9 @@ __device__ __forceinline__ int trackLimit(const BatchView& v, int end, bool useA
 
 // forward: records[1][i] = trackForward(prev, cur, records[0][i]);
 // backward: records[2][i] = trackBackward(prev, cur, records[1][i]).
-__global__ void __launch_bounds__(64) trackLaneKernel(BatchView v, int prevSlot, int curSlot,
-                                                      bool backward, int begin, int end,
-                                                      bool useAlive, TrackParams p) {
+__global__ void __launch_bounds__(64)
+    trackLaneKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,
+                    bool useAlive, TrackParams p) {
   const int seq = blockIdx.y;
   const int i = begin + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= trackLimit(v, end, useAlive, seq)) return;
@@ -113,33 +111,18 @@ __device__ __forceinline__ float warpTreeSum(float v) {
   return v;
 }
 
-// The window pixels of one lane: k = lane + 32 s for s < PL (valid while k < n), each as its
-// offset (di, dj) = (i - hw, j - hw) from the window centre, k = j * size + i, packed in one
-// int as (di + 32) | (dj + 32) << 6 to keep the registers few.
+// The window pixels of one lane: k = lane + 32 s for s < PL (valid while k < n), at the
+// offset (di, dj) = (i - hw, j - hw) from the window centre, k = j * size + i. Nothing is
+// stored: the fast paths use the per-level offsets dj * w + di, the rare slow paths divide.
 template <int PL>
 struct LanePixels {
-  int packed[PL];
-  int lane, n;
+  int lane, hw, size, n;
 
-  __device__ __forceinline__ LanePixels(int laneIndex, int hw) : lane(laneIndex) {
-    const int size = 2 * hw + 1;
-    n = size * size;
-    int i = lane % size, j = lane / size;
-    const int si = kLanes % size, sj = kLanes / size;
-#pragma unroll
-    for (int s = 0; s < PL; ++s) {
-      packed[s] = (i - hw + 32) | ((j - hw + 32) << 6);
-      i += si;
-      j += sj;
-      if (i >= size) {
-        i -= size;
-        ++j;
-      }
-    }
-  }
+  __device__ __forceinline__ LanePixels(int laneIndex, int halfWindow)
+      : lane(laneIndex), hw(halfWindow), size(2 * halfWindow + 1), n(size * size) {}
   __device__ __forceinline__ bool valid(int s) const { return lane + kLanes * s < n; }
-  __device__ __forceinline__ int di(int s) const { return (packed[s] & 63) - 32; }
-  __device__ __forceinline__ int dj(int s) const { return (packed[s] >> 6) - 32; }
+  __device__ __forceinline__ int di(int s) const { return (lane + kLanes * s) % size - hw; }
+  __device__ __forceinline__ int dj(int s) const { return (lane + kLanes * s) / size - hw; }
 };
 
 // A level of a pyramid with every index into the layout a compile-time constant, so that the
@@ -154,6 +137,56 @@ __device__ __forceinline__ LevelView levelAt(const PyramidView& P, int level) {
   return r;
 }
 
+// True when every tap of a window around the bilinear origin b lies in the level, so that the
+// clamps of bilinearTap are the identity: then a tap is base[off], base[off + 1], base[off + w],
+// base[off + w + 1] with off = dj * w + di (the fast path of sampleTargetWindow).
+__device__ __forceinline__ bool windowInside(const Bilinear& b, int hw, int w, int h) {
+  return b.x0 - hw >= 0 && b.y0 - hw >= 0 && b.x0 + hw + 1 <= w - 1 && b.y0 + hw + 1 <= h - 1;
+}
+
+__device__ __forceinline__ float fastTap(const float* base, int off, int w, const Bilinear& b) {
+  return bilinearCombine(b, base[off], base[off + 1], base[off + w], base[off + w + 1]);
+}
+
+__device__ __forceinline__ void fastTapGrad(const float2* base, int off, int w, const Bilinear& b,
+                                            float* gx, float* gy) {
+  const float2 g00 = base[off], g10 = base[off + 1], g01 = base[off + w], g11 = base[off + w + 1];
+  *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
+  *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
+}
+
+// Where a lane keeps the template of the current level (value, gradient of its PL pixels):
+// in registers, or in the warp's slice of shared memory at [s * 32 + lane] (conflict-free),
+// with the per-level offsets dj * w + di of its pixels.
+// Each lane reads back only what it wrote itself, so the shared form needs no barrier.
+template <int PL, bool kShared>
+struct TemplateStore;
+
+template <int PL>
+struct TemplateStore<PL, false> {
+  float t[PL], gx[PL], gy[PL];
+  int off[PL];
+  static constexpr int kUnroll = PL;  // register arrays need constant indices
+  __device__ __forceinline__ explicit TemplateStore(float*, int) {}
+  __device__ __forceinline__ int& OFF(int s) { return off[s]; }
+  __device__ __forceinline__ float& T(int s) { return t[s]; }
+  __device__ __forceinline__ float& GX(int s) { return gx[s]; }
+  __device__ __forceinline__ float& GY(int s) { return gy[s]; }
+};
+
+template <int PL>
+struct TemplateStore<PL, true> {
+  float* base;                       // 4 * PL * 32 words of this warp
+  static constexpr int kUnroll = 2;  // few loads in flight, few registers, more warps
+  __device__ __forceinline__ TemplateStore(float* warpSlice, int lane) : base(warpSlice + lane) {}
+  __device__ __forceinline__ int& OFF(int s) {
+    return reinterpret_cast<int*>(base)[(3 * PL + s) * kLanes];
+  }
+  __device__ __forceinline__ float& T(int s) { return base[s * kLanes]; }
+  __device__ __forceinline__ float& GX(int s) { return base[(PL + s) * kLanes]; }
+  __device__ __forceinline__ float& GY(int s) { return base[(2 * PL + s) * kLanes]; }
+};
+
 // The template mask of pixel s as the float factor m of kernels.h (1 or 0).
 __device__ __forceinline__ float maskOf(unsigned mask, int s) {
   return (mask >> s) & 1u ? 1.0f : 0.0f;
@@ -161,9 +194,9 @@ __device__ __forceinline__ float maskOf(unsigned mask, int s) {
 
 // trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
 // returns the same record.
-template <int PL>
+template <int PL, bool kShared>
 __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J, float ux,
-                                      float uy, const TrackParams& p, int lane) {
+                                      float uy, const TrackParams& p, int lane, float* slice) {
   const int hw = p.halfWindow;
   const int size = 2 * hw + 1, n = size * size;
   const float eps2 = p.epsilonPx * p.epsilonPx;
@@ -171,8 +204,10 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
 
   const LanePixels<PL> px(lane, hw);
-  float t[PL], gx[PL], gy[PL];
-  unsigned mask = 0u;  // bit s: pixel s of the lane lies in the level (the m of kernels.h)
+  TemplateStore<PL, kShared> tw(slice, lane);
+  unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
+  bool fullMask = false;  // every pixel of the window lies in the level
+  constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
   float dx = 0.0f, dy = 0.0f;
   bool lost = false, usable0 = false, converged0 = false;
   int iterations0 = 0;
@@ -194,43 +229,66 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     TemplateSums ts;
     {
       const Bilinear b = bilinearAt(cx, cy);
-      const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
       float st = 0.0f;
       int valid = 0;
       mask = 0u;
-#pragma unroll
-      for (int s = 0; s < PL; ++s) {
-        t[s] = gx[s] = gy[s] = 0.0f;
-        if (px.valid(s)) {
-          const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
-          if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-            t[s] = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx[s], &gy[s]);
+#pragma unroll kUnroll
+      for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
+      if (windowInside(b, hw, li.width, li.height)) {
+        // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
+        const int o = b.y0 * li.width + b.x0;
+        const float* g = li.gray + o;
+        const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
+#pragma unroll kUnroll
+        for (int s = 0; s < PL; ++s) {
+          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
+          if (px.valid(s)) {
+            tw.T(s) = fastTap(g, tw.OFF(s), li.width, b);
+            fastTapGrad(d, tw.OFF(s), li.width, b, &tw.GX(s), &tw.GY(s));
             mask |= 1u << s;
             ++valid;
+            st += tw.T(s);
           }
-          st += t[s];
+        }
+      } else {
+        const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
+#pragma unroll kUnroll
+        for (int s = 0; s < PL; ++s) {
+          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
+          if (px.valid(s)) {
+            const float x = cx + static_cast<float>(px.di(s)),
+                        y = cy + static_cast<float>(px.dj(s));
+            if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+              tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+              bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
+                              &tw.GY(s));
+              mask |= 1u << s;
+              ++valid;
+            }
+            st += tw.T(s);
+          }
         }
       }
       valid = __reduce_add_sync(kFullMask, valid);
+      fullMask = valid == n;  // uniform: then m = 1 everywhere and j * m = j
       ts.n = static_cast<float>(valid > 0 ? valid : 1);
       ts.meanT = warpTreeSum(st) / ts.n;
       float stc = 0.0f, stt = 0.0f, sxx = 0.0f, sxy = 0.0f, syy = 0.0f, sx = 0.0f, sy = 0.0f,
             sax = 0.0f, say = 0.0f;
-#pragma unroll
+#pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
         if (px.valid(s)) {
-          const float tc = (t[s] - ts.meanT) * maskOf(mask, s);
-          const float av = p.photometric == 0 ? t[s] : tc;
+          const float tc = (tw.T(s) - ts.meanT) * maskOf(mask, s);
+          const float av = p.photometric == 0 ? tw.T(s) : tc;
           stc += tc;
           stt += tc * tc;
-          sxx += gx[s] * gx[s];
-          sxy += gx[s] * gy[s];
-          syy += gy[s] * gy[s];
-          sx += gx[s];
-          sy += gy[s];
-          sax += av * gx[s];
-          say += av * gy[s];
+          sxx += tw.GX(s) * tw.GX(s);
+          sxy += tw.GX(s) * tw.GY(s);
+          syy += tw.GY(s) * tw.GY(s);
+          sx += tw.GX(s);
+          sy += tw.GY(s);
+          sax += av * tw.GX(s);
+          say += av * tw.GY(s);
         }
       }
       ts.sumTc = warpTreeSum(stc);
@@ -264,15 +322,29 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
         }
         const Bilinear b = bilinearAt(qx, qy);
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-#pragma unroll
-        for (int s = 0; s < PL; ++s) {
-          if (px.valid(s)) {
-            const float j =
-                bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s);
-            a0 += j;
-            a1 += j * j;
-            a2 += j * gx[s];
-            a3 += j * gy[s];
+        if (fullMask && windowInside(b, hw, lj.width, lj.height)) {
+          const float* g = lj.gray + (b.y0 * lj.width + b.x0);
+#pragma unroll kUnroll
+          for (int s = 0; s < PL; ++s) {
+            if (px.valid(s)) {
+              const float j = fastTap(g, tw.OFF(s), lj.width, b);
+              a0 += j;
+              a1 += j * j;
+              a2 += j * tw.GX(s);
+              a3 += j * tw.GY(s);
+            }
+          }
+        } else {
+#pragma unroll kUnroll
+          for (int s = 0; s < PL; ++s) {
+            if (px.valid(s)) {
+              const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
+                              maskOf(mask, s);
+              a0 += j;
+              a1 += j * j;
+              a2 += j * tw.GX(s);
+              a3 += j * tw.GY(s);
+            }
           }
         }
         TargetSums js;
@@ -310,11 +382,11 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     const LevelView l0 = levelAt(J, 0);
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
-#pragma unroll
+#pragma unroll kUnroll
     for (int s = 0; s < PL; ++s) {
       if (px.valid(s)) {
         const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s));
-        const float tc = t[s] - t0.meanT;
+        const float tc = tw.T(s) - t0.meanT;
         a0 += j;
         a1 += j * j;
         a2 += tc * j;
@@ -327,22 +399,29 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
 }
 
 // One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.
-template <int PL>
-__global__ void __launch_bounds__(128) trackWarpKernel(BatchView v, int prevSlot, int curSlot,
-                                                       bool backward, int begin, int end,
-                                                       bool useAlive, TrackParams p) {
+// kShared: the template in dynamic shared memory (4 * PL * 32 words a warp).
+// The register form keeps the loads of a whole window pass in flight (about 200 registers,
+// 8 warps a multiprocessor); the shared form unrolls by 2 and keeps few registers.
+template <int PL, bool kShared>
+__global__ void __launch_bounds__(128)
+    trackWarpKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,
+                    bool useAlive, TrackParams p) {
+  extern __shared__ float warpSlices[];
   const int seq = blockIdx.y;
   const int lane = threadIdx.x & (kLanes - 1);
   const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
   if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
+  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
   const PyramidView prev = v.pyramid(seq, prevSlot), cur = v.pyramid(seq, curSlot);
   TrackRecord r;
   if (!backward) {
     const TrackRecord seed = v.recordsOf(0, seq)[i];
-    r = trackPointWarp<PL>(prev, cur, seed.x, seed.y, p, lane);
+    r = trackPointWarp<PL, kShared>(prev, cur, seed.x, seed.y, p, lane, slice);
   } else {
     const TrackRecord fwd = v.recordsOf(1, seq)[i];
-    r = statusAlive(fwd.status) ? trackPointWarp<PL>(cur, prev, fwd.x, fwd.y, p, lane) : fwd;
+    r = statusAlive(fwd.status)
+            ? trackPointWarp<PL, kShared>(cur, prev, fwd.x, fwd.y, p, lane, slice)
+            : fwd;
   }
   if (lane == 0) v.recordsOf(backward ? 2 : 1, seq)[i] = r;
 }
@@ -397,8 +476,8 @@ __global__ void bucketScatterKernel(BatchView v) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= v.alive[seq]) return;
   const TrackRecord r = v.recordsOf(0, seq)[i];
-  const int gc = seq * v.sel.grid.count() +
-                 v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i];
+  const int gc =
+      seq * v.sel.grid.count() + v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i];
   const int slot = v.sel.trackStart[gc] + atomicSub(&v.sel.cellCount[gc], 1) - 1;
   v.sel.trackXY[2 * slot] = r.x;
   v.sel.trackXY[2 * slot + 1] = r.y;
@@ -411,8 +490,8 @@ __global__ void selectCellKernel(BatchView v, float qualityLevel) {
   const int gc = seq * cells + c;
   const float threshold = qualityLevel * __uint_as_float(v.eigMax[seq]);
   const bool occupied = v.sel.trackStart[gc + 1] > v.sel.trackStart[gc];
-  v.sel.picks[gc] = selectCell(v.eig + seq * v.pixels(), v.width, v.height, v.sel.grid, c,
-                               threshold, occupied);
+  v.sel.picks[gc] =
+      selectCell(v.eig + seq * v.pixels(), v.width, v.height, v.sel.grid, c, threshold, occupied);
 }
 
 // The sort key of a cell: sequence (bits 52..63), the complement of the score's bits
@@ -430,9 +509,9 @@ __global__ void keepPickKernel(BatchView v, float minDistancePx) {
   if (c >= cells) return;
   const int gc = seq * cells + c;
   const Pick pk = v.sel.picks[gc];
-  const bool kept = pk.score > 0.0f && keepPick(v.sel.picks + seq * cells, v.sel.grid, c,
-                                                minDistancePx, v.sel.trackStart + seq * cells,
-                                                v.sel.trackXY);
+  const bool kept =
+      pk.score > 0.0f && keepPick(v.sel.picks + seq * cells, v.sel.grid, c, minDistancePx,
+                                  v.sel.trackStart + seq * cells, v.sel.trackXY);
   v.sel.keys[gc] = pickKey(seq, pk.score, kept, c);
   if (kept) atomicAdd(&v.sel.selected[seq], 1);
 }

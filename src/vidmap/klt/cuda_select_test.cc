@@ -131,8 +131,7 @@ TEST(CudaTracker, SequenceEqualsCpuAndMemoryIsAccounted) {
         const bool sameTracks = cpuTracker.tracks().id == gpuTracker.tracks().id;
         const StepReport rc = cpuTracker.push(frame, keyframe);
         const StepReport rg = gpuTracker.push(frame, keyframe);
-        EXPECT_EQ(ctx.memory().liveBytes(),
-                  static_cast<std::int64_t>(gpuTracker.residentBytes()));
+        EXPECT_EQ(ctx.memory().liveBytes(), static_cast<std::int64_t>(gpuTracker.residentBytes()));
         std::printf("[tracker %s] push %d: in %d/%d alive %d/%d selected %d/%d appended %d/%d\n",
                     cudaTrackKernelName(k), f, rc.tracksIn, rg.tracksIn, rc.alive, rg.alive,
                     rc.selected, rg.selected, rc.appended, rg.appended);

@@ -3,6 +3,9 @@
 // bit with -fmad=false. Graph replay equals direct launches. Labelled gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -89,6 +92,39 @@ TEST(CudaBatch, EqualsSeparateTrackers) {
       }
       EXPECT_EQ(ctx.memory().liveBytes(), 0);
     }
+  }
+}
+
+// 8-bit frames (a quarter of the upload) give the bits of float frames holding v / 255.
+TEST(CudaBatch, EightBitFramesEqualFloatFrames) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  const GrayImage scene = synth::makeTexturedScene({});
+  const Options o = optionsFor(640);
+  CudaBatchTracker bytes(ctx, 2, 640, 360, o), floats(ctx, 2, 640, 360, o);
+  for (int f = 0; f < 3; ++f) {
+    std::vector<Image<std::uint8_t>> b8;
+    std::vector<GrayImage> f32;
+    for (int q = 0; q < 2; ++q) {
+      const GrayImage g = synth::warpImage(scene, synth::translation(1.7 * f * (q + 1), -0.9 * f));
+      Image<std::uint8_t> b(640, 360);
+      GrayImage v(640, 360);
+      for (int y = 0; y < 360; ++y)
+        for (int x = 0; x < 640; ++x) {
+          b(x, y) = static_cast<std::uint8_t>(std::lround(std::clamp(g(x, y), 0.0f, 1.0f) * 255));
+          v(x, y) = static_cast<float>(b(x, y)) / 255.0f;
+        }
+      b8.push_back(std::move(b));
+      f32.push_back(std::move(v));
+    }
+    const std::vector<ImageView<const std::uint8_t>> vb = {std::as_const(b8[0]).view(),
+                                                           std::as_const(b8[1]).view()};
+    const std::vector<ImageView<const float>> vf = {std::as_const(f32[0]).view(),
+                                                    std::as_const(f32[1]).view()};
+    bytes.push(vb);
+    floats.push(vf);
+    for (int q = 0; q < 2; ++q)
+      expectSameTable(bytes.tracks(q), floats.tracks(q), "u8 vs float", q, f);
   }
 }
 

@@ -251,8 +251,7 @@ void Engine::stageGray(int seq, ImageView<const float> gray) {
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGrayFloat;
   float* dst = reinterpret_cast<float*>(stage_.data() + in_.frames) + seq * view_.pixels();
-  for (int y = 0; y < height(); ++y)
-    std::memcpy(dst + static_cast<std::size_t>(y) * width(), &gray(0, y), sizeof(float) * width());
+  copyRows(dst, gray.data, sizeof(float) * width(), sizeof(float) * gray.stride, height());
 }
 
 void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
@@ -265,8 +264,8 @@ void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
   static_assert(sizeof(Rgb8) == 3, "Rgb8 is three bytes");
   stagedFormat_ = FrameFormat::kRgb8;
   std::uint8_t* dst = stage_.data() + in_.frames + 3 * seq * view_.pixels();
-  for (int y = 0; y < height(); ++y)
-    std::memcpy(dst + 3 * static_cast<std::size_t>(y) * width(), &rgb(0, y), 3 * width());
+  copyRows(dst, rgb.data, 3 * static_cast<std::size_t>(width()),
+           3 * static_cast<std::size_t>(rgb.stride), height());
 }
 
 void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
@@ -278,8 +277,7 @@ void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGray8;
   std::uint8_t* dst = stage_.data() + in_.frames + seq * view_.pixels();
-  for (int y = 0; y < height(); ++y)
-    std::memcpy(dst + static_cast<std::size_t>(y) * width(), &gray(0, y), width());
+  copyRows(dst, gray.data, width(), gray.stride, height());
 }
 
 void Engine::stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages) {
@@ -433,6 +431,30 @@ void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, in
     shared ? launch(trackWarpKernel<14, true>, 14) : launch(trackWarpKernel<14, false>, 14);
   else
     shared ? launch(trackWarpKernel<31, true>, 31) : launch(trackWarpKernel<31, false>, 31);
+}
+
+void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive) {
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), n = end - begin;
+  if (n <= 0) return;
+  const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
+  const dim3 grid(blocksFor(n, 4), K);
+  const bool shared = kernel_ == TrackKernel::kWarpShared;
+  auto launch = [&](auto kernel, int pl) {
+    const std::size_t smem =
+        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
+    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, begin, end, useAlive, params_,
+                                   options_.fbThresholdPx, options_.nccThreshold);
+  };
+  timed("klt_track_fused", [&] {
+    if (perLane <= 8)
+      shared ? launch(trackFusedKernel<8, true>, 8) : launch(trackFusedKernel<8, false>, 8);
+    else if (perLane <= 14)
+      shared ? launch(trackFusedKernel<14, true>, 14) : launch(trackFusedKernel<14, false>, 14);
+    else
+      shared ? launch(trackFusedKernel<31, true>, 31) : launch(trackFusedKernel<31, false>, 31);
+  });
 }
 
 void Engine::track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive) {
@@ -622,9 +644,13 @@ void Engine::queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevic
   buildPyramid(curSlot);
   if (track) {
     const int cap = options_.capacity;
-    this->track(false, prevSlot, curSlot, 0, cap, true);
-    this->track(true, prevSlot, curSlot, 0, cap, true);
-    check(0, cap, true);
+    if (kernel_ == TrackKernel::kLane) {
+      this->track(false, prevSlot, curSlot, 0, cap, true);
+      this->track(true, prevSlot, curSlot, 0, cap, true);
+      check(0, cap, true);
+    } else {
+      trackFused(prevSlot, curSlot, 0, cap, true);
+    }
   }
   if (selectOnDevice) {
     if (track) compactAlive();

@@ -32,6 +32,10 @@ namespace vidmap::klt::cuda {
 TrackKernel engineKernel(CudaTrackKernel k);
 enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
+// Copies `rows` rows of rowBytes from src (rows srcStride bytes apart) to dst (packed), on
+// the host's threads when the frame is large (cuda_staging.cc: OpenMP lives in .cc files).
+void copyRows(void* dst, const void* src, std::size_t rowBytes, std::size_t srcStride, int rows);
+
 // Pinned host memory (cudaHostAlloc) owned by RAII.
 class PinnedBytes {
  public:
@@ -98,6 +102,8 @@ class Engine {
   void buildPyramid(int slot);
   void track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
   void check(int begin, int end, bool useAlive);
+  // Forward, backward and check in one launch (warp kernels; the batched push uses it).
+  void trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive);
   // The alive tracks after the check (alive, age <= maxAge) become seeds[0, alive) of each
   // sequence, in order (the host table does the same).
   void compactAlive();

@@ -125,15 +125,19 @@ struct LanePixels {
   __device__ __forceinline__ int dj(int s) const { return (lane + kLanes * s) / size - hw; }
 };
 
+// The two pyramids of a track by their buffers; both have the layout of the BatchView.
+struct PyramidPair {
+  const float *grayI, *gradI, *grayJ, *gradJ;
+};
+
 // A level of a pyramid with every index into the layout a compile-time constant, so that the
 // layout stays in the kernel's parameter space instead of a local-memory copy.
-__device__ __forceinline__ LevelView levelAt(const PyramidView& P, int level) {
+__device__ __forceinline__ LevelView levelAt(const Layout& L, const float* gray, const float* grad,
+                                             int level) {
   LevelView r;
 #pragma unroll
   for (int l = 0; l < kMaxLevels; ++l)
-    if (l == level)
-      r = {P.gray + P.layout.offset[l], P.grad + 2 * P.layout.offset[l], P.layout.width[l],
-           P.layout.height[l]};
+    if (l == level) r = {gray + L.offset[l], grad + 2 * L.offset[l], L.width[l], L.height[l]};
   return r;
 }
 
@@ -167,6 +171,7 @@ struct TemplateStore<PL, false> {
   float t[PL], gx[PL], gy[PL];
   int off[PL];
   static constexpr int kUnroll = PL;  // register arrays need constant indices
+  static constexpr int kUnrollSlow = PL;
   __device__ __forceinline__ explicit TemplateStore(float*, int) {}
   __device__ __forceinline__ int& OFF(int s) { return off[s]; }
   __device__ __forceinline__ float& T(int s) { return t[s]; }
@@ -176,8 +181,10 @@ struct TemplateStore<PL, false> {
 
 template <int PL>
 struct TemplateStore<PL, true> {
-  float* base;                       // 4 * PL * 32 words of this warp
-  static constexpr int kUnroll = 2;  // few loads in flight, few registers, more warps
+  float* base;                           // 4 * PL * 32 words of this warp
+  static constexpr int kUnroll = 4;      // a few loads in flight, few registers, more warps
+  static constexpr int kUnrollSlow = 1;  // the rare paths (border, NCC) kept small: the code
+                                         // of a fully unrolled kernel overflows the i-cache
   __device__ __forceinline__ TemplateStore(float* warpSlice, int lane) : base(warpSlice + lane) {}
   __device__ __forceinline__ int& OFF(int s) {
     return reinterpret_cast<int*>(base)[(3 * PL + s) * kLanes];
@@ -195,12 +202,12 @@ __device__ __forceinline__ float maskOf(unsigned mask, int s) {
 // trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
 // returns the same record.
 template <int PL, bool kShared>
-__device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J, float ux,
-                                      float uy, const TrackParams& p, int lane, float* slice) {
+__device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, float ux, float uy,
+                                      const TrackParams& p, int lane, float* slice) {
   const int hw = p.halfWindow;
   const int size = 2 * hw + 1, n = size * size;
   const float eps2 = p.epsilonPx * p.epsilonPx;
-  if (!insideMargin(ux, uy, I.layout.width[0], I.layout.height[0], hw))
+  if (!insideMargin(ux, uy, L.width[0], L.height[0], hw))
     return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
 
   const LanePixels<PL> px(lane, hw);
@@ -208,6 +215,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
   unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
   bool fullMask = false;  // every pixel of the window lies in the level
   constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
+  constexpr int kUnrollSlow = TemplateStore<PL, kShared>::kUnrollSlow;
   float dx = 0.0f, dy = 0.0f;
   bool lost = false, usable0 = false, converged0 = false;
   int iterations0 = 0;
@@ -222,7 +230,8 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
     }
     const float scale = 1.0f / static_cast<float>(1 << level);
     const float cx = ux * scale, cy = uy * scale;
-    const LevelView li = levelAt(I, level), lj = levelAt(J, level);
+    const LevelView li = levelAt(L, P.grayI, P.gradI, level),
+                    lj = levelAt(L, P.grayJ, P.gradJ, level);
 
     // sampleTemplate: the window (pixels outside the level masked), then pass 1 (mean) and
     // pass 2 (the other sums). mask bit s is the m of pixel s.
@@ -232,7 +241,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
       float st = 0.0f;
       int valid = 0;
       mask = 0u;
-#pragma unroll kUnroll
+#pragma unroll kUnrollSlow
       for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
       if (windowInside(b, hw, li.width, li.height)) {
         // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
@@ -252,7 +261,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
         }
       } else {
         const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
-#pragma unroll kUnroll
+#pragma unroll kUnrollSlow
         for (int s = 0; s < PL; ++s) {
           tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
           if (px.valid(s)) {
@@ -335,7 +344,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
             }
           }
         } else {
-#pragma unroll kUnroll
+#pragma unroll kUnrollSlow
           for (int s = 0; s < PL; ++s) {
             if (px.valid(s)) {
               const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
@@ -370,7 +379,7 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
   }
   const float x = ux + dx, y = uy + dy;
   int reason = 0;
-  if (lost || !insideMargin(x, y, J.layout.width[0], J.layout.height[0], hw))
+  if (lost || !insideMargin(x, y, L.width[0], L.height[0], hw))
     reason = static_cast<int>(EndReason::kOutOfFrame);
   else if (!usable0)
     reason = static_cast<int>(EndReason::kLowStructure);
@@ -379,10 +388,10 @@ __device__ TrackRecord trackPointWarp(const PyramidView& I, const PyramidView& J
   float ncc = 0.0f;
   if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
     // t[] holds the level-0 template: level 0 was sampled, since the track is not lost.
-    const LevelView l0 = levelAt(J, 0);
+    const LevelView l0 = levelAt(L, P.grayJ, P.gradJ, 0);
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
-#pragma unroll kUnroll
+#pragma unroll kUnrollSlow
     for (int s = 0; s < PL; ++s) {
       if (px.valid(s)) {
         const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s));
@@ -412,18 +421,52 @@ __global__ void __launch_bounds__(128)
   const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
   if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
   float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
-  const PyramidView prev = v.pyramid(seq, prevSlot), cur = v.pyramid(seq, curSlot);
-  TrackRecord r;
-  if (!backward) {
-    const TrackRecord seed = v.recordsOf(0, seq)[i];
-    r = trackPointWarp<PL, kShared>(prev, cur, seed.x, seed.y, p, lane, slice);
-  } else {
-    const TrackRecord fwd = v.recordsOf(1, seq)[i];
-    r = statusAlive(fwd.status)
-            ? trackPointWarp<PL, kShared>(cur, prev, fwd.x, fwd.y, p, lane, slice)
-            : fwd;
-  }
+  // One call site, so that the (large) tracking code is inlined once.
+  const int a = backward ? curSlot : prevSlot, b = backward ? prevSlot : curSlot;
+  const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
+  const TrackRecord in = v.recordsOf(backward ? 1 : 0, seq)[i];
+  TrackRecord r = in;  // a dead forward record is copied by the backward pass
+  if (!backward || statusAlive(in.status))
+    r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
   if (lane == 0) v.recordsOf(backward ? 2 : 1, seq)[i] = r;
+}
+
+// Forward, backward and check of each track by one warp in one launch (the batched push):
+// the same functions on the same data as trackWarpKernel twice and checkKernel, so the same
+// bits; no kernel boundary between the passes, so a slow forward track does not hold back the
+// backward passes of the others.
+template <int PL, bool kShared>
+__global__ void __launch_bounds__(128)
+    trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
+                     TrackParams p, float fbThresholdPx, float nccThreshold) {
+  extern __shared__ float warpSlices[];
+  const int seq = blockIdx.y;
+  const int lane = threadIdx.x & (kLanes - 1);
+  const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
+  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
+  const TrackRecord seed = v.recordsOf(0, seq)[i];
+  TrackRecord in = seed, fwd = seed, bwd = seed;
+#pragma unroll 1
+  for (int pass = 0; pass < 2; ++pass) {  // one call site: the tracking code is inlined once
+    const bool backward = pass == 1;
+    const int a = backward ? curSlot : prevSlot, b = backward ? prevSlot : curSlot;
+    const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
+    TrackRecord r = in;  // a dead forward record is copied by the backward pass
+    if (!backward || statusAlive(in.status))
+      r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
+    if (backward) {
+      bwd = r;
+    } else {
+      fwd = r;
+      in = r;
+    }
+  }
+  if (lane == 0) {
+    v.recordsOf(1, seq)[i] = fwd;
+    v.recordsOf(2, seq)[i] = bwd;
+    v.recordsOf(3, seq)[i] = checkTrack(seed, fwd, bwd, fbThresholdPx, nccThreshold);
+  }
 }
 
 __global__ void checkKernel(BatchView v, int begin, int end, bool useAlive, float fbThresholdPx,

@@ -7,5 +7,6 @@
 namespace vidmap::cli {
 
 void addInfoCommand(CLI::App& app);
+void addTrackCommand(CLI::App& app);
 
 }  // namespace vidmap::cli

@@ -9,6 +9,30 @@
 
 namespace vidmap::klt {
 
+namespace {
+
+// A parallel loop only when the work is worth waking the threads for: a fork and join costs
+// microseconds, and much more when the cores are shared with other processes.
+template <class F>
+void rows(std::int64_t n, std::int64_t pixelsPerRow, F&& f) {
+  if (n * pixelsPerRow < 16384) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelFor(n, f);
+  }
+}
+
+template <class F>
+void tracks(std::int64_t n, F&& f) {
+  if (n < 8) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelForDynamic(n, f);
+  }
+}
+
+}  // namespace
+
 CpuBackend::CpuBackend(int width, int height, const Options& options)
     : width_(width), height_(height), options_(options) {
   options_.checkFrame(width, height);
@@ -24,6 +48,8 @@ CpuBackend::CpuBackend(int width, int height, const Options& options)
   trackStart_.assign(grid_.count() + 1, 0);
   trackXY_.assign(2 * static_cast<std::size_t>(options_.capacity), 0.0f);
   keep_.assign(grid_.count(), 0);
+  scratch_.assign(options_.levels > 1 ? static_cast<std::size_t>(height) * layout_.width[1] : 0,
+                  0.0f);
 }
 
 void CpuBackend::checkSlot(int slot) const {
@@ -54,7 +80,7 @@ void CpuBackend::uploadRgb(int slot, ImageView<const Rgb8> rgb) {
               ", the tracker was made for " + std::to_string(width_) + " x " +
               std::to_string(height_));
   float* dst = gray_[slot].data();
-  parallelFor(height_, [&](std::int64_t y) {
+  rows(height_, width_, [&](std::int64_t y) {
     for (int x = 0; x < width_; ++x) {
       const Rgb8 p = rgb(x, static_cast<int>(y));
       dst[y * width_ + x] = grayFromRgb(p.r, p.g, p.b);
@@ -62,16 +88,37 @@ void CpuBackend::uploadRgb(int slot, ImageView<const Rgb8> rgb) {
   });
 }
 
+// Two passes per level (x blurs of every source row into a scratch image, then y blurs),
+// and Scharr by rows: the functions of kernels.h, called with unclamped taps where no tap is
+// clamped (the same values). A test compares every pixel with pyrDownPixel and scharrPixel.
 void CpuBackend::buildPyramid(int slot) {
   checkSlot(slot);
   float* g = gray_[slot].data();
   for (int l = 1; l < layout_.levels; ++l) {
     const float* src = g + layout_.offset[l - 1];
     float* dst = g + layout_.offset[l];
-    const int sw = layout_.width[l - 1], sh = layout_.height[l - 1], w = layout_.width[l];
-    parallelFor(layout_.height[l], [&](std::int64_t y) {
-      for (int x = 0; x < w; ++x)
-        dst[y * w + x] = pyrDownPixel(src, sw, sh, x, static_cast<int>(y));
+    const int sw = layout_.width[l - 1], sh = layout_.height[l - 1];
+    const int w = layout_.width[l], h = layout_.height[l];
+    float* hx = scratch_.data();    // sh x w
+    const int xEnd = (sw - 3) / 2;  // last x with 2x + 2 <= sw - 1
+    rows(sh, sw, [&](std::int64_t r) {
+      const float* row = src + r * sw;
+      float* out = hx + r * w;
+      for (int x = 0; x < w; ++x) {
+        if (x >= 1 && x <= xEnd)
+          out[x] =
+              binomial5(row[2 * x - 2], row[2 * x - 1], row[2 * x], row[2 * x + 1], row[2 * x + 2]);
+        else
+          out[x] = pyrDownX(row, sw, x);
+      }
+    });
+    rows(h, w, [&](std::int64_t y) {
+      const float* r[5];
+      for (int k = 0; k < 5; ++k)
+        r[k] = hx +
+               static_cast<std::int64_t>(clampInt(2 * static_cast<int>(y) + k - 2, 0, sh - 1)) * w;
+      float* out = dst + y * w;
+      for (int x = 0; x < w; ++x) out[x] = binomial5(r[0][x], r[1][x], r[2][x], r[3][x], r[4][x]);
     });
   }
   float* d = grad_[slot].data();
@@ -79,10 +126,19 @@ void CpuBackend::buildPyramid(int slot) {
     const float* src = g + layout_.offset[l];
     float* dst = d + 2 * layout_.offset[l];
     const int w = layout_.width[l], h = layout_.height[l];
-    parallelFor(h, [&](std::int64_t y) {
+    rows(h, w, [&](std::int64_t yy) {
+      const int y = static_cast<int>(yy);
+      const float* r0 = src + static_cast<std::int64_t>(clampInt(y - 1, 0, h - 1)) * w;
+      const float* r1 = src + static_cast<std::int64_t>(y) * w;
+      const float* r2 = src + static_cast<std::int64_t>(clampInt(y + 1, 0, h - 1)) * w;
+      float* out = dst + 2 * yy * w;
       for (int x = 0; x < w; ++x) {
-        const std::int64_t q = 2 * (y * w + x);
-        scharrPixel(src, w, h, x, static_cast<int>(y), &dst[q], &dst[q + 1]);
+        if (x >= 1 && x <= w - 2) {
+          out[2 * x] = scharrX(r0[x - 1], r0[x + 1], r1[x - 1], r1[x + 1], r2[x - 1], r2[x + 1]);
+          out[2 * x + 1] = scharrY(r0[x - 1], r2[x - 1], r0[x], r2[x], r0[x + 1], r2[x + 1]);
+        } else {
+          scharrPixel(src, w, h, x, y, &out[2 * x], &out[2 * x + 1]);
+        }
       }
     });
   }
@@ -102,7 +158,7 @@ void CpuBackend::track(Direction direction, int prevSlot, int curSlot, int begin
   const bool forward = direction == Direction::kForward;
   const TrackRecord* in = forward ? records_[0].data() : records_[1].data();
   TrackRecord* out = forward ? records_[1].data() : records_[2].data();
-  parallelForDynamic(end - begin, [&](std::int64_t k) {
+  tracks(end - begin, [&](std::int64_t k) {
     TrackScratch scratch;
     const std::int64_t i = begin + k;
     out[i] = forward ? trackForward(prev, cur, in[i], p, &scratch)
@@ -128,7 +184,7 @@ void CpuBackend::eigenMap(int slot) {
   checkSlot(slot);
   const float* grad = grad_[slot].data();
   std::vector<float> rowMax(height_, 0.0f);
-  parallelFor(height_, [&](std::int64_t y) {
+  rows(height_, width_, [&](std::int64_t y) {
     float m = 0.0f;
     for (int x = 0; x < width_; ++x) {
       const float v = minEigenPixel(grad, width_, height_, x, static_cast<int>(y),
@@ -160,12 +216,12 @@ SelectCounts CpuBackend::select(int aliveCount) {
     trackXY_[2 * slot + 1] = seeds[i].y;
   }
   const float threshold = options_.qualityLevel * eigenMax_;
-  parallelFor(cells, [&](std::int64_t c) {
+  rows(cells, grid_.cellPx * grid_.cellPx, [&](std::int64_t c) {
     const bool occupied = trackStart_[c + 1] > trackStart_[c];
     picks_[c] =
         selectCell(eig_.data(), width_, height_, grid_, static_cast<int>(c), threshold, occupied);
   });
-  parallelFor(cells, [&](std::int64_t c) {
+  rows(cells, 9, [&](std::int64_t c) {
     keep_[c] = picks_[c].score > 0.0f &&
                keepPick(picks_.data(), grid_, static_cast<int>(c), options_.minDistancePx,
                         trackStart_.data(), trackXY_.data());
@@ -208,7 +264,8 @@ std::size_t CpuBackend::residentBytes() const {
   for (int s = 0; s < 2; ++s) b += (gray_[s].size() + grad_[s].size()) * sizeof(float);
   for (const auto& r : records_) b += r.size() * sizeof(TrackRecord);
   b += eig_.size() * sizeof(float) + picks_.size() * sizeof(Pick) +
-       trackStart_.size() * sizeof(int) + trackXY_.size() * sizeof(float) + keep_.size();
+       trackStart_.size() * sizeof(int) + trackXY_.size() * sizeof(float) + keep_.size() +
+       scratch_.size() * sizeof(float);
   return b;
 }
 

@@ -50,6 +50,7 @@ class CpuBackend final : public Backend {
   std::vector<int> trackStart_;      // cells + 1
   std::vector<float> trackXY_;       // capacity * 2, bucketed by cell
   std::vector<unsigned char> keep_;  // cells
+  std::vector<float> scratch_;       // x blurs of one level (height x width of level 1)
 };
 
 }  // namespace vidmap::klt

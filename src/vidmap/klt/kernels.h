@@ -12,7 +12,7 @@
 // host builds with -ffp-contract=off):
 // - float only; every expression is evaluated in the order written (left to right, with the
 //   parentheses shown). Multiplications by 1/16, 1/32 and 0.5 are exact.
-// - Only correctly rounded operations: + - * /, sqrtf, floorf, fminf, fmaxf. No expf, powf,
+// - Only correctly rounded operations: + - * /, sqrtf, floorf, ceilf, fminf, fmaxf. No expf, powf,
 //   rsqrtf or fast-math intrinsics.
 // - Window sums use the lane-strided order of laneSum (below): window pixel k (raster order,
 //   row by row) goes into partial k % 32 in increasing k, and the 32 partials are added by
@@ -31,6 +31,22 @@
 #include "vidmap/klt/options.h"
 
 namespace vidmap::klt {
+
+// Host-only vector types for the hot window sums (GCC/Clang vector extensions, SSE2 on
+// x86-64): the same IEEE single-precision operations lane by lane, so the results equal the
+// generic loops below bit for bit (a test checks it). The device compiles the generic loops.
+#if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
+#define VIDMAP_KLT_HOST_VECTORS 1
+namespace hostvec {
+typedef float v4 __attribute__((vector_size(16)));
+inline v4 load(const float* p) {
+  v4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, v4 v) { __builtin_memcpy(p, &v, sizeof v); }
+}  // namespace hostvec
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Records and the status word
@@ -81,37 +97,51 @@ VIDMAP_HD inline float grayFromRgb(std::uint8_t r, std::uint8_t g, std::uint8_t 
          255.0f;
 }
 
-// One pixel (x, y) of level l + 1 from level l (src, sw x sh): the 5-tap [1 4 6 4 1] / 16
-// blur in x then y, centred on (2x, 2y), with coordinates clamped to the level. Each of the
-// five x blurs is ((((a + 4b) + 6c) + 4d) + e) * (1/16), rounded to float, and the y blur
-// combines the five in the same order.
-VIDMAP_HD inline float pyrDownPixel(const float* src, int sw, int sh, int x, int y) {
-  const int c0 = clampInt(2 * x - 2, 0, sw - 1), c1 = clampInt(2 * x - 1, 0, sw - 1),
-            c2 = clampInt(2 * x, 0, sw - 1), c3 = clampInt(2 * x + 1, 0, sw - 1),
-            c4 = clampInt(2 * x + 2, 0, sw - 1);
-  float h[5];
-  for (int r = 0; r < 5; ++r) {
-    const float* row = src + static_cast<std::int64_t>(clampInt(2 * y + r - 2, 0, sh - 1)) * sw;
-    h[r] = ((((row[c0] + 4.0f * row[c1]) + 6.0f * row[c2]) + 4.0f * row[c3]) + row[c4]) * 0.0625f;
-  }
-  return ((((h[0] + 4.0f * h[1]) + 6.0f * h[2]) + 4.0f * h[3]) + h[4]) * 0.0625f;
+// The 5-tap [1 4 6 4 1] / 16 filter: ((((a + 4b) + 6c) + 4d) + e) * (1/16).
+VIDMAP_HD inline float binomial5(float a, float b, float c, float d, float e) {
+  return ((((a + 4.0f * b) + 6.0f * c) + 4.0f * d) + e) * 0.0625f;
 }
 
-// The Scharr derivative of pixel (x, y), per pixel (the 3-10-3 kernel / 32), coordinates
-// clamped to the image:
-//   gx = ((3 (r0[x+1] - r0[x-1]) + 10 (r1[x+1] - r1[x-1])) + 3 (r2[x+1] - r2[x-1])) / 32
-//   gy = ((3 (r2[x-1] - r0[x-1]) + 10 (r2[x] - r0[x])) + 3 (r2[x+1] - r0[x+1])) / 32
-// with r0, r1, r2 the rows y - 1, y, y + 1.
+// The x blur of one source row at output column x: the taps 2x - 2 .. 2x + 2 clamped to the
+// row. (The CPU backend calls binomial5 directly where no tap is clamped: the same values.)
+VIDMAP_HD inline float pyrDownX(const float* row, int sw, int x) {
+  return binomial5(row[clampInt(2 * x - 2, 0, sw - 1)], row[clampInt(2 * x - 1, 0, sw - 1)],
+                   row[clampInt(2 * x, 0, sw - 1)], row[clampInt(2 * x + 1, 0, sw - 1)],
+                   row[clampInt(2 * x + 2, 0, sw - 1)]);
+}
+
+// One pixel (x, y) of level l + 1 from level l (src, sw x sh): the x blur (pyrDownX, rounded
+// to float) of the five source rows 2y - 2 .. 2y + 2 (clamped), then the y blur of the five
+// (binomial5). A backend may run it as two passes with a scratch image of x blurs: the same
+// arithmetic.
+VIDMAP_HD inline float pyrDownPixel(const float* src, int sw, int sh, int x, int y) {
+  float h[5];
+  for (int r = 0; r < 5; ++r)
+    h[r] =
+        pyrDownX(src + static_cast<std::int64_t>(clampInt(2 * y + r - 2, 0, sh - 1)) * sw, sw, x);
+  return binomial5(h[0], h[1], h[2], h[3], h[4]);
+}
+
+// The Scharr derivatives from the six taps they read (rows y - 1, y, y + 1 = r0, r1, r2 and
+// columns x - 1, x, x + 1 = m, c, p), per pixel (the 3-10-3 kernel / 32):
+//   gx = ((3 (r0p - r0m) + 10 (r1p - r1m)) + 3 (r2p - r2m)) / 32
+//   gy = ((3 (r2m - r0m) + 10 (r2c - r0c)) + 3 (r2p - r0p)) / 32
+VIDMAP_HD inline float scharrX(float r0m, float r0p, float r1m, float r1p, float r2m, float r2p) {
+  return ((3.0f * (r0p - r0m) + 10.0f * (r1p - r1m)) + 3.0f * (r2p - r2m)) * 0.03125f;
+}
+VIDMAP_HD inline float scharrY(float r0m, float r2m, float r0c, float r2c, float r0p, float r2p) {
+  return ((3.0f * (r2m - r0m) + 10.0f * (r2c - r0c)) + 3.0f * (r2p - r0p)) * 0.03125f;
+}
+
+// The Scharr derivative of pixel (x, y), coordinates clamped to the image.
 VIDMAP_HD inline void scharrPixel(const float* src, int w, int h, int x, int y, float* gx,
                                   float* gy) {
   const int xm = clampInt(x - 1, 0, w - 1), xp = clampInt(x + 1, 0, w - 1);
   const float* r0 = src + static_cast<std::int64_t>(clampInt(y - 1, 0, h - 1)) * w;
   const float* r1 = src + static_cast<std::int64_t>(y) * w;
   const float* r2 = src + static_cast<std::int64_t>(clampInt(y + 1, 0, h - 1)) * w;
-  *gx = ((3.0f * (r0[xp] - r0[xm]) + 10.0f * (r1[xp] - r1[xm])) + 3.0f * (r2[xp] - r2[xm])) *
-        0.03125f;
-  *gy =
-      ((3.0f * (r2[xm] - r0[xm]) + 10.0f * (r2[x] - r0[x])) + 3.0f * (r2[xp] - r0[xp])) * 0.03125f;
+  *gx = scharrX(r0[xm], r0[xp], r1[xm], r1[xp], r2[xm], r2[xp]);
+  *gy = scharrY(r0[xm], r2[xm], r0[x], r2[x], r0[xp], r2[xp]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,9 +209,26 @@ inline constexpr int kLanes = 32;
 // i < m. Lane 0 of an xor butterfly (offsets 16, 8, 4, 2, 1) computes the same additions, and
 // every lane gets the same bits because float addition is commutative.
 VIDMAP_HD inline float laneTreeSum(float* acc) {
-  for (int m = kLanes / 2; m >= 1; m >>= 1)
-    for (int i = 0; i < m; ++i) acc[i] = acc[i] + acc[i + m];
-  return acc[0];
+  // Written out step by step (constant trip counts) so that the host compiler vectorises it.
+  for (int i = 0; i < 16; ++i) acc[i] = acc[i] + acc[i + 16];
+  for (int i = 0; i < 8; ++i) acc[i] = acc[i] + acc[i + 8];
+  for (int i = 0; i < 4; ++i) acc[i] = acc[i] + acc[i + 4];
+  acc[0] = acc[0] + acc[2];
+  acc[1] = acc[1] + acc[3];
+  return acc[0] + acc[1];
+}
+
+// Calls f(k, l) for the window pixels k in [0, n), l = k % kLanes, in increasing k for each
+// l (the order of the additions into partial l). The host runs the full blocks of kLanes one
+// group of 8 lanes at a time, so the partials of a group stay in vector registers, then the
+// tail; every partial sees its pixels in the same order as a warp lane does.
+template <class F>
+VIDMAP_HD inline void forEachLane(int n, F&& f) {
+  const int full = n / kLanes * kLanes;
+  for (int g = 0; g < kLanes; g += 8)
+    for (int k = 0; k < full; k += kLanes)
+      for (int l = g; l < g + 8; ++l) f(k + l, l);
+  for (int l = 0; full + l < n; ++l) f(full + l, l);
 }
 
 // The smallest eigenvalue of the symmetric 2x2 matrix [gxx gxy; gxy gyy]:
@@ -189,7 +236,7 @@ VIDMAP_HD inline float laneTreeSum(float* acc) {
 VIDMAP_HD inline float minEigen2x2(float gxx, float gxy, float gyy) {
   const float d = gxx - gyy;
   const float l = ((gxx + gyy) - sqrtf(d * d + 4.0f * (gxy * gxy))) * 0.5f;
-  return fmaxf(l, 0.0f);
+  return l > 0.0f ? l : 0.0f;  // NaN -> 0
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +270,7 @@ struct TemplateWindow {
   float gx[kMaxWindowPixels];  // its gradient, bilinear from the Scharr level
   float gy[kMaxWindowPixels];
   float m[kMaxWindowPixels];  // 1 where c + (i - hw, j - hw) lies in the level, else 0
+  bool allValid = true;       // every m is 1 (the sums then skip the multiply by m: same bits)
 };
 
 struct TemplateSums {
@@ -247,43 +295,22 @@ VIDMAP_HD inline void finishTemplateSums(TemplateSums* s, float minEigThreshold)
   s->invDet = s->usable ? 1.0f / det : 0.0f;
 }
 
-// Samples the template window of level lv around (cx, cy) and takes its sums.
-// Order: pass 1 sums T (-> meanT = sum / n); pass 2, per pixel with tc = T - meanT, sums
-// tc, tc*tc, gx*gx, gx*gy, gy*gy, gx, gy, and a*gx, a*gy with a = T (mode 0) or tc (1, 2).
-// det = gxx*gyy - gxy*gxy; invDet = 1 / det.
-VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, float cy, int hw,
-                                             int photometric, float minEigThreshold,
-                                             TemplateWindow* win) {
-  const int size = 2 * hw + 1, n = size * size;
-  const Bilinear b = bilinearAt(cx, cy);
-  const float hx = static_cast<float>(lv.width - 1), hy = static_cast<float>(lv.height - 1);
-  int valid = 0;
-  for (int j = 0; j < size; ++j)
-    for (int i = 0; i < size; ++i) {
-      const int k = j * size + i;
-      const float x = cx + static_cast<float>(i - hw), y = cy + static_cast<float>(j - hw);
-      if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-        win->t[k] = bilinearTap(lv.gray, lv.width, lv.height, b, i - hw, j - hw);
-        bilinearTapGrad(lv.grad, lv.width, lv.height, b, i - hw, j - hw, &win->gx[k], &win->gy[k]);
-        win->m[k] = 1.0f;
-        ++valid;
-      } else {
-        win->t[k] = win->gx[k] = win->gy[k] = win->m[k] = 0.0f;
-      }
-    }
-  TemplateSums s;
-  s.n = static_cast<float>(valid > 0 ? valid : 1);
+// The sums of a sampled template window (s->n set): pass 1 sums T, meanT = sum / n; pass 2,
+// with tc = (T - meanT) m, sums tc, tc*tc, gx*gx, gx*gy, gy*gy, gx, gy, a*gx and a*gy, with
+// a = T for photometric 0 and tc otherwise. Generic loop (the device's, and the definition):
+VIDMAP_HD inline void templateWindowSumsGeneric(const TemplateWindow& win, int n, int photometric,
+                                                TemplateSums* s) {
   float a[kLanes] = {};
-  for (int k = 0; k < n; ++k) a[k % kLanes] += win->t[k];
-  s.meanT = laneTreeSum(a) / s.n;
-
+  forEachLane(n, [&](int k, int l) { a[l] += win.t[k]; });
+  s->meanT = laneTreeSum(a) / s->n;
   float stc[kLanes] = {}, stt[kLanes] = {}, sxx[kLanes] = {}, sxy[kLanes] = {}, syy[kLanes] = {},
         sx[kLanes] = {}, sy[kLanes] = {}, sax[kLanes] = {}, say[kLanes] = {};
-  for (int k = 0; k < n; ++k) {
-    const int l = k % kLanes;
-    const float tc = (win->t[k] - s.meanT) * win->m[k];
-    const float gx = win->gx[k], gy = win->gy[k];
-    const float av = photometric == 0 ? win->t[k] : tc;
+  const float mt = s->meanT;
+  forEachLane(n, [&](int k, int l) {
+    const float t = win.t[k];
+    const float tc = win.allValid ? t - mt : (t - mt) * win.m[k];
+    const float gx = win.gx[k], gy = win.gy[k];
+    const float av = photometric == 0 ? t : tc;
     stc[l] += tc;
     stt[l] += tc * tc;
     sxx[l] += gx * gx;
@@ -293,16 +320,194 @@ VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, floa
     sy[l] += gy;
     sax[l] += av * gx;
     say[l] += av * gy;
+  });
+  s->sumTc = laneTreeSum(stc);
+  s->varTn = laneTreeSum(stt);
+  s->gxx = laneTreeSum(sxx);
+  s->gxy = laneTreeSum(sxy);
+  s->gyy = laneTreeSum(syy);
+  s->sgx = laneTreeSum(sx);
+  s->sgy = laneTreeSum(sy);
+  s->ax = laneTreeSum(sax);
+  s->ay = laneTreeSum(say);
+}
+
+#if defined(VIDMAP_KLT_HOST_VECTORS)
+inline void templateWindowSumsHost(const TemplateWindow& win, int n, int photometric,
+                                   TemplateSums* s) {
+  using hostvec::load;
+  using hostvec::v4;
+  const int full = n / kLanes * kLanes;
+  float a[kLanes];
+  for (int g = 0; g < kLanes; g += 4) {
+    v4 va = {0, 0, 0, 0};
+    for (int k = g; k < full; k += kLanes) va += load(win.t + k);
+    hostvec::store(a + g, va);
   }
-  s.sumTc = laneTreeSum(stc);
-  s.varTn = laneTreeSum(stt);
-  s.gxx = laneTreeSum(sxx);
-  s.gxy = laneTreeSum(sxy);
-  s.gyy = laneTreeSum(syy);
-  s.sgx = laneTreeSum(sx);
-  s.sgy = laneTreeSum(sy);
-  s.ax = laneTreeSum(sax);
-  s.ay = laneTreeSum(say);
+  for (int l = 0; full + l < n; ++l) a[l] += win.t[full + l];
+  s->meanT = laneTreeSum(a) / s->n;
+  const float mt = s->meanT;
+  float acc[9][kLanes];
+  const v4 vmt = {mt, mt, mt, mt};
+  for (int g = 0; g < kLanes; g += 4) {
+    v4 v[9];
+    for (auto& x : v) x = v4{0, 0, 0, 0};
+    for (int k = g; k < full; k += kLanes) {
+      const v4 t = load(win.t + k);
+      const v4 tc = win.allValid ? t - vmt : (t - vmt) * load(win.m + k);
+      const v4 gx = load(win.gx + k), gy = load(win.gy + k);
+      const v4 av = photometric == 0 ? t : tc;
+      v[0] += tc;
+      v[1] += tc * tc;
+      v[2] += gx * gx;
+      v[3] += gx * gy;
+      v[4] += gy * gy;
+      v[5] += gx;
+      v[6] += gy;
+      v[7] += av * gx;
+      v[8] += av * gy;
+    }
+    for (int q = 0; q < 9; ++q) hostvec::store(acc[q] + g, v[q]);
+  }
+  for (int l = 0; full + l < n; ++l) {
+    const int k = full + l;
+    const float t = win.t[k];
+    const float tc = win.allValid ? t - mt : (t - mt) * win.m[k];
+    const float gx = win.gx[k], gy = win.gy[k];
+    const float av = photometric == 0 ? t : tc;
+    acc[0][l] += tc;
+    acc[1][l] += tc * tc;
+    acc[2][l] += gx * gx;
+    acc[3][l] += gx * gy;
+    acc[4][l] += gy * gy;
+    acc[5][l] += gx;
+    acc[6][l] += gy;
+    acc[7][l] += av * gx;
+    acc[8][l] += av * gy;
+  }
+  s->sumTc = laneTreeSum(acc[0]);
+  s->varTn = laneTreeSum(acc[1]);
+  s->gxx = laneTreeSum(acc[2]);
+  s->gxy = laneTreeSum(acc[3]);
+  s->gyy = laneTreeSum(acc[4]);
+  s->sgx = laneTreeSum(acc[5]);
+  s->sgy = laneTreeSum(acc[6]);
+  s->ax = laneTreeSum(acc[7]);
+  s->ay = laneTreeSum(acc[8]);
+}
+#endif
+
+VIDMAP_HD inline void templateWindowSums(const TemplateWindow& win, int n, int photometric,
+                                         TemplateSums* s) {
+#if defined(VIDMAP_KLT_HOST_VECTORS)
+  templateWindowSumsHost(win, n, photometric, s);
+#else
+  templateWindowSumsGeneric(win, n, photometric, s);
+#endif
+}
+
+// Samples the template window of level lv around (cx, cy) and takes its sums.
+// Order: pass 1 sums T (-> meanT = sum / n); pass 2, per pixel with tc = T - meanT, sums
+// tc, tc*tc, gx*gx, gx*gy, gy*gy, gx, gy, and a*gx, a*gy with a = T (mode 0) or tc (1, 2).
+// det = gxx*gyy - gxy*gxy; invDet = 1 / det.
+VIDMAP_HD inline TemplateSums sampleTemplate(const LevelView& lv, float cx, float cy, int hw,
+                                             int photometric, float minEigThreshold,
+                                             TemplateWindow* win) {
+  const int size = 2 * hw + 1, n = size * size;
+  const Bilinear b = bilinearAt(cx, cy);
+  int valid = 0;
+  if (b.x0 - hw >= 0 && b.y0 - hw >= 0 && b.x0 + hw + 1 <= lv.width - 1 &&
+      b.y0 + hw + 1 <= lv.height - 1) {
+    // Fast path: every tap inside, so no clamp and every mask is 1 (same values as below).
+    for (int j = 0; j < size; ++j) {
+      const std::int64_t row = static_cast<std::int64_t>(b.y0 + j - hw) * lv.width + b.x0 - hw;
+      const float* ra = lv.gray + row;
+      const float* rb = ra + lv.width;
+      const float* ga = lv.grad + 2 * row;
+      const float* gb = ga + 2 * lv.width;
+      const int k0 = j * size;
+      // The gradient row is interleaved (gx, gy): element e of the output pair row reads
+      // taps e and e + 2, so gx of pixel i is e = 2i and gy is e = 2i + 1.
+      float g2[2 * (2 * kMaxHalfWindow + 1)];
+      for (int e = 0; e < 2 * size; ++e)
+        g2[e] = bilinearCombine(b, ga[e], ga[e + 2], gb[e], gb[e + 2]);
+      for (int i = 0; i < size; ++i) {
+        win->t[k0 + i] = bilinearCombine(b, ra[i], ra[i + 1], rb[i], rb[i + 1]);
+        win->gx[k0 + i] = g2[2 * i];
+        win->gy[k0 + i] = g2[2 * i + 1];
+        win->m[k0 + i] = 1.0f;
+      }
+    }
+    valid = n;
+  } else {
+    // Window pixels outside the level are masked. Validity is separable: a column is valid
+    // when x = cx + (i - hw) is in [0, w - 1], a row when y = cy + (j - hw) is in [0, h - 1];
+    // the taps of a valid pixel are clamped as in bilinearTap.
+    const float hx = static_cast<float>(lv.width - 1), hy = static_cast<float>(lv.height - 1);
+    int xa[2 * kMaxHalfWindow + 1], xb[2 * kMaxHalfWindow + 1];
+    bool colValid[2 * kMaxHalfWindow + 1];
+    int validCols = 0, iLo = size, iHi = -1;
+    for (int i = 0; i < size; ++i) {
+      const float x = cx + static_cast<float>(i - hw);
+      colValid[i] = x >= 0.0f && x <= hx;
+      if (colValid[i]) {
+        ++validCols;
+        iLo = i < iLo ? i : iLo;
+        iHi = i;
+      }
+      xa[i] = clampInt(b.x0 + i - hw, 0, lv.width - 1);
+      xb[i] = clampInt(b.x0 + i - hw + 1, 0, lv.width - 1);
+    }
+    // The valid columns are a range; inside it the taps are unclamped (xa = x0 + i - hw,
+    // xb = xa + 1) except perhaps at the last column, which the loops below then take apart.
+    // Both loops compute what the per-pixel form computes.
+    const bool contiguous = validCols > 0 && b.x0 + iLo - hw >= 0 && validCols == iHi - iLo + 1;
+    const int iEnd = contiguous && xb[iHi] == xa[iHi] ? iHi - 1 : iHi;  // last unclamped column
+    for (int j = 0; j < size; ++j) {
+      const int k0 = j * size;
+      for (int i = 0; i < size; ++i)
+        win->t[k0 + i] = win->gx[k0 + i] = win->gy[k0 + i] = win->m[k0 + i] = 0.0f;
+      const float y = cy + static_cast<float>(j - hw);
+      if (!(y >= 0.0f && y <= hy)) continue;
+      const std::int64_t ya =
+          static_cast<std::int64_t>(clampInt(b.y0 + j - hw, 0, lv.height - 1)) * lv.width;
+      const std::int64_t yb =
+          static_cast<std::int64_t>(clampInt(b.y0 + j - hw + 1, 0, lv.height - 1)) * lv.width;
+      const float *ra = lv.gray + ya, *rb = lv.gray + yb;
+      const float *ga = lv.grad + 2 * ya, *gb = lv.grad + 2 * yb;
+      int from = 0, to = size - 1;  // columns left to the per-pixel loop
+      if (contiguous) {
+        const int x = xa[iLo], cnt = iEnd - iLo + 1;
+        float g2[2 * (2 * kMaxHalfWindow + 1)];
+        for (int e = 0; e < 2 * cnt; ++e)
+          g2[e] = bilinearCombine(b, ga[2 * x + e], ga[2 * x + e + 2], gb[2 * x + e],
+                                  gb[2 * x + e + 2]);
+        for (int o = 0; o < cnt; ++o) {
+          win->t[k0 + iLo + o] =
+              bilinearCombine(b, ra[x + o], ra[x + o + 1], rb[x + o], rb[x + o + 1]);
+          win->gx[k0 + iLo + o] = g2[2 * o];
+          win->gy[k0 + iLo + o] = g2[2 * o + 1];
+          win->m[k0 + iLo + o] = 1.0f;
+        }
+        from = iEnd + 1;
+        to = iHi;
+      }
+      for (int i = from; i <= to; ++i) {
+        if (!colValid[i]) continue;
+        const int p = xa[i], q = xb[i];
+        win->t[k0 + i] = bilinearCombine(b, ra[p], ra[q], rb[p], rb[q]);
+        win->gx[k0 + i] = bilinearCombine(b, ga[2 * p], ga[2 * q], gb[2 * p], gb[2 * q]);
+        win->gy[k0 + i] =
+            bilinearCombine(b, ga[2 * p + 1], ga[2 * q + 1], gb[2 * p + 1], gb[2 * q + 1]);
+        win->m[k0 + i] = 1.0f;
+      }
+      valid += validCols;
+    }
+  }
+  win->allValid = valid == n;
+  TemplateSums s;
+  s.n = static_cast<float>(valid > 0 ? valid : 1);
+  templateWindowSums(*win, n, photometric, &s);
   finishTemplateSums(&s, minEigThreshold);
   return s;
 }
@@ -324,9 +529,21 @@ VIDMAP_HD inline void sampleTargetWindow(const LevelView& lv, float px, float py
     }
     return;
   }
-  for (int j = 0; j < size; ++j)
+  // Clamped taps (as bilinearTap), with the clamped columns computed once per window.
+  int xa[2 * kMaxHalfWindow + 1], xb[2 * kMaxHalfWindow + 1];
+  for (int i = 0; i < size; ++i) {
+    xa[i] = clampInt(b.x0 + i - hw, 0, lv.width - 1);
+    xb[i] = clampInt(b.x0 + i - hw + 1, 0, lv.width - 1);
+  }
+  for (int j = 0; j < size; ++j) {
+    const float* ra =
+        lv.gray + static_cast<std::int64_t>(clampInt(b.y0 + j - hw, 0, lv.height - 1)) * lv.width;
+    const float* rb =
+        lv.gray +
+        static_cast<std::int64_t>(clampInt(b.y0 + j - hw + 1, 0, lv.height - 1)) * lv.width;
     for (int i = 0; i < size; ++i)
-      jw[j * size + i] = bilinearTap(lv.gray, lv.width, lv.height, b, i - hw, j - hw);
+      jw[j * size + i] = bilinearCombine(b, ra[xa[i]], ra[xb[i]], rb[xa[i]], rb[xb[i]]);
+  }
 }
 
 // The sums of one target window: sum(J), sum(J*J), sum(J*gx), sum(J*gy), lane-strided.
@@ -334,23 +551,62 @@ struct TargetSums {
   float sj = 0, sjj = 0, sjgx = 0, sjgy = 0;
 };
 
-VIDMAP_HD inline TargetSums targetSums(const float* jw, const TemplateWindow& win, int n) {
+// The generic loop (the device's, and the definition).
+VIDMAP_HD inline TargetSums targetSumsGeneric(const float* jw, const TemplateWindow& win, int n) {
   float a[kLanes] = {}, b[kLanes] = {}, c[kLanes] = {}, d[kLanes] = {};
-  int k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float j = jw[k + l] * win.m[k + l];
-      a[l] += j;
-      b[l] += j * j;
-      c[l] += j * win.gx[k + l];
-      d[l] += j * win.gy[k + l];
-    }
-  for (int l = 0; k + l < n; ++l) {
-    const float j = jw[k + l] * win.m[k + l];
+  forEachLane(n, [&](int k, int l) {
+    const float j = win.allValid ? jw[k] : jw[k] * win.m[k];
     a[l] += j;
     b[l] += j * j;
-    c[l] += j * win.gx[k + l];
-    d[l] += j * win.gy[k + l];
+    c[l] += j * win.gx[k];
+    d[l] += j * win.gy[k];
+  });
+  TargetSums s;
+  s.sj = laneTreeSum(a);
+  s.sjj = laneTreeSum(b);
+  s.sjgx = laneTreeSum(c);
+  s.sjgy = laneTreeSum(d);
+  return s;
+}
+
+#if defined(VIDMAP_KLT_HOST_VECTORS)
+// The same sums with 4 lanes a vector: for each group of 4 partials, the full blocks of 32
+// pixels in order, then the tail pixels one by one.
+inline TargetSums targetSumsHost(const float* jw, const TemplateWindow& win, int n) {
+  using hostvec::load;
+  float a[kLanes], b[kLanes], c[kLanes], d[kLanes];
+  const int full = n / kLanes * kLanes;
+  for (int g = 0; g < kLanes; g += 4) {
+    hostvec::v4 va = {0, 0, 0, 0}, vb = va, vc = va, vd = va;
+    if (win.allValid) {
+      for (int k = g; k < full; k += kLanes) {
+        const hostvec::v4 j = load(jw + k);
+        va += j;
+        vb += j * j;
+        vc += j * load(win.gx + k);
+        vd += j * load(win.gy + k);
+      }
+    } else {
+      for (int k = g; k < full; k += kLanes) {
+        const hostvec::v4 j = load(jw + k) * load(win.m + k);
+        va += j;
+        vb += j * j;
+        vc += j * load(win.gx + k);
+        vd += j * load(win.gy + k);
+      }
+    }
+    hostvec::store(a + g, va);
+    hostvec::store(b + g, vb);
+    hostvec::store(c + g, vc);
+    hostvec::store(d + g, vd);
+  }
+  for (int l = 0; full + l < n; ++l) {
+    const int k = full + l;
+    const float j = win.allValid ? jw[k] : jw[k] * win.m[k];
+    a[l] += j;
+    b[l] += j * j;
+    c[l] += j * win.gx[k];
+    d[l] += j * win.gy[k];
   }
   TargetSums s;
   s.sj = laneTreeSum(a);
@@ -358,6 +614,15 @@ VIDMAP_HD inline TargetSums targetSums(const float* jw, const TemplateWindow& wi
   s.sjgx = laneTreeSum(c);
   s.sjgy = laneTreeSum(d);
   return s;
+}
+#endif
+
+VIDMAP_HD inline TargetSums targetSums(const float* jw, const TemplateWindow& win, int n) {
+#if defined(VIDMAP_KLT_HOST_VECTORS)
+  return targetSumsHost(jw, win, n);
+#else
+  return targetSumsGeneric(jw, win, n);
+#endif
 }
 
 // One Gauss-Newton step from the sums: b = sum(r g) for the residual of the mode,
@@ -380,7 +645,8 @@ VIDMAP_HD inline void gaussNewtonStep(const TemplateSums& t, const TargetSums& j
       bx = t.ax - cx;
       by = t.ay - cy;
     } else {
-      const float varjn = fmaxf(j.sjj - j.sj * mj, 0.0f);
+      const float v = j.sjj - j.sj * mj;
+      const float varjn = v > 0.0f ? v : 0.0f;
       const float s = varjn > 0.0f ? sqrtf(t.varTn / varjn) : 1.0f;
       bx = t.ax - s * cx;
       by = t.ay - s * cy;
@@ -393,7 +659,8 @@ VIDMAP_HD inline void gaussNewtonStep(const TemplateSums& t, const TargetSums& j
 // The end of windowNcc from the sums sum(J), sum(J J) and sum(tc J) (the warp kernel calls it).
 VIDMAP_HD inline float nccFromSums(float sj, float sjj, float stj, const TemplateSums& t) {
   const float mj = sj / t.n;
-  const float varjn = fmaxf(sjj - sj * mj, 0.0f);
+  const float v = sjj - sj * mj;
+  const float varjn = v > 0.0f ? v : 0.0f;
   const float num = stj - mj * t.sumTc;
   const float den = sqrtf(t.varTn * varjn);
   return den > 0.0f ? num / den : 0.0f;
@@ -405,14 +672,13 @@ VIDMAP_HD inline float nccFromSums(float sj, float sjj, float stj, const Templat
 VIDMAP_HD inline float windowNcc(const float* jw, const TemplateWindow& win, const TemplateSums& t,
                                  int n) {
   float a[kLanes] = {}, b[kLanes] = {}, c[kLanes] = {};
-  for (int k = 0; k < n; ++k) {
-    const int l = k % kLanes;
+  forEachLane(n, [&](int k, int l) {
     const float j = jw[k];
     const float tc = win.t[k] - t.meanT;
     a[l] += j;
     b[l] += j * j;
     c[l] += tc * j;
-  }
+  });
   return nccFromSums(laneTreeSum(a), laneTreeSum(b), laneTreeSum(c), t);
 }
 

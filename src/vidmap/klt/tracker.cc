@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "vidmap/core/error.h"
@@ -54,6 +55,12 @@ StepReport Tracker::push(const GrayImage& gray, bool keyframe) {
 }
 
 StepReport Tracker::push(ImageView<const float> gray, bool keyframe) {
+  // NaN or infinite gray values would poison the pyramid: refuse them with their place.
+  for (int y = 0; y < gray.height; ++y)
+    for (int x = 0; x < gray.width; ++x)
+      if (!std::isfinite(gray(x, y)))
+        throw Error("klt: frame " + std::to_string(frame_) + " has a non-finite gray value at (" +
+                    std::to_string(x) + ", " + std::to_string(y) + ")");
   return pushImpl([&](int slot) { backend_->uploadGray(slot, gray); }, keyframe);
 }
 

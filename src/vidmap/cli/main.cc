@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   vidmap::cli::addInfoCommand(app);
   vidmap::cli::addTrackCommand(app);
+  vidmap::cli::addSynthCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

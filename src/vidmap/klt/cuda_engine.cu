@@ -223,10 +223,21 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(sorted_.data(), 0, sorted_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(inbox_.data(), 0, inbox_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(outbox_.data(), 0, outbox_.bytes(), s));
+  cudaEvent_t e = nullptr;
+  VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  uploadDone_ = e;
   ctx_.synchronize();
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (uploadDone_) cudaEventDestroy(uploadDone_);
+}
+
+void Engine::waitForUpload() {
+  if (!uploadPending_) return;
+  VIDMAP_CUDA_CHECK(cudaEventSynchronize(uploadDone_));
+  uploadPending_ = false;
+}
 
 std::size_t Engine::residentBytes() const {
   std::size_t b = gray_.bytes() + grad_.bytes() + eig_.bytes() + trackXY_.bytes() +
@@ -250,6 +261,7 @@ void Engine::stageGray(int seq, ImageView<const float> gray) {
   require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kGrayFloat,
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGrayFloat;
+  waitForUpload();
   float* dst = reinterpret_cast<float*>(stage_.data() + in_.frames) + seq * view_.pixels();
   copyRows(dst, gray.data, sizeof(float) * width(), sizeof(float) * gray.stride, height());
 }
@@ -263,6 +275,7 @@ void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
           "klt cuda: frames of one push must have one format");
   static_assert(sizeof(Rgb8) == 3, "Rgb8 is three bytes");
   stagedFormat_ = FrameFormat::kRgb8;
+  waitForUpload();
   std::uint8_t* dst = stage_.data() + in_.frames + 3 * seq * view_.pixels();
   copyRows(dst, rgb.data, 3 * static_cast<std::size_t>(width()),
            3 * static_cast<std::size_t>(rgb.stride), height());
@@ -276,6 +289,7 @@ void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
   require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kGray8,
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGray8;
+  waitForUpload();
   std::uint8_t* dst = stage_.data() + in_.frames + seq * view_.pixels();
   copyRows(dst, gray.data, width(), gray.stride, height());
 }
@@ -311,7 +325,10 @@ void Engine::copyInbox() {
     VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
                                       bpp * K * view_.pixels(), cudaMemcpyHostToDevice, s));
   }
+  bool copied = stagedFormat_ != FrameFormat::kNone;
   if (seedsStaged_) {
+    waitForUpload();  // the seeds are written into stage_ now
+    copied = true;
     int* counts = reinterpret_cast<int*>(stage_.data() + in_.counts);
     int* offsets = reinterpret_cast<int*>(stage_.data() + in_.offsets);
     TrackRecord* seeds = reinterpret_cast<TrackRecord*>(stage_.data() + in_.seeds);
@@ -337,6 +354,10 @@ void Engine::copyInbox() {
       VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
                                         end - in_.counts, cudaMemcpyHostToDevice, s));
     }
+  }
+  if (copied) {
+    VIDMAP_CUDA_CHECK(cudaEventRecord(uploadDone_, s));
+    uploadPending_ = true;
   }
 }
 

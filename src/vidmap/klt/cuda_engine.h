@@ -18,6 +18,7 @@
 #include "vidmap/gpu/context.h"
 #include "vidmap/gpu/device_buffer.h"
 #include "vidmap/gpu/event_timer.h"
+#include "vidmap/gpu/handles.h"
 #include "vidmap/klt/backend.h"
 #include "vidmap/klt/cuda_batch_view.h"
 
@@ -146,6 +147,8 @@ class Engine {
   void queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice);
   void unpack(int slot);
   void copyInbox();
+  // The host must not write the pinned staging buffer while a copy from it is in flight.
+  void waitForUpload();
   template <class F>
   void timed(const char* name, F&& launch);
 
@@ -168,6 +171,8 @@ class Engine {
   std::size_t cubBytes_ = 0;
 
   PinnedBytes stage_, result_;
+  gpu::EventHandle uploadDone_ = nullptr;  // recorded after the copies out of stage_
+  bool uploadPending_ = false;
   std::vector<int> counts_, offsets_;
   struct Staged {
     const TrackRecord* seeds = nullptr;  // the caller's memory, read at send()

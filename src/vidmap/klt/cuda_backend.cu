@@ -1,6 +1,7 @@
 #include "vidmap/klt/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,14 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
       return "warp";
     case CudaTrackKernel::kWarpShared:
       return "warp-shared";
+    case CudaTrackKernel::kAuto:
+      return "auto";
   }
   return "?";
 }
 
 namespace cuda {
-TrackKernel engineKernel(CudaTrackKernel k) {
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
   switch (k) {
     case CudaTrackKernel::kLane:
       return TrackKernel::kLane;
@@ -30,19 +33,28 @@ TrackKernel engineKernel(CudaTrackKernel k) {
       return TrackKernel::kWarp;
     case CudaTrackKernel::kWarpShared:
       return TrackKernel::kWarpShared;
+    case CudaTrackKernel::kAuto:
+      break;
   }
-  return TrackKernel::kWarp;
+  // Measured on the H200 (docs/benchmarks.md): the register form is faster up to about 1024
+  // tracks (one wave of warps), the shared form from 4096 (more warps fit a multiprocessor).
+  return tracks >= 4096 ? TrackKernel::kWarpShared : TrackKernel::kWarp;
 }
 }  // namespace cuda
 
 namespace {
 
+const char* engineKernelName(cuda::TrackKernel k) {
+  return k == cuda::TrackKernel::kLane ? "lane"
+                                       : (k == cuda::TrackKernel::kWarp ? "warp" : "warp-shared");
+}
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(gpu::Context& ctx, int width, int height, const Options& options,
               const CudaBackendOptions& cuda)
-      : engine_(ctx, 1, width, height, options, cuda::engineKernel(cuda.kernel)),
-        name_(std::string("cuda-") + cudaTrackKernelName(cuda.kernel)) {
+      : engine_(ctx, 1, width, height, options, cuda::engineKernel(cuda.kernel, options.capacity)),
+        name_(std::string("cuda-") + engineKernelName(engine_.kernel())) {
     engine_.setProfiling(cuda.profile);
   }
 

@@ -10,8 +10,10 @@ namespace vidmap::klt {
 
 CudaBatchTracker::CudaBatchTracker(gpu::Context& ctx, int sequences, int width, int height,
                                    const Options& options, const CudaBackendOptions& cuda)
-    : engine_(std::make_unique<cuda::Engine>(ctx, sequences, width, height, options,
-                                             cuda::engineKernel(cuda.kernel))),
+    : engine_(std::make_unique<cuda::Engine>(
+          ctx, sequences, width, height, options,
+          cuda::engineKernel(cuda.kernel,
+                             static_cast<std::int64_t>(sequences) * options.capacity))),
       tables_(sequences),
       ended_(sequences),
       seeds_(sequences),

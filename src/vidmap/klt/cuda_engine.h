@@ -30,7 +30,8 @@ namespace vidmap::klt {
 enum class CudaTrackKernel;
 }
 namespace vidmap::klt::cuda {
-TrackKernel engineKernel(CudaTrackKernel k);
+// The kernel for `tracks` tracks in all (kAuto resolved by measurement).
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks);
 enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
 // Copies `rows` rows of rowBytes from src (rows srcStride bytes apart) to dst (packed), on

@@ -1,7 +1,7 @@
 # Common flags and helpers for modules, tests and benchmarks.
 
 # The host path must round like the reference: no contraction of a*b+c into FMA.
-set(VIDMAP_CXX_FLAGS -Wall -Wextra -Wno-unused-parameter -ffp-contract=off)
+set(VIDMAP_CXX_FLAGS -Wall -Wextra -Wno-unused-parameter -Wno-restrict -ffp-contract=off)
 set(VIDMAP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off)
 if(VIDMAP_CUDA_NO_FMA)
   list(APPEND VIDMAP_CUDA_FLAGS -fmad=false)

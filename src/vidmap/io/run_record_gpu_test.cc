@@ -1,0 +1,54 @@
+// The run record fed from a GPU context (ctest label `gpu`; skips without a device): stage GPU
+// time from events, kernels from the profiler, the device's peak bytes, and the devices.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/io/run_record.h"
+
+#if defined(VIDMAP_HAVE_JSON)
+#include <nlohmann/json.hpp>
+#endif
+
+namespace vidmap::io {
+namespace {
+
+TEST(RunRecordGpu, StagesKernelsAndDevicePeakComeFromTheContext) {
+  if (gpu::deviceCount() == 0) GTEST_SKIP() << gpu::noDeviceReason();
+  RunRecord r;
+  ASSERT_EQ(int(r.devices().size()), gpu::deviceCount());
+  gpu::Context ctx;
+  const std::size_t n = std::size_t(1) << 26;  // 256 MiB of floats
+  std::vector<float> host(n, 0.5f);
+  {
+    auto stage = r.stage("fill", &ctx.stream());
+    gpu::DeviceBuffer<float> buf(ctx, n);
+    buf.uploadAsync(std::span<const float>(host), ctx.stream());
+    for (int i = 0; i < 3; ++i) {
+      auto t = ctx.profiler().time("memset", ctx.stream());
+      buf.fillBytesAsync(i, ctx.stream());
+    }
+    stage.stop();  // waits for the stream before the buffer is freed
+  }
+  r.addGpuUsage(ctx);
+  ASSERT_EQ(r.stages().size(), 1u);
+  EXPECT_GT(r.stages()[0].gpuMs, 0.0);
+  EXPECT_GE(r.stages()[0].wallMs, r.stages()[0].gpuMs * 0.9);
+  ASSERT_EQ(r.kernels().count("memset"), 1u);
+  EXPECT_EQ(r.kernels().at("memset").launches, 3);
+  EXPECT_GT(r.kernels().at("memset").gpuMs, 0.0);
+  EXPECT_LE(r.kernels().at("memset").gpuMs, r.stages()[0].gpuMs + 0.01);
+  EXPECT_EQ(r.devicePeakBytes(), std::int64_t(n * sizeof(float)));
+#if defined(VIDMAP_HAVE_JSON)
+  auto j = nlohmann::json::parse(r.toJson());
+  EXPECT_EQ(j["peak_memory"]["device_bytes"], std::int64_t(n * sizeof(float)));
+  EXPECT_EQ(j["kernels"]["memset"]["launches"], 3);
+  EXPECT_FALSE(j["devices"][0]["name"].get<std::string>().empty());
+  EXPECT_EQ(j["cuda"]["no_device_reason"], "");
+#endif
+}
+
+}  // namespace
+}  // namespace vidmap::io

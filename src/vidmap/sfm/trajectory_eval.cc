@@ -1,0 +1,128 @@
+#include "vidmap/sfm/trajectory_eval.h"
+
+#include <Eigen/SVD>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "vidmap/core/error.h"
+
+namespace vidmap::sfm {
+
+std::vector<StampedPose> readTumTrajectory(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open trajectory " + path.string());
+  std::vector<StampedPose> poses;
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    StampedPose p;
+    double qx, qy, qz, qw;
+    if (!(s >> p.t >> p.c.x() >> p.c.y() >> p.c.z() >> qx >> qy >> qz >> qw))
+      throw Error(path.string() + ":" + std::to_string(lineNo) + ": malformed trajectory line");
+    Eigen::Quaterniond q(qw, qx, qy, qz);
+    if (!(q.norm() > 0.5 && q.norm() < 2) || !p.c.allFinite())
+      throw Error(path.string() + ":" + std::to_string(lineNo) + ": invalid pose");
+    p.q_wc = q.normalized();
+    poses.push_back(p);
+  }
+  std::sort(poses.begin(), poses.end(), [](auto& a, auto& b) { return a.t < b.t; });
+  return poses;
+}
+
+std::vector<PosePair> associate(const std::vector<StampedPose>& est,
+                                const std::vector<StampedPose>& gt, double maxDt) {
+  std::vector<PosePair> out;
+  if (gt.empty()) return out;
+  for (const auto& e : est) {
+    auto it = std::lower_bound(gt.begin(), gt.end(), e.t,
+                               [](const StampedPose& p, double t) { return p.t < t; });
+    StampedPose g;
+    if (it == gt.end() || it == gt.begin()) {
+      const auto& n = it == gt.end() ? gt.back() : gt.front();
+      if (std::abs(n.t - e.t) > maxDt) continue;
+      g = n;
+    } else {
+      const auto& a = *(it - 1);
+      const auto& b = *it;
+      if (e.t - a.t > maxDt && b.t - e.t > maxDt) continue;
+      double w = (e.t - a.t) / std::max(b.t - a.t, 1e-12);
+      g.t = e.t;
+      g.c = (1 - w) * a.c + w * b.c;
+      g.q_wc = a.q_wc.slerp(w, b.q_wc);
+    }
+    out.push_back({e, g});
+  }
+  return out;
+}
+
+Sim3 alignUmeyama(const std::vector<Eigen::Vector3d>& est, const std::vector<Eigen::Vector3d>& gt,
+                  bool withScale) {
+  require(est.size() == gt.size(), "alignment needs the same number of points on both sides");
+  require(est.size() >= 3, "alignment needs at least 3 poses");
+  const int n = static_cast<int>(est.size());
+  Eigen::Matrix3Xd X(3, n), Y(3, n);
+  for (int i = 0; i < n; ++i) {
+    X.col(i) = est[i];
+    Y.col(i) = gt[i];
+  }
+  Eigen::Vector3d mx = X.rowwise().mean(), my = Y.rowwise().mean();
+  Eigen::Matrix3Xd Xc = X.colwise() - mx, Yc = Y.colwise() - my;
+  double varX = Xc.squaredNorm() / n;
+  Eigen::Matrix3d Sigma = Yc * Xc.transpose() / n;
+  Eigen::JacobiSVD<Eigen::Matrix3d> svd(Sigma, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  Eigen::Vector3d sv = svd.singularValues();
+  // Collinear or coincident centres leave the rotation about the line undetermined.
+  require(varX > 1e-18 && sv(1) > 1e-9 * std::max(sv(0), 1e-300),
+          "alignment is degenerate: the camera centres are collinear or coincident");
+  Eigen::Matrix3d S = Eigen::Matrix3d::Identity();
+  if ((svd.matrixU() * svd.matrixV().transpose()).determinant() < 0) S(2, 2) = -1;
+  Sim3 sim;
+  sim.R = svd.matrixU() * S * svd.matrixV().transpose();
+  sim.s = withScale ? (sv.asDiagonal() * S).trace() / varX : 1.0;
+  sim.t = my - sim.s * sim.R * mx;
+  return sim;
+}
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+TrajectoryError evaluateTrajectory(const std::vector<PosePair>& pairs, bool withScale) {
+  std::vector<Eigen::Vector3d> est, gt;
+  for (const auto& p : pairs) {
+    est.push_back(p.est.c);
+    gt.push_back(p.gt.c);
+  }
+  TrajectoryError r;
+  r.pairs = static_cast<int>(pairs.size());
+  r.alignment = alignUmeyama(est, gt, withScale);
+  std::vector<double> d, rot;
+  double sum = 0, sumRot = 0;
+  Eigen::Quaterniond qAlign(r.alignment.R);
+  for (const auto& p : pairs) {
+    double e = (p.gt.c - r.alignment.apply(p.est.c)).norm();
+    d.push_back(e);
+    sum += e * e;
+    r.ate_max = std::max(r.ate_max, e);
+    double a = (p.gt.q_wc.inverse() * (qAlign * p.est.q_wc)).normalized().vec().norm();
+    double deg = 2 * std::asin(std::min(1.0, a)) * 180 / M_PI;
+    rot.push_back(deg);
+    sumRot += deg * deg;
+  }
+  r.ate_rmse = std::sqrt(sum / r.pairs);
+  r.ate_median = median(d);
+  r.rot_rmse_deg = std::sqrt(sumRot / r.pairs);
+  r.rot_median_deg = median(rot);
+  return r;
+}
+
+}  // namespace vidmap::sfm

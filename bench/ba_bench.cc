@@ -36,12 +36,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const char* x) {
-  for (const auto& s : v)
-    if (s == x) return true;
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,20 +50,28 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw Error("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--threads") threads = std::stoi(next());
-    else if (a == "--backends") backends = split(next());
-    else if (a == "--ceres") ceresSolvers = split(next());
-    else if (a == "--vidmap-solvers") vidmapSolvers = split(next());
-    else if (a == "--max-iterations") maxIterations = std::stoi(next());
-    else if (a == "--out") outPath = next();
+    if (a == "--threads")
+      threads = std::stoi(next());
+    else if (a == "--backends")
+      backends = split(next());
+    else if (a == "--ceres")
+      ceresSolvers = split(next());
+    else if (a == "--vidmap-solvers")
+      vidmapSolvers = split(next());
+    else if (a == "--max-iterations")
+      maxIterations = std::stoi(next());
+    else if (a == "--out")
+      outPath = next();
     else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
-    } else problems.push_back(a);
+    } else
+      problems.push_back(a);
   }
   if (problems.empty()) problems = bench::defaultProblems();
   if (problems.empty()) {
-    std::fprintf(stderr, "no problems: pass BAL files or synthetic:IxP, or provide shared/data/bal\n");
+    std::fprintf(stderr,
+                 "no problems: pass BAL files or synthetic:IxP, or provide shared/data/bal\n");
     return 2;
   }
   std::vector<std::string> lines;
@@ -98,18 +100,25 @@ int main(int argc, char** argv) {
         ba::Problem p = problem;
         const ba::Summary s = ba::solve(p, ov);
         bench::JsonLine j;
-        j.add("problem", pname).add("solver", std::string("vidmap-") + backend)
-            .add("linear_solver", ba::toString(s.linearSolver)).add("threads", s.numThreads)
-            .add("images", s.numImages).add("points", s.numPoints)
-            .add("observations", s.numObservations).add("initial_cost", s.initialCost)
-            .add("final_cost", s.finalCost).add("iterations", s.numIterations())
+        j.add("problem", pname)
+            .add("solver", std::string("vidmap-") + backend)
+            .add("linear_solver", ba::toString(s.linearSolver))
+            .add("threads", s.numThreads)
+            .add("images", s.numImages)
+            .add("points", s.numPoints)
+            .add("observations", s.numObservations)
+            .add("initial_cost", s.initialCost)
+            .add("final_cost", s.finalCost)
+            .add("iterations", s.numIterations())
             .add("successful", s.numSuccessfulSteps)
             .add("linear_iterations", s.numLinearSolverIterations)
-            .add("termination", ba::toString(s.termination)).add("total_s", s.totalSeconds)
+            .add("termination", ba::toString(s.termination))
+            .add("total_s", s.totalSeconds)
             .add("per_iteration_s", s.minimizerSeconds / std::max(1, s.numIterations()))
             .add("preprocessor_s", s.preprocessorSeconds)
             .add("jacobian_s", s.jacobianEvaluationSeconds)
-            .add("residual_s", s.residualEvaluationSeconds).add("schur_s", s.schurSeconds)
+            .add("residual_s", s.residualEvaluationSeconds)
+            .add("schur_s", s.schurSeconds)
             .add("linear_solve_s", s.linearSolveSeconds)
             .add("back_substitution_s", s.backSubstitutionSeconds)
             .add("commit", build::kGitCommit);
@@ -117,8 +126,8 @@ int main(int argc, char** argv) {
       }
     }
 #if defined(VIDMAP_HAVE_CERES)
-    const bool joint = problem.model == ba::CameraModel::kBal &&
-                       problem.cameras.size() == problem.images.size();
+    const bool joint =
+        problem.model == ba::CameraModel::kBal && problem.cameras.size() == problem.images.size();
     for (const auto& cs : ceresSolvers) {
       const auto solver = cs == "dense"    ? ba::peer::CeresSolver::kDenseSchur
                           : cs == "sparse" ? ba::peer::CeresSolver::kSparseSchur
@@ -127,15 +136,22 @@ int main(int argc, char** argv) {
       const auto r = ba::peer::solveWithCeres(
           p, o, solver, joint ? ba::peer::CeresBlocks::kJoint : ba::peer::CeresBlocks::kSplit);
       bench::JsonLine j;
-      j.add("problem", pname).add("solver", std::string("ceres-") + ba::peer::toString(solver))
-          .add("blocks", joint ? "joint" : "split").add("threads", threads)
-          .add("initial_cost", r.initialCost).add("final_cost", r.finalCost)
-          .add("iterations", r.iterations).add("successful", r.successfulSteps)
-          .add("linear_iterations", r.linearSolverIterations).add("termination", r.termination)
+      j.add("problem", pname)
+          .add("solver", std::string("ceres-") + ba::peer::toString(solver))
+          .add("blocks", joint ? "joint" : "split")
+          .add("threads", threads)
+          .add("initial_cost", r.initialCost)
+          .add("final_cost", r.finalCost)
+          .add("iterations", r.iterations)
+          .add("successful", r.successfulSteps)
+          .add("linear_iterations", r.linearSolverIterations)
+          .add("termination", r.termination)
           .add("total_s", r.totalSeconds)
           .add("per_iteration_s", r.minimizerSeconds / std::max(1, r.iterations))
-          .add("preprocessor_s", r.preprocessorSeconds).add("jacobian_s", r.jacobianSeconds)
-          .add("residual_s", r.residualSeconds).add("linear_solver_s", r.linearSolverSeconds)
+          .add("preprocessor_s", r.preprocessorSeconds)
+          .add("jacobian_s", r.jacobianSeconds)
+          .add("residual_s", r.residualSeconds)
+          .add("linear_solver_s", r.linearSolverSeconds)
           .add("commit", build::kGitCommit);
       emit(j);
     }

@@ -20,20 +20,23 @@ int main(int argc, char** argv) {
   std::vector<std::string> solvers = {"dense", "sparse", "iterative"}, problems;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--max-iterations" && i + 1 < argc) maxIterations = std::stoi(argv[++i]);
+    if (a == "--threads" && i + 1 < argc)
+      threads = std::stoi(argv[++i]);
+    else if (a == "--max-iterations" && i + 1 < argc)
+      maxIterations = std::stoi(argv[++i]);
     else if (a == "--ceres" && i + 1 < argc) {
       solvers.clear();
       std::stringstream ss(argv[++i]);
       for (std::string t; std::getline(ss, t, ',');) solvers.push_back(t);
-    } else problems.push_back(a);
+    } else
+      problems.push_back(a);
   }
   if (problems.empty()) problems = bench::defaultProblems();
   try {
     for (const auto& name : problems) {
       const ba::Problem problem = bench::loadProblem(name);
-      const bool joint = problem.model == ba::CameraModel::kBal &&
-                         problem.cameras.size() == problem.images.size();
+      const bool joint =
+          problem.model == ba::CameraModel::kBal && problem.cameras.size() == problem.images.size();
       ba::Options o;
       o.numThreads = threads;
       o.maxNumIterations = maxIterations;
@@ -47,12 +50,16 @@ int main(int argc, char** argv) {
         bench::JsonLine j;
         j.add("problem", bench::baseName(name))
             .add("solver", std::string("ceres-") + ba::peer::toString(solver))
-            .add("blocks", joint ? "joint" : "split").add("threads", threads)
-            .add("initial_cost", r.initialCost).add("final_cost", r.finalCost)
-            .add("iterations", r.iterations).add("termination", r.termination)
+            .add("blocks", joint ? "joint" : "split")
+            .add("threads", threads)
+            .add("initial_cost", r.initialCost)
+            .add("final_cost", r.finalCost)
+            .add("iterations", r.iterations)
+            .add("termination", r.termination)
             .add("total_s", r.totalSeconds)
             .add("per_iteration_s", r.minimizerSeconds / std::max(1, r.iterations))
-            .add("linear_solver_s", r.linearSolverSeconds).add("jacobian_s", r.jacobianSeconds);
+            .add("linear_solver_s", r.linearSolverSeconds)
+            .add("jacobian_s", r.jacobianSeconds);
         std::printf("%s\n", j.str().c_str());
         std::fflush(stdout);
       }

@@ -37,9 +37,10 @@ inline std::vector<std::string> defaultProblems() {
   std::vector<std::string> out;
   auto dir = dataPath("bal");
   if (!dir) return out;
-  for (const char* f : {"ladybug/problem-49-7776-pre.txt.bz2", "trafalgar/problem-21-11315-pre.txt.bz2",
-                        "trafalgar/problem-39-18060-pre.txt", "dubrovnik/problem-16-22106-pre.txt.bz2",
-                        "final/problem-93-61203-pre.txt.bz2"}) {
+  for (const char* f :
+       {"ladybug/problem-49-7776-pre.txt.bz2", "trafalgar/problem-21-11315-pre.txt.bz2",
+        "trafalgar/problem-39-18060-pre.txt", "dubrovnik/problem-16-22106-pre.txt.bz2",
+        "final/problem-93-61203-pre.txt.bz2"}) {
     auto p = *dir / f;
     if (std::filesystem::exists(p)) out.push_back(p.string());
   }

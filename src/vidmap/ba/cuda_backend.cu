@@ -3,6 +3,8 @@
 // for the camera-side reductions and one block per image pair ("segment") for the reduced
 // camera system (seed 002, items 5 and 6). No atomics: every sum runs in a fixed order, so
 // results are the same from run to run. The dense system is factored by cuSOLVER (potrf).
+// Everything runs on the stream of one gpu::Context; the main kernels are timed by its
+// profiler (names ba_*).
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -10,73 +12,69 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "vidmap/ba/backend.h"
 #include "vidmap/ba/dispatch.h"
+#include "vidmap/ba/fold_maps.h"
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
 #include "vidmap/core/error.h"
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/cuda_check.cuh"
+#include "vidmap/gpu/device.h"
+#include "vidmap/gpu/device_buffer.h"
 
 namespace vidmap::ba {
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Error(std::string("bundle adjustment (CUDA): ") + what + ": " + cudaGetErrorString(e));
-}
 void check(cusolverStatus_t s, const char* what) {
   if (s != CUSOLVER_STATUS_SUCCESS)
     throw Error(std::string("bundle adjustment (cuSOLVER): ") + what + " failed, status " +
                 std::to_string(static_cast<int>(s)));
 }
-#define VM_CHECK(call) check((call), #call)
+#define VM_SOLVER(call) check((call), #call)
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A resizable device array on a context's stream (gpu::DeviceBuffer underneath).
 template <class T>
 class DeviceArray {
  public:
-  DeviceArray() = default;
-  explicit DeviceArray(size_t n) { resize(n); }
+  explicit DeviceArray(gpu::Context& ctx) : ctx_(&ctx) {}
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (p_) cudaFree(p_);
-  }
   void resize(size_t n) {
-    if (n == n_) return;
-    if (p_) cudaFree(p_);
-    p_ = nullptr;
+    if (n == n_ && (n == 0 || !buf_.empty())) return;
     n_ = n;
-    if (n) VM_CHECK(cudaMalloc(&p_, n * sizeof(T)));
+    buf_ = n ? gpu::DeviceBuffer<T>(*ctx_, n) : gpu::DeviceBuffer<T>();
   }
   void upload(const std::vector<T>& v) {
     resize(v.size());
-    if (n_) VM_CHECK(cudaMemcpy(p_, v.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    if (n_) buf_.upload(std::span<const T>(v));
   }
-  std::vector<T> download() const {
-    std::vector<T> v(n_);
-    if (n_) VM_CHECK(cudaMemcpy(v.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return v;
-  }
+  std::vector<T> download() const { return n_ ? buf_.download() : std::vector<T>(); }
   void zero() {
-    if (n_) VM_CHECK(cudaMemset(p_, 0, n_ * sizeof(T)));
+    if (n_) buf_.fillBytesAsync(0, ctx_->stream());
   }
   void copyFrom(const DeviceArray& o) {
     resize(o.n_);
-    if (n_) VM_CHECK(cudaMemcpy(p_, o.p_, n_ * sizeof(T), cudaMemcpyDeviceToDevice));
+    if (n_)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(data(), o.data(), n_ * sizeof(T), cudaMemcpyDeviceToDevice,
+                                        ctx_->stream().handle()));
   }
-  T* data() { return p_; }
-  const T* data() const { return p_; }
+  T* data() { return n_ ? buf_.data() : nullptr; }
+  const T* data() const { return n_ ? buf_.data() : nullptr; }
   size_t size() const { return n_; }
 
  private:
-  T* p_ = nullptr;
+  gpu::Context* ctx_;
+  gpu::DeviceBuffer<T> buf_;
   size_t n_ = 0;
 };
 
@@ -89,10 +87,10 @@ __global__ void forEachKernel(int n, F f) {
 }
 
 template <class F>
-void forEach(int n, F f) {
+void forEach(cudaStream_t st, int n, F f) {
   if (n <= 0) return;
-  forEachKernel<<<(n + kThreads - 1) / kThreads, kThreads>>>(n, f);
-  VM_CHECK(cudaGetLastError());
+  forEachKernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, st>>>(n, f);
+  VIDMAP_CUDA_CHECK_LAUNCH();
 }
 
 // Block b reduces [b * chunk, (b + 1) * chunk): each thread a fixed strided subset, then a tree.
@@ -131,10 +129,11 @@ __global__ void groupReduceKernel(const int* start, const int* items, ItemF item
 }
 
 template <int W, int BS, class ItemF, class OutF>
-void groupReduce(int groups, const int* start, const int* items, ItemF itemF, OutF outF) {
+void groupReduce(cudaStream_t st, int groups, const int* start, const int* items, ItemF itemF,
+                 OutF outF) {
   if (groups <= 0) return;
-  groupReduceKernel<W, BS><<<groups, BS>>>(start, items, itemF, outF);
-  VM_CHECK(cudaGetLastError());
+  groupReduceKernel<W, BS><<<groups, BS, 0, st>>>(start, items, itemF, outF);
+  VIDMAP_CUDA_CHECK_LAUNCH();
 }
 
 // B(g) = sum over the pairs of segment g of Jc_a' N(a, b): one thread per output element, the
@@ -173,8 +172,8 @@ __global__ void segmentKernel(const int* segStart, const int* pairA, const int* 
 template <int C>
 __global__ void sharedBlockKernel(int numObs, const int* obsImage, const int* imageShared,
                                   const int* sharedCams, int numVarPoints, const int* varPoints,
-                                  const int* pointObsStart, const int* pointObs,
-                                  const double* rec, const double* Vinv, bool schur,
+                                  const int* pointObsStart, const int* pointObs, const double* rec,
+                                  const double* Vinv, bool schur,
                                   double* out /* K*K per shared camera */) {
   constexpr int K = C - kPoseDims;
   constexpr int RS = recordSize(C);
@@ -273,16 +272,18 @@ class CudaBackend final : public Backend {
     deltaP_.resize(np * 3);
     V0_.zero(), gP_.zero(), Vinv_.zero(), yP_.zero(), deltaP_.zero();
     segB_.resize(std::max<size_t>(static_cast<size_t>(nSeg_) * C * C, 1));
-    itemTmp_.resize(std::max<size_t>({static_cast<size_t>(s_.numImages), static_cast<size_t>(s_.numCameras),
-                                      static_cast<size_t>(nVar_), 1}));
+    itemTmp_.resize(
+        std::max<size_t>({static_cast<size_t>(s_.numImages), static_cast<size_t>(s_.numCameras),
+                          static_cast<size_t>(nVar_), 1}));
     partial_.resize(4096);
     scalar_.resize(1);
     if (explicit_ && s_.nF > 0) {
       S_.resize(static_cast<size_t>(s_.nF) * s_.nF);
-      VM_CHECK(cusolverDnCreate(&solver_));
+      VM_SOLVER(cusolverDnCreate(&solver_));
+      VM_SOLVER(cusolverDnSetStream(solver_, st_));
       int lwork = 0;
-      VM_CHECK(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF,
-                                                  S_.data(), s_.nF, &lwork));
+      VM_SOLVER(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(),
+                                            s_.nF, &lwork));
       work_.resize(std::max(lwork, 1));
       info_.resize(1);
     }
@@ -306,11 +307,11 @@ class CudaBackend final : public Backend {
       if (o_.jacobiScaling) {
         double* sF = scaleF_.data();
         const double* cF = colF_.data();
-        forEach(s_.nF, [=] __device__(int c) { sF[c] = 1.0 / (1.0 + sqrt(cF[c])); });
+        forEach(st_, s_.nF, [=] __device__(int c) { sF[c] = 1.0 / (1.0 + sqrt(cF[c])); });
         double* sP = scaleP_.data();
         const double* V0 = V0_.data();
         const int* vp = varPoints_.data();
-        forEach(nVar_, [=] __device__(int v) {
+        forEach(st_, nVar_, [=] __device__(int v) {
           const int j = vp[v];
           sP[3 * j] = 1.0 / (1.0 + sqrt(V0[6 * j]));
           sP[3 * j + 1] = 1.0 / (1.0 + sqrt(V0[6 * j + 3]));
@@ -320,7 +321,7 @@ class CudaBackend final : public Backend {
         double* rec = rec_.data();
         const double* sE = scaleE_.data();
         const int *oi = obsImage_.data(), *op = obsPoint_.data();
-        forEach(nObs_, [=] __device__(int a) {
+        forEach(st_, nObs_, [=] __device__(int a) {
           double* r = rec + static_cast<size_t>(a) * RS;
           const double* sp = sP + 3 * op[a];
           const double* sc = sE + static_cast<size_t>(oi[a]) * C;
@@ -345,7 +346,8 @@ class CudaBackend final : public Backend {
     {
       double* D2 = D2F_.data();
       const double* cF = colF_.data();
-      forEach(s_.nF, [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
+      forEach(st_, s_.nF,
+              [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
     }
     // Point elimination.
     {
@@ -356,7 +358,7 @@ class CudaBackend final : public Backend {
       const double* rec = rec_.data();
       const int *ps = pointObsStart_.data(), *po = pointObs_.data();
       double* bad = itemTmp_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         const double* V = V0 + 6 * j;
         const double d2[3] = {fmin(fmax(V[0], minD), maxD) / radius,
@@ -385,7 +387,7 @@ class CudaBackend final : public Backend {
       const int *op = obsPoint_.data(), *pc = pointCol_.data();
       double* rhsE = rhsE_.data();
       groupReduce<C, 128>(
-          s_.numImages, imageObsStart_.data(), imageObs_.data(),
+          st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
           [=] __device__(int a, double* acc) {
             const int j = op[a];
             accumulateReducedRhs<C>(rec + static_cast<size_t>(a) * RS,
@@ -396,13 +398,13 @@ class CudaBackend final : public Backend {
       foldVector(rhsE_.data(), rhsF_.data());
     }
     if (nSeg_ > 0) {
-      segmentKernel<C><<<nSeg_, 128>>>(segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(),
-                                       P_.data(), explicit_ || o_.preconditioner ==
-                                                                   PreconditionerType::kSchurJacobi,
-                                       segB_.data());
-      VM_CHECK(cudaGetLastError());
+      auto timer = ctx_.profiler().time("ba_segments", ctx_.stream());
+      segmentKernel<C><<<nSeg_, 128, 0, st_>>>(
+          segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(), P_.data(),
+          explicit_ || o_.preconditioner == PreconditionerType::kSchurJacobi, segB_.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
     }
-    VM_CHECK(cudaDeviceSynchronize());
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
     times.schur += now() - t0;
 
     yF_.zero();
@@ -411,37 +413,42 @@ class CudaBackend final : public Backend {
         t0 = now();
         S_.zero();
         {
+          auto timer = ctx_.profiler().time("ba_fold_schur", ctx_.stream());
           double* S = S_.data();
           const double* B = segB_.data();
-          const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data(), *ft = foldMatTarget_.data();
+          const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data();
+          const std::int64_t* ft = foldMatTarget_.data();
           const double* ff = foldMatFactor_.data();
-          forEach(static_cast<int>(foldMatTargetHost_), [=] __device__(int e) {
+          forEach(st_, static_cast<int>(foldMatTargetHost_), [=] __device__(int e) {
             double v = 0.0;
             for (int k = fs[e]; k < fs[e + 1]; ++k) v += ff[k] * B[fsrc[k]];
             S[ft[e]] = v;
           });
           const double* D2 = D2F_.data();
           const int n = s_.nF;
-          forEach(n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
+          forEach(st_, n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
         }
-        VM_CHECK(cudaDeviceSynchronize());
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
         times.schur += now() - t0;
         t0 = now();
         // Row-major upper = column-major lower.
-        VM_CHECK(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
-                                         work_.data(), static_cast<int>(work_.size()), info_.data()));
+        auto timer = ctx_.profiler().time("ba_potrf_potrs", ctx_.stream());
+        VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
+                                   work_.data(), static_cast<int>(work_.size()), info_.data()));
         int info = 0;
-        VM_CHECK(cudaMemcpy(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost));
+        VIDMAP_CUDA_CHECK(
+            cudaMemcpyAsync(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost, st_));
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
         if (info != 0) {
           times.linearSolve += now() - t0;
           res.message = "the reduced camera system is not positive definite";
           return res;
         }
-        VM_CHECK(cudaMemcpy(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
-                            cudaMemcpyDeviceToDevice));
-        VM_CHECK(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(),
-                                         s_.nF, yF_.data(), s_.nF, info_.data()));
-        VM_CHECK(cudaDeviceSynchronize());
+        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
+                                          cudaMemcpyDeviceToDevice, st_));
+        VM_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(), s_.nF,
+                                   yF_.data(), s_.nF, info_.data()));
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
         res.linearIterations = 1;
         times.linearSolve += now() - t0;
       } else {
@@ -450,7 +457,7 @@ class CudaBackend final : public Backend {
           times.schur += now() - t0;
           return res;
         }
-        VM_CHECK(cudaDeviceSynchronize());
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
         times.schur += now() - t0;
         t0 = now();
         const bool ok = conjugateGradients(&res);
@@ -471,7 +478,7 @@ class CudaBackend final : public Backend {
       const double *rec = rec_.data(), *gP = gP_.data(), *Vinv = Vinv_.data(), *yE = yE_.data();
       double* yP = yP_.data();
       double* chk = itemTmp_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         double acc[3] = {gP[3 * j], gP[3 * j + 1], gP[3 * j + 2]};
         for (int t = ps[j]; t < ps[j + 1]; ++t) {
@@ -495,7 +502,7 @@ class CudaBackend final : public Backend {
       const double *rec = rec_.data(), *yE = yE_.data(), *yP = yP_.data();
       const int *oi = obsImage_.data(), *op = obsPoint_.data(), *pc = pointCol_.data();
       double* out = obsTmp_.data();
-      forEach(nObs_, [=] __device__(int a) {
+      forEach(st_, nObs_, [=] __device__(int a) {
         const int j = op[a];
         out[a] = modelCostChange<C>(rec + static_cast<size_t>(a) * RS,
                                     yE + static_cast<size_t>(oi[a]) * C,
@@ -506,16 +513,16 @@ class CudaBackend final : public Backend {
     {
       double* dF = deltaF_.data();
       const double *yF = yF_.data(), *sF = scaleF_.data();
-      forEach(s_.nF, [=] __device__(int c) { dF[c] = -yF[c] * sF[c]; });
+      forEach(st_, s_.nF, [=] __device__(int c) { dF[c] = -yF[c] * sF[c]; });
       double* dP = deltaP_.data();
       const double *yP = yP_.data(), *sP = scaleP_.data();
       const int* vp = varPoints_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         for (int k = 0; k < 3; ++k) dP[3 * j + k] = -yP[3 * j + k] * sP[3 * j + k];
       });
     }
-    VM_CHECK(cudaDeviceSynchronize());
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
     res.ok = true;
     times.backSubstitution += now() - t0;
     return res;
@@ -529,7 +536,7 @@ class CudaBackend final : public Backend {
       double *cRot = cRot_.data(), *cTrans = cTrans_.data(), *out = itemTmp_.data();
       const int* cm = colMap_.data();
       const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
-      forEach(s_.numImages, [=] __device__(int i) {
+      forEach(st_, s_.numImages, [=] __device__(int i) {
         double d[6];
         for (int k = 0; k < 6; ++k) {
           const int m = cm[static_cast<size_t>(i) * C + k];
@@ -558,7 +565,7 @@ class CudaBackend final : public Backend {
       double *cIntr = cIntr_.data(), *out = itemTmp_.data();
       const int* cc = cameraCol_.data();
       const std::uint8_t* cv = camVaries_.data();
-      forEach(s_.numCameras, [=] __device__(int c) {
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
         double s = 0.0;
         if (cv[c])
           for (int k = 0; k < K; ++k) {
@@ -575,7 +582,7 @@ class CudaBackend final : public Backend {
       const double *pts = pts_.data(), *dP = deltaP_.data();
       double *cPts = cPts_.data(), *out = itemTmp_.data();
       const int* vp = varPoints_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         double s = 0.0;
         for (int k = 0; k < 3; ++k) {
@@ -602,7 +609,7 @@ class CudaBackend final : public Backend {
       const double *rot = rot_.data(), *trans = trans_.data();
       const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
       double* out = itemTmp_.data();
-      forEach(s_.numImages, [=] __device__(int i) {
+      forEach(st_, s_.numImages, [=] __device__(int i) {
         double s = 0.0;
         if (rv[i])
           for (int k = 0; k < rotationParams(R); ++k) s += rot[4 * i + k] * rot[4 * i + k];
@@ -616,7 +623,7 @@ class CudaBackend final : public Backend {
       const double* intr = intr_.data();
       const std::uint8_t* cv = camVaries_.data();
       double* out = itemTmp_.data();
-      forEach(s_.numCameras, [=] __device__(int c) {
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
         double s = 0.0;
         if (cv[c])
           for (int k = 0; k < K; ++k) s += intr[K * c + k] * intr[K * c + k];
@@ -628,7 +635,7 @@ class CudaBackend final : public Backend {
       const double* pts = pts_.data();
       const int* vp = varPoints_.data();
       double* out = itemTmp_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const double* X = pts + 3 * vp[v];
         out[v] = X[0] * X[0] + X[1] * X[1] + X[2] * X[2];
       });
@@ -654,17 +661,19 @@ class CudaBackend final : public Backend {
     int blocks = (n + chunk - 1) / chunk;
     if (blocks > static_cast<int>(partial_.size())) partial_.resize(blocks);
     if (isMax)
-      reduceKernel<true><<<blocks, kThreads>>>(v, n, chunk, partial_.data());
+      reduceKernel<true><<<blocks, kThreads, 0, st_>>>(v, n, chunk, partial_.data());
     else
-      reduceKernel<false><<<blocks, kThreads>>>(v, n, chunk, partial_.data());
-    VM_CHECK(cudaGetLastError());
+      reduceKernel<false><<<blocks, kThreads, 0, st_>>>(v, n, chunk, partial_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
     if (isMax)
-      reduceKernel<true><<<1, kThreads>>>(partial_.data(), blocks, blocks, scalar_.data());
+      reduceKernel<true><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
     else
-      reduceKernel<false><<<1, kThreads>>>(partial_.data(), blocks, blocks, scalar_.data());
-    VM_CHECK(cudaGetLastError());
+      reduceKernel<false><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
     double r = 0.0;
-    VM_CHECK(cudaMemcpy(&r, scalar_.data(), sizeof(double), cudaMemcpyDeviceToHost));
+    VIDMAP_CUDA_CHECK(
+        cudaMemcpyAsync(&r, scalar_.data(), sizeof(double), cudaMemcpyDeviceToHost, st_));
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
     return r;
   }
 
@@ -672,40 +681,45 @@ class CudaBackend final : public Backend {
     double* sE = scaleE_.data();
     const double* sF = scaleF_.data();
     const int* cm = colMap_.data();
-    forEach(s_.numImages * C, [=] __device__(int t) {
+    forEach(st_, s_.numImages * C, [=] __device__(int t) {
       const int m = cm[t];
       sE[t] = m >= 0 ? sF[m] : 0.0;
     });
   }
 
   double evaluateAll() {
+    auto timer = ctx_.profiler().time("ba_evaluate", ctx_.stream());
     const LossParams L = loss_;
-    const double *rot = rot_.data(), *trans = trans_.data(), *intr = intr_.data(), *pts = pts_.data();
+    const double *rot = rot_.data(), *trans = trans_.data(), *intr = intr_.data(),
+                 *pts = pts_.data();
     const double *xy = obsXY_.data(), *sE = scaleE_.data(), *sP = scaleP_.data();
     const int *oi = obsImage_.data(), *op = obsPoint_.data(), *ic = imageCamera_.data();
     double* rec = rec_.data();
     double* out = obsTmp_.data();
-    forEach(nObs_, [=] __device__(int a) {
+    forEach(st_, nObs_, [=] __device__(int a) {
       const int i = oi[a], j = op[a];
       out[a] = evaluateObservation<M, R, C>(L, rot + 4 * i, trans + 3 * i,
                                             intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j,
-                                            xy + 2 * a, sE + static_cast<size_t>(i) * C,
-                                            sP + 3 * j, rec + static_cast<size_t>(a) * RS);
+                                            xy + 2 * a, sE + static_cast<size_t>(i) * C, sP + 3 * j,
+                                            rec + static_cast<size_t>(a) * RS);
     });
     return reduce(obsTmp_.data(), nObs_, false);
   }
 
   double costAt(DeviceArray<double>& rotA, DeviceArray<double>& transA, DeviceArray<double>& intrA,
                 DeviceArray<double>& ptsA) {
+    auto timer = ctx_.profiler().time("ba_cost", ctx_.stream());
     const LossParams L = loss_;
-    const double *rot = rotA.data(), *trans = transA.data(), *intr = intrA.data(), *pts = ptsA.data();
+    const double *rot = rotA.data(), *trans = transA.data(), *intr = intrA.data(),
+                 *pts = ptsA.data();
     const double* xy = obsXY_.data();
     const int *oi = obsImage_.data(), *op = obsPoint_.data(), *ic = imageCamera_.data();
     double* out = obsTmp_.data();
-    forEach(nObs_, [=] __device__(int a) {
+    forEach(st_, nObs_, [=] __device__(int a) {
       const int i = oi[a], j = op[a];
-      out[a] = observationCost<M, R>(L, rot + 4 * i, trans + 3 * i,
-                                     intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j, xy + 2 * a);
+      out[a] =
+          observationCost<M, R>(L, rot + 4 * i, trans + 3 * i,
+                                intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j, xy + 2 * a);
     });
     return reduce(obsTmp_.data(), nObs_, false);
   }
@@ -714,7 +728,7 @@ class CudaBackend final : public Backend {
     const double* rec = rec_.data();
     double *gE = gE_.data(), *colE = colE_.data();
     groupReduce<2 * C, 128>(
-        s_.numImages, imageObsStart_.data(), imageObs_.data(),
+        st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
         [=] __device__(int a, double* acc) {
           accumulateImageGradient<C>(rec + static_cast<size_t>(a) * RS, acc, acc + C);
         },
@@ -733,7 +747,7 @@ class CudaBackend final : public Backend {
     const int *ps = pointObsStart_.data(), *po = pointObs_.data();
     const double* rec = rec_.data();
     double *V0 = V0_.data(), *gP = gP_.data();
-    forEach(nVar_, [=] __device__(int v) {
+    forEach(st_, nVar_, [=] __device__(int v) {
       const int j = vp[v];
       double V[6] = {0, 0, 0, 0, 0, 0}, g[3] = {0, 0, 0};
       for (int t = ps[j]; t < ps[j + 1]; ++t)
@@ -751,7 +765,7 @@ class CudaBackend final : public Backend {
       const int* cm = colMap_.data();
       const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
       double* out = itemTmp_.data();
-      forEach(s_.numImages, [=] __device__(int i) {
+      forEach(st_, s_.numImages, [=] __device__(int i) {
         double g[6];
         for (int k = 0; k < 6; ++k) {
           const int m = cm[static_cast<size_t>(i) * C + k];
@@ -773,7 +787,7 @@ class CudaBackend final : public Backend {
       const int* cc = cameraCol_.data();
       const std::uint8_t* cv = camVaries_.data();
       double* out = itemTmp_.data();
-      forEach(s_.numCameras, [=] __device__(int c) {
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
         double m = 0.0;
         if (cv[c])
           for (int k = 0; k < K; ++k) {
@@ -790,7 +804,7 @@ class CudaBackend final : public Backend {
       const double *pts = pts_.data(), *gP = gP_.data(), *sP = scaleP_.data();
       const int* vp = varPoints_.data();
       double* out = itemTmp_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         double m = 0.0;
         for (int k = 0; k < 3; ++k) {
@@ -805,77 +819,20 @@ class CudaBackend final : public Backend {
     return mx;
   }
 
-  // Host-built maps that fold expanded per-image vectors and segment blocks into the reduced
-  // system; each target sums its sources in a fixed order.
   void buildFoldMaps() {
-    const int C_ = C;
-    std::vector<int> start(s_.nF + 1, 0), src;
-    std::vector<std::vector<int>> lists(s_.nF);
-    for (int i = 0; i < s_.numImages; ++i)
-      for (int c = 0; c < C_; ++c) {
-        const int m = s_.colMap[static_cast<size_t>(i) * C_ + c];
-        if (m >= 0) lists[m].push_back(i * C_ + c);
-      }
-    for (int m = 0; m < s_.nF; ++m) {
-      start[m + 1] = start[m] + static_cast<int>(lists[m].size());
-      src.insert(src.end(), lists[m].begin(), lists[m].end());
-    }
-    foldVecStart_.upload(start);
-    foldVecSrc_.upload(src.empty() ? std::vector<int>{0} : src);
-    if (!explicit_ || s_.nF == 0) return;
-    // Matrix: every segment element that lands in the upper triangle (see foldMatrix in
-    // cpu_backend.cc for the cases).
-    struct Contribution {
-      long target;
-      int src;
-      double factor;
-    };
-    std::vector<Contribution> all;
-    const long n = s_.nF;
-    for (int g = 0; g < nSeg_; ++g) {
-      const int ia = s_.segA[g], ib = s_.segB[g];
-      for (int r = 0; r < C_; ++r) {
-        const int Rr = s_.colMap[static_cast<size_t>(ia) * C_ + r];
-        if (Rr < 0) continue;
-        for (int c = 0; c < C_; ++c) {
-          const int Cc = s_.colMap[static_cast<size_t>(ib) * C_ + c];
-          if (Cc < 0) continue;
-          const int srcIdx = g * C_ * C_ + r * C_ + c;
-          if (ia == ib) {
-            if (Rr <= Cc) all.push_back({Rr * n + Cc, srcIdx, 1.0});
-          } else if (Rr == Cc) {
-            all.push_back({Rr * n + Cc, srcIdx, 2.0});
-          } else {
-            all.push_back({std::min(Rr, Cc) * n + std::max(Rr, Cc), srcIdx, 1.0});
-          }
-        }
-      }
-    }
-    std::stable_sort(all.begin(), all.end(),
-                     [](const Contribution& a, const Contribution& b) { return a.target < b.target; });
-    std::vector<int> mStart{0}, mSrc, mTargetIdx;
-    std::vector<double> mFactor;
-    std::vector<int> targets;
-    for (size_t k = 0; k < all.size(); ++k) {
-      if (k == 0 || all[k].target != all[k - 1].target) {
-        if (k > 0) mStart.push_back(static_cast<int>(k));
-        targets.push_back(static_cast<int>(all[k].target));
-      }
-      mSrc.push_back(all[k].src);
-      mFactor.push_back(all[k].factor);
-    }
-    mStart.push_back(static_cast<int>(all.size()));
-    if (all.empty()) mStart = {0};
-    foldMatTargetHost_ = targets.size();
-    foldMatStart_.upload(mStart);
-    foldMatSrc_.upload(mSrc.empty() ? std::vector<int>{0} : mSrc);
-    foldMatFactor_.upload(mFactor.empty() ? std::vector<double>{0} : mFactor);
-    foldMatTarget_.upload(targets.empty() ? std::vector<int>{0} : targets);
+    const FoldMaps f = ba::buildFoldMaps(s_, explicit_);
+    foldVecStart_.upload(f.vecStart);
+    foldVecSrc_.upload(f.vecSrc.empty() ? std::vector<int>{0} : f.vecSrc);
+    foldMatTargetHost_ = f.matTarget.size();
+    foldMatStart_.upload(f.matStart);
+    foldMatSrc_.upload(f.matSrc.empty() ? std::vector<int>{0} : f.matSrc);
+    foldMatFactor_.upload(f.matFactor.empty() ? std::vector<double>{0} : f.matFactor);
+    foldMatTarget_.upload(f.matTarget.empty() ? std::vector<std::int64_t>{0} : f.matTarget);
   }
 
   void foldVector(const double* e, double* f) {
     const int *fs = foldVecStart_.data(), *src = foldVecSrc_.data();
-    forEach(s_.nF, [=] __device__(int m) {
+    forEach(st_, s_.nF, [=] __device__(int m) {
       double v = 0.0;
       for (int k = fs[m]; k < fs[m + 1]; ++k) v += e[src[k]];
       f[m] = v;
@@ -884,7 +841,7 @@ class CudaBackend final : public Backend {
 
   void gather(const double* f, double* e) {
     const int* cm = colMap_.data();
-    forEach(s_.numImages * C, [=] __device__(int t) {
+    forEach(st_, s_.numImages * C, [=] __device__(int t) {
       const int m = cm[t];
       e[t] = m >= 0 ? f[m] : 0.0;
     });
@@ -892,12 +849,13 @@ class CudaBackend final : public Backend {
 
   // y = S x without forming S.
   void schurTimes(const double* x, double* y) {
+    auto timer = ctx_.profiler().time("ba_schur_product", ctx_.stream());
     gather(x, xE_.data());
     {
       const double *rec = rec_.data(), *xE = xE_.data();
       const int* oi = obsImage_.data();
       double* u = u_.data();
-      forEach(nObs_, [=] __device__(int a) {
+      forEach(st_, nObs_, [=] __device__(int a) {
         cameraTimes<C>(rec + static_cast<size_t>(a) * RS, xE + static_cast<size_t>(oi[a]) * C,
                        u + 2 * static_cast<size_t>(a));
       });
@@ -907,7 +865,7 @@ class CudaBackend final : public Backend {
       const int *ps = pointObsStart_.data(), *po = pointObs_.data();
       const double *rec = rec_.data(), *P = P_.data();
       double* u = u_.data();
-      forEach(nVar_, [=] __device__(int v) {
+      forEach(st_, nVar_, [=] __device__(int v) {
         const int j = vp[v];
         double t[3] = {0, 0, 0};
         for (int q = ps[j]; q < ps[j + 1]; ++q) {
@@ -928,15 +886,16 @@ class CudaBackend final : public Backend {
       const double *rec = rec_.data(), *u = u_.data();
       double* yE = yE_.data();
       groupReduce<C, 128>(
-          s_.numImages, imageObsStart_.data(), imageObs_.data(),
+          st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
           [=] __device__(int a, double* acc) {
-            cameraTransposeTimes<C>(rec + static_cast<size_t>(a) * RS, u + 2 * static_cast<size_t>(a), acc);
+            cameraTransposeTimes<C>(rec + static_cast<size_t>(a) * RS,
+                                    u + 2 * static_cast<size_t>(a), acc);
           },
           [=] __device__(int g, int w, double v) { yE[static_cast<size_t>(g) * C + w] = v; });
     }
     foldVector(yE_.data(), y);
     const double* D2 = D2F_.data();
-    forEach(s_.nF, [=] __device__(int c) { y[c] += D2[c] * x[c]; });
+    forEach(st_, s_.nF, [=] __device__(int c) { y[c] += D2[c] * x[c]; });
   }
 
   // Block Jacobi: blocks of each image's exclusive columns (from the diagonal segment) and of
@@ -969,11 +928,11 @@ class CudaBackend final : public Backend {
     }
     const bool schur = o_.preconditioner == PreconditionerType::kSchurJacobi;
     if (!s_.sharedCameras.empty() && C > kPoseDims) {
-      sharedBlockKernel<C><<<static_cast<int>(s_.sharedCameras.size()), 128>>>(
+      sharedBlockKernel<C><<<static_cast<int>(s_.sharedCameras.size()), 128, 0, st_>>>(
           nObs_, obsImage_.data(), imageShared_.data(), sharedCams_.data(), nVar_,
           varPoints_.data(), pointObsStart_.data(), pointObs_.data(), rec_.data(), Vinv_.data(),
           schur, sharedRaw_.data());
-      VM_CHECK(cudaGetLastError());
+      VIDMAP_CUDA_CHECK_LAUNCH();
     }
     const int *off = precOffset_.data(), *size = precSize_.data(), *invStart = precInvStart_.data();
     const int *owner = precOwner_.data(), *diag = diagSeg_.data(), *cm = colMap_.data();
@@ -984,9 +943,10 @@ class CudaBackend final : public Backend {
     const int nImageBlocks = numImageBlocks_;
     if (static_cast<int>(itemTmp_.size()) < numBlocks_) itemTmp_.resize(numBlocks_);
     bad = itemTmp_.data();
-    forEach(numBlocks_, [=] __device__(int b) {
+    forEach(st_, numBlocks_, [=] __device__(int b) {
       const int n = size[b], o = off[b];
-      double A[kMaxCameraCols * kMaxCameraCols], work[kMaxCameraCols];
+      double A[kMaxCameraCols * kMaxCameraCols],
+          work[kMaxCameraCols * kMaxCameraCols + kMaxCameraCols];
       for (int e = 0; e < n * n; ++e) A[e] = 0.0;
       if (b < nImageBlocks) {
         const int i = owner[b];
@@ -1028,7 +988,7 @@ class CudaBackend final : public Backend {
   void applyPreconditioner(const double* r, double* z) {
     const int *off = precOffset_.data(), *size = precSize_.data(), *invStart = precInvStart_.data();
     const double* inv = precInv_.data();
-    forEach(numBlocks_, [=] __device__(int b) {
+    forEach(st_, numBlocks_, [=] __device__(int b) {
       const int n = size[b], o = off[b];
       const double* Ai = inv + invStart[b];
       for (int i = 0; i < n; ++i) {
@@ -1041,7 +1001,7 @@ class CudaBackend final : public Backend {
 
   double dot(const double* a, const double* b) {
     double* t = cgDot_.data();
-    forEach(s_.nF, [=] __device__(int i) { t[i] = a[i] * b[i]; });
+    forEach(st_, s_.nF, [=] __device__(int i) { t[i] = a[i] * b[i]; });
     return reduce(cgDot_.data(), s_.nF, false);
   }
 
@@ -1055,8 +1015,9 @@ class CudaBackend final : public Backend {
     yF_.zero();
     const double normB = std::sqrt(dot(b, b));
     if (normB == 0.0) return true;
-    double *r = cgR_.data(), *p = cgP_.data(), *z = cgZ_.data(), *q = cgQ_.data(), *tmp = cgTmp_.data();
-    VM_CHECK(cudaMemcpy(r, b, n * sizeof(double), cudaMemcpyDeviceToDevice));
+    double *r = cgR_.data(), *p = cgP_.data(), *z = cgZ_.data(), *q = cgQ_.data(),
+           *tmp = cgTmp_.data();
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(r, b, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
     double rho = 1.0, Q0 = 0.0;
     for (int it = 1;; ++it) {
       res->linearIterations = it;
@@ -1068,14 +1029,14 @@ class CudaBackend final : public Backend {
         return false;
       }
       if (it == 1) {
-        VM_CHECK(cudaMemcpy(p, z, n * sizeof(double), cudaMemcpyDeviceToDevice));
+        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(p, z, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
       } else {
         const double beta = rho / lastRho;
         if (beta == 0.0 || std::isinf(beta)) {
           res->message = "conjugate gradients: beta is zero or infinite";
           return false;
         }
-        forEach(n, [=] __device__(int i) { p[i] = z[i] + beta * p[i]; });
+        forEach(st_, n, [=] __device__(int i) { p[i] = z[i] + beta * p[i]; });
       }
       schurTimes(p, q);
       const double pq = dot(p, q);
@@ -1085,15 +1046,15 @@ class CudaBackend final : public Backend {
         res->message = "conjugate gradients: alpha is infinite";
         return false;
       }
-      forEach(n, [=] __device__(int i) { x[i] += alpha * p[i]; });
+      forEach(st_, n, [=] __device__(int i) { x[i] += alpha * p[i]; });
       if (it % o_.residualResetPeriod == 0) {
         schurTimes(x, tmp);
-        forEach(n, [=] __device__(int i) { r[i] = b[i] - tmp[i]; });
+        forEach(st_, n, [=] __device__(int i) { r[i] = b[i] - tmp[i]; });
       } else {
-        forEach(n, [=] __device__(int i) { r[i] -= alpha * q[i]; });
+        forEach(st_, n, [=] __device__(int i) { r[i] -= alpha * q[i]; });
       }
       double* t = cgDot_.data();
-      forEach(n, [=] __device__(int i) { t[i] = -x[i] * (b[i] + r[i]); });
+      forEach(st_, n, [=] __device__(int i) { t[i] = -x[i] * (b[i] + r[i]); });
       const double Q1 = reduce(cgDot_.data(), n, false);
       const double zeta = it * (Q1 - Q0) / Q1;
       if (zeta < o_.eta && it >= o_.minLinearSolverIterations) break;
@@ -1103,31 +1064,40 @@ class CudaBackend final : public Backend {
     return true;
   }
 
+  gpu::Context ctx_;
+  cudaStream_t st_ = ctx_.stream().handle();
   const Structure& s_;
   const Options& o_;
   bool explicit_;
   LossParams loss_;
   int nObs_ = 0, nVar_ = 0, nSeg_ = 0;
-  DeviceArray<double> rot_, trans_, intr_, pts_, cRot_, cTrans_, cIntr_, cPts_;
-  DeviceArray<int> obsImage_, obsPoint_, imageCamera_, colMap_, pointCol_, cameraCol_, varPoints_;
-  DeviceArray<double> obsXY_;
-  DeviceArray<int> pointObsStart_, pointObs_, imageObsStart_, imageObs_, segStart_, pairA_, pairB_;
-  DeviceArray<int> imageShared_, sharedCams_;
-  DeviceArray<std::uint8_t> rotVaries_, transVaries_, camVaries_;
-  DeviceArray<int> foldVecStart_, foldVecSrc_, foldMatStart_, foldMatSrc_, foldMatTarget_;
-  DeviceArray<double> foldMatFactor_;
+  DeviceArray<double> rot_{ctx_}, trans_{ctx_}, intr_{ctx_}, pts_{ctx_}, cRot_{ctx_}, cTrans_{ctx_},
+      cIntr_{ctx_}, cPts_{ctx_};
+  DeviceArray<int> obsImage_{ctx_}, obsPoint_{ctx_}, imageCamera_{ctx_}, colMap_{ctx_},
+      pointCol_{ctx_}, cameraCol_{ctx_}, varPoints_{ctx_};
+  DeviceArray<double> obsXY_{ctx_};
+  DeviceArray<int> pointObsStart_{ctx_}, pointObs_{ctx_}, imageObsStart_{ctx_}, imageObs_{ctx_},
+      segStart_{ctx_}, pairA_{ctx_}, pairB_{ctx_};
+  DeviceArray<int> imageShared_{ctx_}, sharedCams_{ctx_};
+  DeviceArray<std::uint8_t> rotVaries_{ctx_}, transVaries_{ctx_}, camVaries_{ctx_};
+  DeviceArray<int> foldVecStart_{ctx_}, foldVecSrc_{ctx_}, foldMatStart_{ctx_}, foldMatSrc_{ctx_};
+  DeviceArray<std::int64_t> foldMatTarget_{ctx_};
+  DeviceArray<double> foldMatFactor_{ctx_};
   size_t foldMatTargetHost_ = 0;
-  DeviceArray<double> rec_, P_, u_, obsTmp_, itemTmp_, partial_, scalar_;
-  DeviceArray<double> scaleE_, gE_, colE_, rhsE_, yE_, xE_;
-  DeviceArray<double> scaleF_, gF_, colF_, rhsF_, yF_, deltaF_, D2F_;
-  DeviceArray<double> scaleP_, V0_, gP_, Vinv_, yP_, deltaP_;
-  DeviceArray<double> segB_, S_, work_;
-  DeviceArray<int> info_;
+  DeviceArray<double> rec_{ctx_}, P_{ctx_}, u_{ctx_}, obsTmp_{ctx_}, itemTmp_{ctx_}, partial_{ctx_},
+      scalar_{ctx_};
+  DeviceArray<double> scaleE_{ctx_}, gE_{ctx_}, colE_{ctx_}, rhsE_{ctx_}, yE_{ctx_}, xE_{ctx_};
+  DeviceArray<double> scaleF_{ctx_}, gF_{ctx_}, colF_{ctx_}, rhsF_{ctx_}, yF_{ctx_}, deltaF_{ctx_},
+      D2F_{ctx_};
+  DeviceArray<double> scaleP_{ctx_}, V0_{ctx_}, gP_{ctx_}, Vinv_{ctx_}, yP_{ctx_}, deltaP_{ctx_};
+  DeviceArray<double> segB_{ctx_}, S_{ctx_}, work_{ctx_};
+  DeviceArray<int> info_{ctx_};
   cusolverDnHandle_t solver_ = nullptr;
-  DeviceArray<int> precOffset_, precSize_, precInvStart_, precOwner_, diagSeg_, camConst_;
-  DeviceArray<double> precInv_, sharedRaw_;
+  DeviceArray<int> precOffset_{ctx_}, precSize_{ctx_}, precInvStart_{ctx_}, precOwner_{ctx_},
+      diagSeg_{ctx_}, camConst_{ctx_};
+  DeviceArray<double> precInv_{ctx_}, sharedRaw_{ctx_};
   int numBlocks_ = 0, numImageBlocks_ = 0;
-  DeviceArray<double> cgR_, cgP_, cgZ_, cgQ_, cgTmp_, cgDot_;
+  DeviceArray<double> cgR_{ctx_}, cgP_{ctx_}, cgZ_{ctx_}, cgQ_{ctx_}, cgTmp_{ctx_}, cgDot_{ctx_};
 };
 
 template <CameraModel M, RotationType R>
@@ -1139,14 +1109,11 @@ std::unique_ptr<Backend> makeFor(const BackendInput& in) {
 
 }  // namespace
 
-bool cudaBackendAvailable() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+bool cudaBackendAvailable() { return gpu::deviceCount() > 0; }
 
 std::unique_ptr<Backend> makeCudaBackend(const BackendInput& in) {
   if (!cudaBackendAvailable())
-    throw Error("bundle adjustment: the CUDA backend was asked for, but no CUDA device is present");
+    throw Error("bundle adjustment: the CUDA backend was asked for, but " + gpu::noDeviceReason());
   std::unique_ptr<Backend> b;
   dispatchModel(in.structure->model, in.structure->rotation, [&](auto mTag, auto rTag) {
     b = makeFor<decltype(mTag)::value, decltype(rTag)::value>(in);

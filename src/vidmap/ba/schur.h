@@ -127,10 +127,10 @@ VIDMAP_HD inline void accumulatePair(const double* recA, const double* Pa, const
   }
 }
 
-// In-place inverse of a small symmetric positive definite n x n matrix (row-major) by Cholesky;
-// work holds n doubles. Returns false when it is not positive definite.
+// In-place inverse of a small symmetric positive definite n x n matrix (row-major) by
+// Cholesky; work holds n * n + n doubles. Returns false when it is not positive definite.
 VIDMAP_HD inline bool invertSpd(double* A, int n, double* work) {
-  // A = L L' in the lower triangle.
+  // A = L L' with L in the lower triangle.
   for (int j = 0; j < n; ++j) {
     double d = A[j * n + j];
     for (int k = 0; k < j; ++k) d -= A[j * n + k] * A[j * n + k];
@@ -143,28 +143,22 @@ VIDMAP_HD inline bool invertSpd(double* A, int n, double* work) {
       A[i * n + j] = v / d;
     }
   }
-  // L^-1 in place (lower triangle).
-  for (int j = 0; j < n; ++j) {
-    A[j * n + j] = 1.0 / A[j * n + j];
-    for (int i = j + 1; i < n; ++i) {
-      double v = 0.0;
-      for (int k = j; k < i; ++k) v -= A[i * n + k] * A[k * n + j];
-      work[i] = v / A[i * n + i];
+  // Column k of the inverse: L y = e_k, then L' x = y.
+  double* W = work;
+  double* y = work + n * n;
+  for (int k = 0; k < n; ++k) {
+    for (int i = 0; i < n; ++i) {
+      double v = i == k ? 1.0 : 0.0;
+      for (int m = 0; m < i; ++m) v -= A[i * n + m] * y[m];
+      y[i] = v / A[i * n + i];
     }
-    for (int i = j + 1; i < n; ++i) A[i * n + j] = work[i];
+    for (int i = n - 1; i >= 0; --i) {
+      double v = y[i];
+      for (int m = i + 1; m < n; ++m) v -= A[m * n + i] * W[m * n + k];
+      W[i * n + k] = v / A[i * n + i];
+    }
   }
-  // A^-1 = L^-T L^-1, symmetric; fill both triangles.
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double v = 0.0;
-      for (int k = i; k < n; ++k) v += A[k * n + i] * A[k * n + j];
-      work[j] = v;
-      if (j == i) {
-        for (int jj = 0; jj <= i; ++jj) A[jj * n + i] = work[jj];
-      }
-    }
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j) A[j * n + i] = A[i * n + j];
+  for (int e = 0; e < n * n; ++e) A[e] = W[e];
   return true;
 }
 

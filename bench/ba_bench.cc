@@ -3,7 +3,7 @@
 // ITERATIVE_SCHUR on the same problems, the same cores and the same options, in one run.
 // Prints one JSON object per solve (and writes them to --out).
 //
-//   ba_bench [--threads N] [--backends cpu,cuda] [--ceres dense,sparse,iterative]
+//   ba_bench [--threads N] [--backends cpu,cuda] [--ceres dense,sparse,iterative|none]
 //            [--vidmap-solvers auto,dense,iterative] [--max-iterations N] [--out FILE]
 //            [problem ...]        (BAL files or synthetic:IMAGESxPOINTS[:MODEL]; default: the
 //                                  BAL problems of shared/data/bal)
@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
     const bool joint =
         problem.model == ba::CameraModel::kBal && problem.cameras.size() == problem.images.size();
     for (const auto& cs : ceresSolvers) {
+      if (cs != "dense" && cs != "sparse" && cs != "iterative") continue;  // e.g. "none"
       const auto solver = cs == "dense"    ? ba::peer::CeresSolver::kDenseSchur
                           : cs == "sparse" ? ba::peer::CeresSolver::kSparseSchur
                                            : ba::peer::CeresSolver::kIterativeSchur;

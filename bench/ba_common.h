@@ -15,10 +15,12 @@
 
 namespace vidmap::bench {
 
+// "synthetic:IxP[:MODEL]" (cameras on an arc) or "corridor:IxP[:MODEL]" (sparse covisibility).
 inline ba::Problem loadProblem(const std::string& name) {
-  const std::string tag = "synthetic:";
-  if (name.rfind(tag, 0) == 0) {
+  for (const std::string tag : {"synthetic:", "corridor:"}) {
+    if (name.rfind(tag, 0) != 0) continue;
     ba::SyntheticOptions o;
+    if (tag == "corridor:") o.layout = ba::SyntheticLayout::kCorridor;
     std::string spec = name.substr(tag.size());
     std::string model = "SIMPLE_RADIAL";
     if (auto c = spec.find(':'); c != std::string::npos) model = spec.substr(c + 1), spec.resize(c);

@@ -81,7 +81,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   for (const auto& name : problems) {
-    const ba::Problem problem = bench::loadProblem(name);
+    ba::Problem problem;
+    try {
+      problem = bench::loadProblem(name);
+    } catch (const std::exception& e) {
+      bench::JsonLine j;
+      emit(j.add("problem", bench::baseName(name)).add("error", e.what()));
+      continue;
+    }
     const std::string pname = bench::baseName(name);
     ba::Options o;
     o.numThreads = threads;
@@ -98,7 +105,16 @@ int main(int argc, char** argv) {
                           : vs == "iterative" ? ba::LinearSolverType::kIterativeSchur
                                               : ba::LinearSolverType::kAuto;
         ba::Problem p = problem;
-        const ba::Summary s = ba::solve(p, ov);
+        ba::Summary s;
+        try {
+          s = ba::solve(p, ov);
+        } catch (const std::exception& e) {
+          bench::JsonLine j;
+          emit(j.add("problem", pname)
+                   .add("solver", std::string("vidmap-") + backend)
+                   .add("error", e.what()));
+          continue;
+        }
         bench::JsonLine j;
         j.add("problem", pname)
             .add("solver", std::string("vidmap-") + backend)

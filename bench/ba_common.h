@@ -43,8 +43,7 @@ inline std::vector<std::string> defaultProblems() {
        {"ladybug/problem-49-7776-pre.txt.bz2", "trafalgar/problem-21-11315-pre.txt.bz2",
         "trafalgar/problem-39-18060-pre.txt", "dubrovnik/problem-16-22106-pre.txt.bz2",
         "final/problem-93-61203-pre.txt.bz2"}) {
-    auto p = *dir / f;
-    if (std::filesystem::exists(p)) out.push_back(p.string());
+    if (auto p = ba::findBal(*dir, f)) out.push_back(p->string());
   }
   return out;
 }
@@ -54,7 +53,12 @@ class JsonLine {
  public:
   JsonLine& add(const std::string& k, const std::string& v) {
     sep();
-    s_ += "\"" + k + "\": \"" + v + "\"";
+    std::string e;
+    for (char c : v) {
+      if (c == '"' || c == '\\') e += '\\';
+      e += c == '\n' ? ' ' : c;
+    }
+    s_ += "\"" + k + "\": \"" + e + "\"";
     return *this;
   }
   JsonLine& add(const std::string& k, const char* v) { return add(k, std::string(v)); }

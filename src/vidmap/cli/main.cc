@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   CLI::App app{"vidmap: a video to cameras and a 3D map, on the GPU or the CPU"};
   app.require_subcommand(1);
   vidmap::cli::addInfoCommand(app);
+  vidmap::cli::addSynthCommand(app);
+  vidmap::cli::addTrackCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -16,4 +16,25 @@ void writeAtomically(const std::filesystem::path& path,
 // Writes text to path atomically.
 void writeTextAtomically(const std::filesystem::path& path, const std::string& text);
 
+// The same protocol for writers that stream into a file over time (video): write to tmp(),
+// then commit() renames it to path. Destroying an uncommitted AtomicFile removes tmp().
+class AtomicFile {
+ public:
+  // Throws vidmap::Error when the folder of path is missing.
+  explicit AtomicFile(const std::filesystem::path& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& tmp() const { return tmp_; }
+  bool committed() const { return committed_; }
+  void commit();   // renames tmp() to path(); throws vidmap::Error on failure
+  void discard();  // removes tmp() now
+
+ private:
+  std::filesystem::path path_, tmp_;
+  bool committed_ = false;
+};
+
 }  // namespace vidmap::io

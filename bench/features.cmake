@@ -1,0 +1,15 @@
+# features: SIFT extraction and descriptor matching timings (CPU, CUDA when present, OpenCV as
+# the peer on the same cores) and the quality evaluation on real data with ground truth.
+if(TARGET vidmap_features_testing)
+  foreach(b features_bench features_eval)
+    add_executable(${b} ${CMAKE_CURRENT_LIST_DIR}/${b}.cc)
+    target_link_libraries(${b} PRIVATE vidmap::features vidmap_features_testing)
+    vidmap_apply_flags(${b})
+    target_compile_options(${b} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-deprecated-enum-enum-conversion>)
+    if(VIDMAP_HAVE_OPENCV)
+      target_compile_definitions(${b} PRIVATE VIDMAP_HAVE_OPENCV=1)
+      target_include_directories(${b} PRIVATE ${OpenCV_INCLUDE_DIRS})
+      target_link_libraries(${b} PRIVATE ${OpenCV_LIBS})
+    endif()
+  endforeach()
+endif()

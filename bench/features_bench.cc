@@ -1,0 +1,237 @@
+// SIFT extraction time per 1280x720 and 1920x1080 frame and matching time for 4096 x 4096
+// descriptors: vidmap's CPU backend against OpenCV's SIFT and BFMatcher on the same cores, and
+// the CUDA backend when a device is present (CUDA events after a warm-up). Medians; JSON out.
+//
+//   build/bench/features_bench [--repeat 7]
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+
+#include "features_common.h"
+#include "vidmap/core/data_dir.h"
+#include "vidmap/core/parallel.h"
+#include "vidmap/features/matcher.h"
+#include "vidmap/features/sift.h"
+#include "vidmap/features/sift_cpu.h"
+#include "vidmap/features/testing/blob_scene.h"
+#include "vidmap/features/testing/load_image.h"
+#if VIDMAP_HAVE_CUDA
+#include "vidmap/features/match_cuda.h"
+#include "vidmap/features/sift_cuda.h"
+#endif
+
+using namespace vidmap;
+using namespace vidmap::features;
+using vidmap::bench::medianOf;
+using vidmap::bench::nowMs;
+
+namespace {
+
+GrayImage crop(const GrayImage& in, int w, int h) {
+  GrayImage out(w, h);
+  const int x0 = (in.width() - w) / 2, y0 = (in.height() - h) / 2;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) out(x, y) = in(x0 + x, y0 + y);
+  return out;
+}
+
+// A real frame of the requested size (Strecha fountain, cropped), or a blob scene without data.
+GrayImage frame(int w, int h, int denom, const char* id, std::string* source) {
+  if (auto dir = dataPath("strecha/fountain-P11")) {
+    GrayImage full = testing::loadGray(*dir / "images" / (std::string(id) + ".jpg"), denom);
+    if (full.width() >= w && full.height() >= h) {
+      *source = "strecha/fountain-P11/" + std::string(id) + " 1/" + std::to_string(denom) + " crop";
+      return crop(full, w, h);
+    }
+  }
+  *source = "blob scene";
+  return testing::renderBlobs(testing::randomBlobScene(w, h, w * h / 400, 1.5, 12, 1), w, h);
+}
+
+struct Timing {
+  double ms = 0, cpuMs = 0, gpuMs = -1;
+  size_t count = 0;
+};
+
+// Process CPU time (all threads), robust to other load on the machine where wall time is not.
+double cpuMs() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+template <class F>
+Timing timeIt(int repeat, F&& f) {
+  std::vector<double> t, c;
+  Timing r;
+  r.count = f();  // warm-up
+  for (int i = 0; i < repeat; ++i) {
+    const double t0 = nowMs(), c0 = cpuMs();
+    f();
+    t.push_back(nowMs() - t0);
+    c.push_back(cpuMs() - c0);
+  }
+  r.ms = medianOf(t);
+  r.cpuMs = medianOf(c);
+  return r;
+}
+
+void printTiming(const char* name, const Timing& t, bool comma = true) {
+  std::printf("      \"%s\": {\"median_ms\": %.3f, \"median_cpu_time_ms\": %.3f, \"count\": %zu",
+              name, t.ms, t.cpuMs, t.count);
+  if (t.gpuMs >= 0) std::printf(", \"gpu_median_ms\": %.4f", t.gpuMs);
+  std::printf("}%s\n", comma ? "," : "");
+}
+
+#if VIDMAP_HAVE_CUDA
+// GPU ms per call of each kernel name (all launches of a call summed), over `calls` calls.
+void printKernels(gpu::Context& ctx, int calls) {
+  std::printf("      \"cuda_kernels_ms_per_call\": {");
+  bool first = true;
+  for (const auto& k : ctx.profiler().stats()) {
+    std::printf("%s\"%s\": %.4f", first ? "" : ", ", k.name.c_str(), k.gpuMs / calls);
+    first = false;
+  }
+  std::printf("},\n");
+}
+#endif
+
+Features padRandom(Features f, size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0, 1);
+  while (f.size() < n) {
+    Keypoint k;
+    k.x = u(rng) * 100, k.y = u(rng) * 100;
+    f.keypoints.push_back(k);
+    float d[128], s = 0;
+    for (float& v : d) v = u(rng) * u(rng), s += v * v;
+    for (float& v : d) f.descriptors.push_back(v / std::sqrt(s));
+  }
+  f.keypoints.resize(n);
+  f.descriptors.resize(n * 128);
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 7;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
+#if VIDMAP_HAVE_OPENCV
+  cv::setNumThreads(maxThreads());
+#endif
+  const bool cuda = cudaDeviceAvailable();
+  std::printf("{\n  \"benchmark\": \"features\",\n  \"threads\": %d,\n  \"cuda_device\": %s,\n",
+              maxThreads(), cuda ? "true" : "false");
+  std::printf("  \"extraction\": [\n");
+  const int sizes[2][3] = {{1280, 720, 2}, {1920, 1080, 1}};
+  for (int s = 0; s < 2; ++s) {
+    const int w = sizes[s][0], h = sizes[s][1];
+    std::string source;
+    GrayImage img = frame(w, h, sizes[s][2], "0005", &source);
+    std::printf("    {\"width\": %d, \"height\": %d, \"source\": \"%s\",\n", w, h, source.c_str());
+    SiftOptions o;
+    o.backend = Backend::kCpu;
+    Sift cpu(o);
+    SiftStats st{};
+    auto tc = timeIt(repeat, [&] {
+      auto r = cpu.extract(img);
+      st = r.stats;
+      return r.features.size();
+    });
+    printTiming("vidmap_cpu", tc);
+    std::printf(
+        "      \"vidmap_cpu_stages_ms_last\": {\"gaussians_dog\": %.2f, \"gradients\": %.2f, "
+        "\"extrema\": %.2f, \"orientations\": %.2f, \"descriptors\": %.2f},\n",
+        st.msGaussians, st.msDogGradients, st.msExtrema, st.msOrientations, st.msDescriptors);
+#if VIDMAP_HAVE_CUDA
+    if (cuda) {
+      gpu::Context ctx(0);
+      SiftCuda gpu{ctx};
+      std::vector<double> g;
+      SiftStats st;
+      auto tg = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(constView(img.view()), o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tg.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda", tg);
+      printKernels(ctx, repeat + 1);
+    }
+#endif
+#if VIDMAP_HAVE_OPENCV
+    {
+      cv::Mat m = bench::toCv8(img);
+      auto sift = cv::SIFT::create(4096);
+      auto tcv = timeIt(repeat, [&] {
+        std::vector<cv::KeyPoint> k;
+        cv::Mat d;
+        sift->detectAndCompute(m, cv::noArray(), k, d);
+        return k.size();
+      });
+      printTiming("opencv", tcv);
+      std::printf("      \"cpu_over_opencv\": %.3f, \"cpu_over_opencv_cpu_time\": %.3f,\n",
+                  tc.ms / tcv.ms, tc.cpuMs / tcv.cpuMs);
+    }
+#endif
+    std::printf("      \"end\": null}%s\n", s == 0 ? "," : "");
+  }
+  std::printf("  ],\n");
+
+  // Matching 4096 x 4096: real descriptors (fountain 4 and 5 at half size), padded with random
+  // unit descriptors if an image has fewer.
+  std::string src;
+  SiftOptions o;
+  o.backend = Backend::kCpu;
+  Sift sift(o);
+  Features a = padRandom(sift.extract(frame(1536, 1024, 2, "0004", &src)).features, 4096, 1);
+  Features b = padRandom(sift.extract(frame(1536, 1024, 2, "0005", &src)).features, 4096, 2);
+  std::printf("  \"matching\": {\"na\": %zu, \"nb\": %zu, \"source\": \"%s\",\n", a.size(),
+              b.size(), src.c_str());
+  MatchOptions mo;
+  mo.backend = Backend::kCpu;
+  Matcher cm(mo);
+  auto tm = timeIt(repeat, [&] { return cm.match(a, b).size(); });
+  printTiming("vidmap_cpu", tm);
+#if VIDMAP_HAVE_CUDA
+  if (cuda) {
+    gpu::Context ctx(0);
+    MatchCuda gm{ctx};
+    MatchProblem p;
+    p.a = a.descriptors.data(), p.na = 4096, p.b = b.descriptors.data(), p.nb = 4096;
+    p.segments = {0, 4096};
+    std::vector<double> g;
+    auto tg = timeIt(repeat, [&] {
+      float ms = 0;
+      size_t n = gm.match(p, mo, &ms)[0].size();
+      g.push_back(ms);
+      return n;
+    });
+    g.erase(g.begin());
+    tg.gpuMs = medianOf(g);
+    printTiming("vidmap_cuda", tg);
+    printKernels(ctx, repeat + 1);
+  }
+#endif
+#if VIDMAP_HAVE_OPENCV
+  {
+    cv::Mat da(4096, 128, CV_32F, a.descriptors.data()),
+        db(4096, 128, CV_32F, b.descriptors.data());
+    cv::BFMatcher bf(cv::NORM_L2);
+    auto tcv = timeIt(repeat, [&] {
+      std::vector<std::vector<cv::DMatch>> knn;
+      bf.knnMatch(da, db, knn, 2);
+      size_t n = 0;
+      for (auto& k : knn) n += k.size() == 2 && k[0].distance < 0.8f * k[1].distance;
+      return n;
+    });
+    printTiming("opencv_bf_knn2_ratio", tcv);
+    std::printf("    \"cpu_over_opencv\": %.3f, \"cpu_over_opencv_cpu_time\": %.3f,\n",
+                tm.ms / tcv.ms, tm.cpuMs / tcv.cpuMs);
+  }
+#endif
+  std::printf("    \"end\": null}\n}\n");
+  return 0;
+}

@@ -1,0 +1,225 @@
+// The CUDA matcher: cuBLAS SGEMM of the descriptors (FP32, no tensor-core rounding), then one
+// warp per (row, segment) for the top-2 of the row and one thread per column for the column's
+// nearest row, both with the shared functions of match_kernels.h. The final ratio / mutual /
+// distance decisions run on the host in the code of the CPU matcher's last loop.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "vidmap/features/cuda_util.cuh"
+#include "vidmap/features/match_cuda.h"
+#include "vidmap/features/match_kernels.h"
+#include "vidmap/gpu/event_timer.h"
+
+namespace vidmap::features {
+namespace {
+
+// Largest block of the distance matrix held at once (floats): 256 Mi = 1 GiB.
+constexpr long kMaxBlockElements = 256L << 20;
+
+struct Guide {
+  double F[9];
+  double band;
+  int sampson;
+};
+
+void checkBlas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("features cuda: ") + what + ": cuBLAS status " + std::to_string(s));
+}
+
+__global__ void kNorms(const float* d, int n, float* norms) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) norms[i] = descriptorSquaredNorm(d + static_cast<long>(i) * 128);
+}
+
+__device__ inline bool allowed(const Guide* guides, const int* segOf, const float2* pa,
+                               const float2* pb, int i, int j) {
+  if (!guides) return true;
+  const Guide& g = guides[segOf[j]];
+  return epipolarDistance(g.F, pa[i].x, pa[i].y, pb[j].x, pb[j].y, g.sampson != 0) <= g.band;
+}
+
+// One warp per (row of the block, segment): lanes take columns j = seg0 + lane, + 32, ...
+// in increasing order, then a butterfly of top2Merge (order independent: ties go to the
+// lower index).
+__global__ void kRowTop2(const float* S, int rows, int r0, int nb, const int* segments, int nseg,
+                         const float* normA, const float* normB, const Guide* guides,
+                         const int* segOf, const float2* pa, const float2* pb, Top2* out) {
+  const long warp = (static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (warp >= static_cast<long>(rows) * nseg) return;  // whole warps exit together
+  const int li = static_cast<int>(warp / nseg), k = static_cast<int>(warp % nseg);
+  const int i = r0 + li;
+  const float* s = S + static_cast<long>(li) * nb;
+  Top2 t;
+  for (int j = segments[k] + lane; j < segments[k + 1]; j += 32) {
+    if (!allowed(guides, segOf, pa, pb, i, j)) continue;
+    top2Push(t, squaredDistance(normA[i], normB[j], s[j]), j);
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    Top2 o;
+    o.d1 = __shfl_xor_sync(0xffffffffu, t.d1, off);
+    o.d2 = __shfl_xor_sync(0xffffffffu, t.d2, off);
+    o.j1 = __shfl_xor_sync(0xffffffffu, t.j1, off);
+    t = top2Merge(t, o);
+  }
+  if (lane == 0) out[static_cast<long>(i) * nseg + k] = t;
+}
+
+// One thread per column: the nearest row of this block, merged into the running best (a
+// later block wins only when strictly nearer, so ties keep the lower row).
+__global__ void kColBest(const float* S, int rows, int r0, int nb, const float* normA,
+                         const float* normB, const Guide* guides, const int* segOf,
+                         const float2* pa, const float2* pb, float* colD, int* colI) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= nb) return;
+  float best = colD[j];
+  int bi = colI[j];
+  for (int li = 0; li < rows; ++li) {
+    const int i = r0 + li;
+    if (!allowed(guides, segOf, pa, pb, i, j)) continue;
+    const float d = squaredDistance(normA[i], normB[j], S[static_cast<long>(li) * nb + j]);
+    if (d < best) best = d, bi = i;
+  }
+  colD[j] = best;
+  colI[j] = bi;
+}
+
+__global__ void kFill(float* d, int* i, int n) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < n) d[j] = kNoDistance, i[j] = -1;
+}
+
+}  // namespace
+
+struct MatchCuda::Impl {
+  gpu::Context ctx;
+  cudaStream_t stream;
+  gpu::EventTimer timer;
+  cublasHandle_t blas = nullptr;
+  gpu::DeviceBuffer<float> a, b, normA, normB, S, colD;
+  gpu::DeviceBuffer<int> colI, segments, segOf;
+  gpu::DeviceBuffer<Top2> rowTop;
+  gpu::DeviceBuffer<Guide> guides;
+  gpu::DeviceBuffer<float2> pa, pb;
+
+  explicit Impl(const gpu::Context& c)
+      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {
+    ctx.makeCurrent();
+    checkBlas(cublasCreate(&blas), "cublasCreate");
+    checkBlas(cublasSetStream(blas, stream), "cublasSetStream");
+    // FP32 throughout (no TF32 tensor-core rounding), so distances follow the CPU's to float
+    // rounding.
+    checkBlas(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  ~Impl() {
+    if (blas) cublasDestroy(blas);
+  }
+  template <class T>
+  T* ensure(gpu::DeviceBuffer<T>& buf, std::size_t n) {
+    return cuda::ensure(ctx, buf, n);
+  }
+  gpu::KernelProfiler::Scope time(const char* kernel) {
+    return ctx.profiler().time(kernel, stream);
+  }
+};
+
+MatchCuda::MatchCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
+MatchCuda::~MatchCuda() = default;
+
+std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,
+                                                 float* gpuMilliseconds) {
+  Impl& m = *impl_;
+  m.ctx.makeCurrent();
+  const int nseg = static_cast<int>(p.segments.size()) - 1;
+  std::vector<std::vector<Match>> out(std::max(nseg, 0));
+  if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
+  const cudaStream_t st = m.stream;
+  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
+  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
+  cuda::upload(dA, p.a, static_cast<size_t>(p.na) * 128, st);
+  cuda::upload(dB, p.b, static_cast<size_t>(p.nb) * 128, st);
+  int* dSeg = m.ensure(m.segments, p.segments.size());
+  cuda::upload(dSeg, p.segments.data(), p.segments.size(), st);
+  Guide* dGuides = nullptr;
+  int* dSegOf = nullptr;
+  float2* dPa = nullptr;
+  float2* dPb = nullptr;
+  std::vector<Guide> guides;
+  std::vector<int> segOf;
+  std::vector<float2> pa, pb;
+  if (p.guides) {
+    for (int k = 0; k < nseg; ++k) {
+      Guide g;
+      std::copy(p.guides[k].F.begin(), p.guides[k].F.end(), g.F);
+      g.band = p.guides[k].bandPx;
+      g.sampson = p.guides[k].sampson ? 1 : 0;
+      guides.push_back(g);
+      for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) segOf.push_back(k);
+    }
+    for (int i = 0; i < p.na; ++i) pa.push_back({p.keypointsA[i].x, p.keypointsA[i].y});
+    for (int j = 0; j < p.nb; ++j) pb.push_back({p.keypointsB[j].x, p.keypointsB[j].y});
+    dGuides = m.ensure(m.guides, guides.size());
+    dSegOf = m.ensure(m.segOf, segOf.size());
+    dPa = m.ensure(m.pa, pa.size());
+    dPb = m.ensure(m.pb, pb.size());
+    cuda::upload(dGuides, guides.data(), guides.size(), st);
+    cuda::upload(dSegOf, segOf.data(), segOf.size(), st);
+    cuda::upload(dPa, pa.data(), pa.size(), st);
+    cuda::upload(dPb, pb.data(), pb.size(), st);
+  }
+  m.timer.start(st);
+  float* nA = m.ensure(m.normA, p.na);
+  float* nB = m.ensure(m.normB, p.nb);
+  {
+    auto scope = m.time("match_norms");
+    kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
+    kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  float* colD = m.ensure(m.colD, p.nb);
+  int* colI = m.ensure(m.colI, p.nb);
+  kFill<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(colD, colI, p.nb);
+  VIDMAP_CUDA_CHECK_LAUNCH();
+  Top2* rowTop = m.ensure(m.rowTop, static_cast<size_t>(p.na) * nseg);
+  const int blockRows =
+      static_cast<int>(std::max(1L, std::min<long>(p.na, kMaxBlockElements / p.nb)));
+  float* S = m.ensure(m.S, static_cast<size_t>(blockRows) * p.nb);
+  const float one = 1.0f, zero = 0.0f;
+  for (int r0 = 0; r0 < p.na; r0 += blockRows) {
+    const int rows = std::min(blockRows, p.na - r0);
+    // Column-major C (nb x rows) = B (nb x 128) * A_block^T (128 x rows): row-major S block.
+    {
+      auto scope = m.time("match_sgemm");
+      checkBlas(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, p.nb, rows, 128, &one, dB, 128,
+                            dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
+                "cublasSgemm");
+    }
+    const long warps = static_cast<long>(rows) * nseg;
+    {
+      auto scope = m.time("match_row_top2");
+      kRowTop2<<<cuda::blocksFor(warps * 32, 256), 256, 0, st>>>(
+          S, rows, r0, p.nb, dSeg, nseg, nA, nB, dGuides, dSegOf, dPa, dPb, rowTop);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      auto scope = m.time("match_col_best");
+      kColBest<<<cuda::blocksFor(p.nb, 128), 128, 0, st>>>(S, rows, r0, p.nb, nA, nB, dGuides,
+                                                           dSegOf, dPa, dPb, colD, colI);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+  }
+  m.timer.stop(st);
+  std::vector<Top2> top(static_cast<size_t>(p.na) * nseg);
+  std::vector<int> best(p.nb);
+  cuda::download(top.data(), rowTop, top.size(), st);
+  cuda::download(best.data(), colI, best.size(), st);
+  m.ctx.synchronize();
+  if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
+  return decideMatches(top, best, p.segments, p.na, o);
+}
+
+}  // namespace vidmap::features

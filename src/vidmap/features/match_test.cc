@@ -1,0 +1,312 @@
+// The matcher against an independent brute force in double precision, and the rules one by
+// one (ratio, mutual, distance limit, epipolar band, one query against many).
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "vidmap/features/match_kernels.h"
+#include "vidmap/features/matcher.h"
+
+namespace vidmap::features {
+namespace {
+
+MatchOptions cpu() {
+  MatchOptions o;
+  o.backend = Backend::kCpu;
+  return o;
+}
+
+void normalise(float* d) {
+  double n = 0;
+  for (int i = 0; i < 128; ++i) n += d[i] * d[i];
+  for (int i = 0; i < 128; ++i) d[i] = static_cast<float>(d[i] / std::sqrt(n));
+}
+
+// n random non-negative unit descriptors at random positions in a 640 x 480 image.
+Features randomFeatures(int n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0, 1);
+  Features f;
+  f.width = 640;
+  f.height = 480;
+  f.keypoints.resize(n);
+  f.descriptors.resize(static_cast<size_t>(n) * 128);
+  for (int i = 0; i < n; ++i) {
+    f.keypoints[i].x = 640 * u(rng);
+    f.keypoints[i].y = 480 * u(rng);
+    float* d = f.descriptors.data() + i * 128;
+    for (int j = 0; j < 128; ++j) d[j] = u(rng) * u(rng);
+    normalise(d);
+  }
+  return f;
+}
+
+// B holds noisy copies of the first `planted` descriptors of A (shuffled) and random others.
+Features plantedCopy(const Features& a, int planted, int extra, float noise, std::mt19937& rng,
+                     std::vector<int>* truth) {
+  Features b = randomFeatures(planted + extra, rng);
+  std::vector<int> perm(planted + extra);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::normal_distribution<float> g(0, noise);
+  truth->assign(a.size(), -1);
+  for (int i = 0; i < planted; ++i) {
+    float* d = b.descriptors.data() + perm[i] * 128;
+    for (int j = 0; j < 128; ++j) d[j] = std::max(0.0f, a.descriptor(i)[j] + g(rng));
+    normalise(d);
+    (*truth)[i] = perm[i];
+  }
+  return b;
+}
+
+// The rules, evaluated in double with no matrix product: the reference.
+std::vector<Match> bruteForce(const Features& a, const Features& b, const MatchOptions& o,
+                              const EpipolarGuide* guide = nullptr) {
+  const int na = static_cast<int>(a.size()), nb = static_cast<int>(b.size());
+  std::vector<double> D(static_cast<size_t>(na) * nb);
+  for (int i = 0; i < na; ++i)
+    for (int j = 0; j < nb; ++j) {
+      double s = 0;
+      for (int k = 0; k < 128; ++k) {
+        const double d = double(a.descriptor(i)[k]) - b.descriptor(j)[k];
+        s += d * d;
+      }
+      bool ok = true;
+      if (guide)
+        ok = epipolarDistance(guide->F.data(), a.keypoints[i].x, a.keypoints[i].y, b.keypoints[j].x,
+                              b.keypoints[j].y, guide->sampson) <= guide->bandPx;
+      D[static_cast<size_t>(i) * nb + j] = ok ? std::sqrt(s) : INFINITY;
+    }
+  std::vector<Match> out;
+  for (int i = 0; i < na; ++i) {
+    double d1 = INFINITY, d2 = INFINITY;
+    int j1 = -1;
+    for (int j = 0; j < nb; ++j) {
+      const double d = D[static_cast<size_t>(i) * nb + j];
+      if (d < d1)
+        d2 = d1, d1 = d, j1 = j;
+      else if (d < d2)
+        d2 = d;
+    }
+    if (j1 < 0 || d1 == INFINITY) continue;
+    if (d2 != INFINITY && !(d1 < o.ratio * d2)) continue;
+    if (o.maxDistance > 0 && d1 > o.maxDistance) continue;
+    if (o.mutual) {
+      int best = -1;
+      double bd = INFINITY;
+      for (int k = 0; k < na; ++k)
+        if (D[static_cast<size_t>(k) * nb + j1] < bd)
+          bd = D[static_cast<size_t>(k) * nb + j1], best = k;
+      if (best != i) continue;
+    }
+    out.push_back({i, j1, static_cast<float>(d1)});
+  }
+  return out;
+}
+
+void expectSame(const std::vector<Match>& got, const std::vector<Match>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].a, want[i].a);
+    EXPECT_EQ(got[i].b, want[i].b);
+    EXPECT_NEAR(got[i].distance, want[i].distance, 1e-4);
+  }
+}
+
+TEST(Match, PlainEqualsBruteForceAndFindsPlantedPairs) {
+  std::mt19937 rng(1);
+  Features a = randomFeatures(700, rng);
+  std::vector<int> truth;
+  Features b = plantedCopy(a, 400, 500, 0.01f, rng, &truth);
+  for (bool mutual : {true, false}) {
+    MatchOptions o = cpu();
+    o.mutual = mutual;
+    auto m = Matcher(o).match(a, b);
+    expectSame(m, bruteForce(a, b, o));
+    int correct = 0;
+    for (const auto& x : m) correct += truth[x.a] == x.b;
+    EXPECT_GE(correct, 390);
+    EXPECT_EQ(correct, static_cast<int>(m.size()));
+  }
+}
+
+TEST(Match, RatioTestAndMaxDistance) {
+  // A single query with two candidates at chosen distances.
+  Features a, b;
+  a.keypoints.resize(1);
+  b.keypoints.resize(2);
+  a.descriptors.assign(128, 0.0f);
+  b.descriptors.assign(256, 0.0f);
+  a.descriptors[0] = 1;
+  // b0 at distance d1, b1 at distance d2 from a (unit vectors in the plane of e0, e1).
+  auto place = [&](int j, double dist) {
+    const double c = 1 - dist * dist / 2;  // |a - b|^2 = 2 - 2 cos
+    b.descriptors[j * 128 + 0] = static_cast<float>(c);
+    b.descriptors[j * 128 + 1 + j] = static_cast<float>(std::sqrt(1 - c * c));
+  };
+  place(0, 0.4);
+  place(1, 0.4 / 0.79);
+  Matcher m(cpu());
+  ASSERT_EQ(m.match(a, b).size(), 1u);
+  EXPECT_EQ(m.match(a, b)[0].b, 0);
+  EXPECT_NEAR(m.match(a, b)[0].distance, 0.4, 1e-5);
+  place(1, 0.4 / 0.81);
+  EXPECT_TRUE(m.match(a, b).empty());
+  auto o = cpu();
+  o.ratio = 0.85f;
+  EXPECT_EQ(Matcher(o).match(a, b).size(), 1u);
+  o.maxDistance = 0.35f;
+  EXPECT_TRUE(Matcher(o).match(a, b).empty());
+  // A single candidate passes the ratio test.
+  b.keypoints.resize(1);
+  b.descriptors.resize(128);
+  EXPECT_EQ(m.match(a, b).size(), 1u);
+}
+
+TEST(Match, MutualCheckKeepsTheNearerQuery) {
+  std::mt19937 rng(2);
+  Features b = randomFeatures(50, rng);
+  Features a;
+  a.keypoints.resize(2);
+  a.descriptors.resize(256);
+  // Both queries are near b7; a1 is nearer.
+  std::normal_distribution<float> g(0, 1);
+  for (int q = 0; q < 2; ++q) {
+    for (int k = 0; k < 128; ++k)
+      a.descriptors[q * 128 + k] =
+          std::max(0.0f, b.descriptor(7)[k] + (q ? 0.002f : 0.01f) * g(rng));
+    normalise(a.descriptors.data() + q * 128);
+  }
+  auto m = Matcher(cpu()).match(a, b);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].a, 1);
+  EXPECT_EQ(m[0].b, 7);
+  auto o = cpu();
+  o.mutual = false;
+  EXPECT_EQ(Matcher(o).match(a, b).size(), 2u);
+}
+
+TEST(Match, IdenticalCandidatesAreAmbiguous) {
+  std::mt19937 rng(3);
+  Features a = randomFeatures(1, rng);
+  Features b = a;
+  b.keypoints.push_back(a.keypoints[0]);
+  b.descriptors.insert(b.descriptors.end(), a.descriptors.begin(), a.descriptors.end());
+  EXPECT_TRUE(Matcher(cpu()).match(a, b).empty());
+}
+
+// Two cameras looking at random points: F from E and the intrinsics makes x_b^T F x_a vanish.
+struct TwoViews {
+  std::array<double, 9> E, K, F;
+  std::vector<Eigen::Vector2d> pa, pb;
+};
+
+TwoViews twoViews(int n, std::mt19937& rng) {
+  TwoViews v;
+  Eigen::Matrix3d K;
+  K << 500, 0, 320, 0, 510, 240, 0, 0, 1;
+  const Eigen::Matrix3d R =
+      Eigen::AngleAxisd(0.2, Eigen::Vector3d(0.1, 1, 0.2).normalized()).toRotationMatrix();
+  const Eigen::Vector3d t(-1, 0.1, 0.05);
+  Eigen::Matrix3d tx;
+  tx << 0, -t.z(), t.y(), t.z(), 0, -t.x(), -t.y(), t.x(), 0;
+  const Eigen::Matrix3d E = tx * R;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) v.E[r * 3 + c] = E(r, c), v.K[r * 3 + c] = K(r, c);
+  v.F = EpipolarGuide::fromEssential(v.E, v.K, v.K, 1).F;
+  std::uniform_real_distribution<double> u(-1, 1);
+  while (static_cast<int>(v.pa.size()) < n) {
+    const Eigen::Vector3d X(3 * u(rng), 2 * u(rng), 8 + 3 * u(rng));
+    const Eigen::Vector3d xa = K * X, xb = K * (R * X + t);
+    const Eigen::Vector2d a = xa.hnormalized(), b = xb.hnormalized();
+    if (a.x() < 0 || a.x() > 640 || a.y() < 0 || a.y() > 480 || b.x() < 0 || b.x() > 640 ||
+        b.y() < 0 || b.y() > 480 || xb.z() <= 0)
+      continue;
+    v.pa.push_back(a);
+    v.pb.push_back(b);
+  }
+  return v;
+}
+
+TEST(Match, FundamentalFromEssentialIsConsistent) {
+  std::mt19937 rng(4);
+  auto v = twoViews(50, rng);
+  for (size_t i = 0; i < v.pa.size(); ++i) {
+    EXPECT_LT(
+        epipolarDistance(v.F.data(), v.pa[i].x(), v.pa[i].y(), v.pb[i].x(), v.pb[i].y(), true),
+        1e-8);
+    EXPECT_LT(
+        epipolarDistance(v.F.data(), v.pa[i].x(), v.pa[i].y(), v.pb[i].x(), v.pb[i].y(), false),
+        1e-8);
+  }
+}
+
+// Repeated texture: every true correspondence has a twin descriptor elsewhere in B. Plain
+// matching rejects them all as ambiguous; the epipolar band separates them.
+TEST(Match, GuidedResolvesRepeatedStructure) {
+  std::mt19937 rng(5);
+  const int n = 200;
+  auto v = twoViews(n, rng);
+  Features a = randomFeatures(n, rng);
+  Features b = a;  // same descriptors: b_i is a_i's correspondence
+  for (int i = 0; i < n; ++i) {
+    a.keypoints[i].x = v.pa[i].x(), a.keypoints[i].y = v.pa[i].y();
+    b.keypoints[i].x = v.pb[i].x(), b.keypoints[i].y = v.pb[i].y();
+  }
+  // Twins: the same descriptors placed 60 px off along the image's x axis (off the line).
+  std::vector<Keypoint> twins = b.keypoints;
+  for (auto& k : twins) k.y += 60;
+  b.keypoints.insert(b.keypoints.end(), twins.begin(), twins.end());
+  b.descriptors.insert(b.descriptors.end(), a.descriptors.begin(), a.descriptors.end());
+  Matcher m(cpu());
+  EXPECT_TRUE(m.match(a, b).empty());
+  for (bool sampson : {true, false}) {
+    EpipolarGuide g = EpipolarGuide::fromEssential(v.E, v.K, v.K, 3.0, sampson);
+    auto gm = m.matchGuided(a, b, g);
+    int correct = 0;
+    for (const auto& x : gm) correct += x.a == x.b;
+    EXPECT_GE(correct, 0.9 * n) << "sampson " << sampson;
+    EXPECT_EQ(correct, static_cast<int>(gm.size()));
+    expectSame(gm, bruteForce(a, b, cpu(), &g));
+  }
+}
+
+TEST(Match, GuidedEqualsBruteForceOnRandomData) {
+  std::mt19937 rng(6);
+  Features a = randomFeatures(300, rng);
+  std::vector<int> truth;
+  Features b = plantedCopy(a, 150, 250, 0.05f, rng, &truth);
+  auto v = twoViews(10, rng);
+  EpipolarGuide g = EpipolarGuide::fromEssential(v.E, v.K, v.K, 40.0);
+  auto gm = Matcher(cpu()).matchGuided(a, b, g);
+  expectSame(gm, bruteForce(a, b, cpu(), &g));
+  EXPECT_FALSE(gm.empty());
+}
+
+TEST(Match, ManyEqualsOneByOne) {
+  std::mt19937 rng(7);
+  Features q = randomFeatures(400, rng);
+  std::vector<Features> refs;
+  std::vector<int> truth;
+  for (int k = 0; k < 4; ++k) refs.push_back(plantedCopy(q, 100 + 50 * k, 200, 0.03f, rng, &truth));
+  refs.push_back(Features{});  // an image without features
+  std::vector<const Features*> ptrs;
+  for (auto& r : refs) ptrs.push_back(&r);
+  Matcher m(cpu());
+  auto many = m.matchMany(q, ptrs);
+  ASSERT_EQ(many.size(), refs.size());
+  for (size_t k = 0; k < refs.size(); ++k) expectSame(many[k], m.match(q, refs[k]));
+  EXPECT_TRUE(many.back().empty());
+  auto v = twoViews(10, rng);
+  std::vector<EpipolarGuide> guides(refs.size(), EpipolarGuide::fromEssential(v.E, v.K, v.K, 30));
+  auto manyGuided = m.matchMany(q, ptrs, guides);
+  for (size_t k = 0; k < refs.size(); ++k)
+    expectSame(manyGuided[k], m.matchGuided(q, refs[k], guides[k]));
+}
+
+}  // namespace
+}  // namespace vidmap::features

@@ -1,0 +1,205 @@
+#include "vidmap/features/matcher.h"
+
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
+#include "vidmap/features/match_kernels.h"
+#include "vidmap/features/sift.h"
+#if VIDMAP_HAVE_CUDA
+#include "vidmap/features/match_cuda.h"
+#endif
+
+namespace vidmap::features {
+
+#if !VIDMAP_HAVE_CUDA
+class MatchCuda {};
+#endif
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+constexpr int kRowBlock = 512;
+
+void checkFeatures(const Features& f, const char* name) {
+  if (f.descriptors.size() != f.keypoints.size() * kDescriptorSize)
+    throw Error(std::string("match: features ") + name + " have " +
+                std::to_string(f.keypoints.size()) + " keypoints but " +
+                std::to_string(f.descriptors.size()) + " descriptor values (need 128 each)");
+}
+
+}  // namespace
+
+EpipolarGuide EpipolarGuide::fromEssential(const std::array<double, 9>& E,
+                                           const std::array<double, 9>& Ka,
+                                           const std::array<double, 9>& Kb, double bandPx,
+                                           bool sampson) {
+  using M3 = Eigen::Matrix<double, 3, 3, Eigen::RowMajor>;
+  const M3 e(E.data()), ka(Ka.data()), kb(Kb.data());
+  require(std::abs(ka.determinant()) > 0 && std::abs(kb.determinant()) > 0,
+          "match: guide intrinsics are singular");
+  const M3 f = kb.inverse().transpose() * e * ka.inverse();
+  EpipolarGuide g;
+  std::copy(f.data(), f.data() + 9, g.F.begin());
+  g.bandPx = bandPx;
+  g.sampson = sampson;
+  return g;
+}
+
+void EpipolarGuide::check() const {
+  checkRange("guide.bandPx", bandPx, 0.0, 1e6);
+  for (double v : F)
+    if (!std::isfinite(v)) throw Error("match: guide F has a non-finite entry");
+}
+
+std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptions& o) {
+  const int nseg = static_cast<int>(p.segments.size()) - 1;
+  std::vector<std::vector<Match>> out(std::max(nseg, 0));
+  if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
+  std::vector<float> normA(p.na), normB(p.nb);
+  parallelFor(p.na, [&](std::int64_t i) { normA[i] = descriptorSquaredNorm(p.a + i * 128); });
+  parallelFor(p.nb, [&](std::int64_t j) { normB[j] = descriptorSquaredNorm(p.b + j * 128); });
+  std::vector<int> segOf(p.nb);
+  for (int k = 0; k < nseg; ++k)
+    for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) segOf[j] = k;
+
+  Eigen::Map<const RowMatrix> B(p.b, p.nb, kDescriptorSize);
+  std::vector<Top2> rowTop(static_cast<size_t>(p.na) * nseg);
+  std::vector<float> colD(p.nb, kNoDistance);
+  std::vector<int> colI(p.nb, -1);
+  RowMatrix S;
+  std::vector<unsigned char> allowed;
+  const bool guided = p.guides != nullptr;
+  const int colChunks = std::max(1, std::min(p.nb / 256, 4 * maxThreads()));
+  for (int r0 = 0; r0 < p.na; r0 += kRowBlock) {
+    const int rb = std::min(kRowBlock, p.na - r0);
+    Eigen::Map<const RowMatrix> A(p.a + static_cast<long>(r0) * 128, rb, kDescriptorSize);
+    S.noalias() = A * B.transpose();
+    if (guided) {
+      allowed.resize(static_cast<size_t>(rb) * p.nb);
+      parallelFor(rb, [&](std::int64_t li) {
+        const Keypoint& ka = p.keypointsA[r0 + li];
+        for (int j = 0; j < p.nb; ++j) {
+          const EpipolarGuide& g = p.guides[segOf[j]];
+          const Keypoint& kb = p.keypointsB[j];
+          allowed[li * p.nb + j] =
+              epipolarDistance(g.F.data(), ka.x, ka.y, kb.x, kb.y, g.sampson) <= g.bandPx;
+        }
+      });
+    }
+    parallelFor(rb, [&](std::int64_t li) {
+      const int i = r0 + static_cast<int>(li);
+      const float* s = S.data() + li * p.nb;
+      for (int k = 0; k < nseg; ++k) {
+        Top2 t;
+        for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
+          if (guided && !allowed[li * p.nb + j]) continue;
+          top2Push(t, squaredDistance(normA[i], normB[j], s[j]), j);
+        }
+        rowTop[static_cast<size_t>(i) * nseg + k] = t;
+      }
+    });
+    parallelFor(colChunks, [&](std::int64_t c) {
+      const int j0 = static_cast<int>(static_cast<long>(p.nb) * c / colChunks);
+      const int j1 = static_cast<int>(static_cast<long>(p.nb) * (c + 1) / colChunks);
+      for (int li = 0; li < rb; ++li) {
+        const int i = r0 + li;
+        const float* s = S.data() + static_cast<long>(li) * p.nb;
+        for (int j = j0; j < j1; ++j) {
+          if (guided && !allowed[static_cast<size_t>(li) * p.nb + j]) continue;
+          const float d = squaredDistance(normA[i], normB[j], s[j]);
+          if (d < colD[j]) colD[j] = d, colI[j] = i;
+        }
+      }
+    });
+  }
+  return decideMatches(rowTop, colI, p.segments, p.na, o);
+}
+
+std::vector<std::vector<Match>> decideMatches(const std::vector<Top2>& rowTop,
+                                              const std::vector<int>& colBest,
+                                              const std::vector<int>& segments, int na,
+                                              const MatchOptions& o) {
+  const int nseg = static_cast<int>(segments.size()) - 1;
+  std::vector<std::vector<Match>> out(std::max(nseg, 0));
+  for (int k = 0; k < nseg; ++k) {
+    for (int i = 0; i < na; ++i) {
+      const Top2& t = rowTop[static_cast<size_t>(i) * nseg + k];
+      if (!acceptBest(t, o.ratio, o.maxDistance)) continue;
+      if (o.mutual && colBest[t.j1] != i) continue;
+      out[k].push_back({i, t.j1 - segments[k], std::sqrt(t.d1)});
+    }
+  }
+  return out;
+}
+
+Matcher::Matcher(const MatchOptions& options, const gpu::Context* ctx) : options_(options) {
+  options_.check();
+  const bool cuda = cudaDeviceAvailable();
+  if (options_.backend == Backend::kCuda && !cuda)
+    throw Error("match.backend = cuda, but this build has no CUDA backend or no CUDA device");
+  backend_ = (options_.backend != Backend::kCpu && cuda) ? Backend::kCuda : Backend::kCpu;
+#if VIDMAP_HAVE_CUDA
+  if (backend_ == Backend::kCuda) cuda_ = std::make_unique<MatchCuda>(ctx ? *ctx : gpu::Context(0));
+#endif
+}
+
+Matcher::~Matcher() = default;
+Matcher::Matcher(Matcher&&) noexcept = default;
+Matcher& Matcher::operator=(Matcher&&) noexcept = default;
+
+std::vector<Match> Matcher::match(const Features& a, const Features& b) {
+  return matchMany(a, {&b}).front();
+}
+
+std::vector<Match> Matcher::matchGuided(const Features& a, const Features& b,
+                                        const EpipolarGuide& guide) {
+  return matchMany(a, {&b}, {guide}).front();
+}
+
+std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
+                                                   const std::vector<const Features*>& refs,
+                                                   const std::vector<EpipolarGuide>& guides) {
+  checkFeatures(query, "A");
+  require(guides.empty() || guides.size() == refs.size(),
+          "match: " + std::to_string(guides.size()) + " guides for " + std::to_string(refs.size()) +
+              " images (need none or one each)");
+  for (const auto& g : guides) g.check();
+  MatchProblem p;
+  p.a = query.descriptors.data();
+  p.na = static_cast<int>(query.size());
+  p.keypointsA = query.keypoints.data();
+  p.segments.push_back(0);
+  std::vector<float> bcat;
+  std::vector<Keypoint> kcat;
+  for (const Features* f : refs) {
+    require(f != nullptr, "match: a null reference image");
+    checkFeatures(*f, "B");
+    p.segments.push_back(p.segments.back() + static_cast<int>(f->size()));
+  }
+  if (refs.size() == 1) {
+    p.b = refs[0]->descriptors.data();
+    p.keypointsB = refs[0]->keypoints.data();
+  } else {
+    bcat.reserve(static_cast<size_t>(p.segments.back()) * kDescriptorSize);
+    kcat.reserve(p.segments.back());
+    for (const Features* f : refs) {
+      bcat.insert(bcat.end(), f->descriptors.begin(), f->descriptors.end());
+      kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.end());
+    }
+    p.b = bcat.data();
+    p.keypointsB = kcat.data();
+  }
+  p.nb = p.segments.back();
+  p.guides = guides.empty() ? nullptr : guides.data();
+#if VIDMAP_HAVE_CUDA
+  if (backend_ == Backend::kCuda) return cuda_->match(p, options_);
+#endif
+  return matchCpu(p, options_);
+}
+
+}  // namespace vidmap::features

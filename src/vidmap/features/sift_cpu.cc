@@ -1,0 +1,239 @@
+#include "vidmap/features/sift_cpu.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "vidmap/core/parallel.h"
+#include "vidmap/features/sift_plan.h"
+#include "vidmap/features/sift_select.h"
+
+namespace vidmap::features {
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - t).count();
+  t = now;
+  return ms;
+}
+
+ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}; }
+
+// Separable blur: rows of `in` into tmp, columns of tmp into out, and dog = out - in when
+// dog is not null (the DoG level, fused to save a pass over memory). Each pixel gets exactly
+// the float operations of blurRowAt / blurColAt, in their order; the loops run tap by tap over a
+// whole row (x innermost) so that they vectorise. The border is clamped as in those functions:
+// a padded copy of the row, and clamped row indices for the columns.
+void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& k,
+          float* dog = nullptr) {
+  const int w = in.width, h = in.height, r = k.radius;
+  parallelFor(h, [&](std::int64_t yy) {
+    thread_local std::vector<float> pad;
+    if (pad.size() < static_cast<size_t>(w + 2 * r)) pad.resize(w + 2 * r);
+    const float* row = in.data + yy * in.stride;
+    for (int i = 0; i < w + 2 * r; ++i) pad[i] = row[clampi(i - r, 0, w - 1)];
+    const float* c = pad.data() + r;
+    float* t = tmp + yy * w;
+    const float w0 = k.w[0];
+    for (int x = 0; x < w; ++x) t[x] = w0 * c[x];
+    for (int i = 1; i <= r; ++i) {
+      const float wi = k.w[i];
+      const float* a = c - i;
+      const float* b = c + i;
+      for (int x = 0; x < w; ++x) t[x] += wi * (a[x] + b[x]);
+    }
+  });
+  parallelFor(h, [&](std::int64_t yy) {
+    const int y = static_cast<int>(yy);
+    const float* c = tmp + yy * w;
+    float* o = out + yy * w;
+    const float w0 = k.w[0];
+    for (int x = 0; x < w; ++x) o[x] = w0 * c[x];
+    for (int i = 1; i <= r; ++i) {
+      const float wi = k.w[i];
+      const float* a = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
+      const float* b = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
+      for (int x = 0; x < w; ++x) o[x] += wi * (a[x] + b[x]);
+    }
+    if (dog) {
+      const float* prev = in.data + yy * in.stride;
+      float* d = dog + yy * w;
+      for (int x = 0; x < w; ++x) d[x] = o[x] - prev[x];
+    }
+  });
+}
+
+// Builds the Gaussian levels of every octave.
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+// Builds the Gaussian levels of every octave, and their DoG levels when withDog.
+void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan, SiftCpuWorkspace& ws,
+                    bool withDog) {
+  if (ws.octaves.size() < plan.octaves.size()) ws.octaves.resize(plan.octaves.size());
+  auto& octs = ws.octaves;
+  auto& tmp = ws.tmp;
+  auto& up = ws.up;
+  const int L = plan.levels();
+  for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+    SiftCpuOctave& o = octs[oi];
+    o.w = plan.octaves[oi].width;
+    o.h = plan.octaves[oi].height;
+    const long n = static_cast<long>(o.w) * o.h;
+    grow(o.gauss, n * L);
+    grow(tmp, n);
+    if (oi == 0) {
+      ImageView<const float> src = gray;
+      if (plan.firstOctave < 0) {
+        grow(up, n);
+        parallelFor(o.h, [&](std::int64_t y) {
+          for (int x = 0; x < o.w; ++x) up[y * o.w + x] = upsampleAt(gray, x, static_cast<int>(y));
+        });
+        src = cview(up.data(), o.w, o.h);
+      }
+      if (plan.baseBlur) {
+        blur(src, o.level(0), tmp.data(), plan.base);
+      } else {
+        float* dst = o.level(0);
+        parallelFor(o.h, [&](std::int64_t y) {
+          for (int x = 0; x < o.w; ++x) dst[y * o.w + x] = src(x, static_cast<int>(y));
+        });
+      }
+    } else {
+      SiftCpuOctave& prev = octs[oi - 1];
+      auto src = cview(prev.level(plan.scales), prev.w, prev.h);
+      float* dst = o.level(0);
+      parallelFor(o.h, [&](std::int64_t y) {
+        for (int x = 0; x < o.w; ++x) dst[y * o.w + x] = downsampleAt(src, x, static_cast<int>(y));
+      });
+    }
+    if (withDog) grow(o.dog, n * (L - 1));
+    for (int i = 1; i < L; ++i)
+      blur(cview(o.level(i - 1), o.w, o.h), o.level(i), tmp.data(), plan.step[i],
+           withDog ? o.dog.data() + (i - 1) * n : nullptr);
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
+                                                 const SiftOptions& options) {
+  auto plan = planScaleSpace(gray.width, gray.height, options);
+  SiftCpuWorkspace ws;
+  buildGaussians(gray, plan, ws, false);
+  std::vector<std::vector<float>> out;
+  for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+    const auto& o = ws.octaves[oi];
+    out.emplace_back(o.gauss.begin(),
+                     o.gauss.begin() + static_cast<long>(o.w) * o.h * plan.levels());
+  }
+  return out;
+}
+
+Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats* stats,
+                 SiftCpuWorkspace* workspace) {
+  SiftCpuWorkspace localWorkspace;
+  SiftCpuWorkspace& ws = workspace ? *workspace : localWorkspace;
+  Features result;
+  result.width = gray.width;
+  result.height = gray.height;
+  SiftStats local;
+  SiftStats& st = stats ? *stats : local;
+  auto clock = std::chrono::steady_clock::now();
+  const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, opt);
+  buildGaussians(gray, plan, ws, true);
+  auto& octs = ws.octaves;
+  st.msGaussians = msSince(clock);
+  const int S = plan.scales;
+  const int L = plan.levels();
+  const float prefilter = 0.8f * opt.peakThreshold;
+
+  std::vector<SiftPoint> points;
+  int extremaCount = 0;
+  for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+    SiftCpuOctave& o = octs[oi];
+    const long n = static_cast<long>(o.w) * o.h;
+    // Gradients of the levels where keypoints live (the DoG levels came with the blur).
+    grow(o.grad, n * S);
+    parallelFor(static_cast<std::int64_t>(S) * o.h, [&](std::int64_t r) {
+      const int li = static_cast<int>(r / o.h), y = static_cast<int>(r % o.h);
+      auto g = cview(o.level(li + 1), o.w, o.h);
+      Gradient* dst = o.grad.data() + li * n + static_cast<long>(y) * o.w;
+      // gradientAt, with the clamps resolved per row so that the interior loop vectorises.
+      const float* row = g.data + static_cast<long>(y) * o.w;
+      const float* up = g.data + static_cast<long>(y > 0 ? y - 1 : 0) * o.w;
+      const float* dn = g.data + static_cast<long>(y < o.h - 1 ? y + 1 : o.h - 1) * o.w;
+      dst[0] = gradientAt(g, 0, y);
+      for (int x = 1; x < o.w - 1; ++x)
+        dst[x] = gradientFromDifferences(row[x + 1] - row[x - 1], dn[x] - up[x]);
+      dst[o.w - 1] = gradientAt(g, o.w - 1, y);
+    });
+    st.msDogGradients += msSince(clock);
+    // Extrema of levels 1..S away from the border, refined; one list per row keeps the order.
+    const DogOctave dog{o.dog.data(), o.w, o.h, o.w, L - 1};
+    const int rows = o.h - 2 * kSiftBorder;
+    if (rows <= 0 || o.w - 2 * kSiftBorder <= 0) continue;
+    std::vector<std::vector<Extremum>> found(static_cast<size_t>(S) * rows);
+    parallelFor(static_cast<std::int64_t>(S) * rows, [&](std::int64_t r) {
+      const int s = 1 + static_cast<int>(r / rows), y = kSiftBorder + static_cast<int>(r % rows);
+      for (int x = kSiftBorder; x < o.w - kSiftBorder; ++x) {
+        if (!isExtremum(dog, s, x, y, prefilter)) continue;
+        Extremum e;
+        if (refineExtremum(dog, x, y, s, S, opt.peakThreshold, opt.edgeThreshold, &e))
+          found[r].push_back(e);
+      }
+    });
+    std::vector<Extremum> ext;
+    for (auto& f : found) ext.insert(ext.end(), f.begin(), f.end());
+    dedupeExtrema(ext);
+    extremaCount += static_cast<int>(ext.size());
+    st.msExtrema += msSince(clock);
+    // Orientations: up to maxOrientations slots per extremum, compacted in order.
+    const int mo = opt.upright ? 1 : opt.maxOrientations;
+    std::vector<SiftPoint> slots(ext.size() * mo);
+    std::vector<int> count(ext.size());
+    parallelForDynamic(static_cast<std::int64_t>(ext.size()), [&](std::int64_t i) {
+      const Extremum& e = ext[i];
+      const SiftPoint p = toPoint(e, static_cast<int>(oi), plan, opt.sigma);
+      const GradientLevel gl{o.grad.data() + (e.level - 1) * n, o.w, o.h, o.w};
+      count[i] = orientPoint(gl, p, mo, opt.upright, slots.data() + i * mo);
+    });
+    for (size_t i = 0; i < ext.size(); ++i)
+      for (int j = 0; j < count[i]; ++j) points.push_back(slots[i * mo + j]);
+    st.msOrientations += msSince(clock);
+  }
+  st.extrema = extremaCount;
+  st.oriented = static_cast<int>(points.size());
+  selectStrongest(points, opt.maxFeatures);
+
+  const bool l1root = opt.normalization == DescriptorNormalization::kL1Root;
+  result.keypoints.resize(points.size());
+  result.descriptors.resize(points.size() * kDescriptorSize);
+  // Describe in image order (octave, level, row) so that neighbouring windows share the cache;
+  // each descriptor still goes to its rank.
+  std::vector<int> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const SiftPoint &p = points[a], &q = points[b];
+    if (p.octaveIndex != q.octaveIndex) return p.octaveIndex < q.octaveIndex;
+    if (p.level != q.level) return p.level < q.level;
+    return p.y != q.y ? p.y < q.y : a < b;
+  });
+  parallelForDynamic(static_cast<std::int64_t>(points.size()), [&](std::int64_t r) {
+    const int i = order[r];
+    const SiftPoint& p = points[i];
+    SiftCpuOctave& o = octs[p.octaveIndex];
+    const long n = static_cast<long>(o.w) * o.h;
+    const GradientLevel gl{o.grad.data() + (p.level - 1) * n, o.w, o.h, o.w};
+    float* d = result.descriptors.data() + i * kDescriptorSize;
+    describePoint(gl, p, std::cos(p.angle), std::sin(p.angle), l1root, d);
+    result.keypoints[i] = toKeypoint(p, plan);
+  });
+  st.msDescriptors = msSince(clock);
+  return result;
+}
+
+}  // namespace vidmap::features

@@ -1,0 +1,219 @@
+// The CUDA SIFT backend against the CPU oracle (label gpu; skipped without a device).
+// Tolerances: the scale space and the detection run the same float operations on both
+// backends, so built with -DVIDMAP_CUDA_NO_FMA=ON the Gaussian levels and keypoint positions
+// agree exactly; with FMA (the default) the levels agree to 1e-5 and positions to 0.01 px.
+// The orientation histogram and the descriptor are summed by 32 lanes on the GPU (another
+// order of float additions), so in both builds >= 99% of keypoints must have a counterpart
+// (same octave, position as above, scale within 1e-3 relative, orientation within 1e-3 rad)
+// and matched descriptors differ by < 1e-4 (median) and < 0.02 (99th percentile) in L2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "vidmap/features/sift.h"
+#include "vidmap/features/sift_cpu.h"
+#if VIDMAP_HAVE_CUDA
+#include "vidmap/features/sift_cuda.h"
+#endif
+#include "vidmap/features/testing/blob_scene.h"
+#include "vidmap/features/testing/load_image.h"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/runtime.h"
+
+namespace vidmap::features {
+namespace {
+
+#if VIDMAP_CUDA_NO_FMA
+constexpr bool kExact = true;
+#else
+constexpr bool kExact = false;
+#endif
+
+#define REQUIRE_DEVICE() \
+  if (!cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device"
+
+GrayImage testImage(int w, int h) {
+  const std::filesystem::path graf = "/usr/share/doc/opencv-doc/examples/data/graf1.png";
+  if (w == 800 && h == 640 && std::filesystem::exists(graf)) return testing::loadGray(graf);
+  return testing::renderBlobs(testing::randomBlobScene(w, h, w * h / 300, 1.5, 10, 17), w, h);
+}
+
+SiftOptions withBackend(Backend b, SiftOptions o = {}) {
+  o.backend = b;
+  return o;
+}
+
+#if VIDMAP_HAVE_CUDA
+TEST(SiftCuda, GaussiansEqualTheCpu) {
+  REQUIRE_DEVICE();
+  for (int octave : {0, -1}) {
+    GrayImage img = testImage(333, 250);
+    SiftOptions o;
+    o.firstOctave = octave;
+    auto cpu = siftCpuGaussians(constView(img.view()), o);
+    auto gpu = SiftCuda(gpu::Context(0)).gaussians(constView(img.view()), o);
+    ASSERT_EQ(cpu.size(), gpu.size());
+    double worst = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      ASSERT_EQ(cpu[i].size(), gpu[i].size());
+      for (size_t j = 0; j < cpu[i].size(); ++j)
+        worst = std::max(worst, static_cast<double>(std::abs(cpu[i][j] - gpu[i][j])));
+    }
+    std::printf("[ gaussians octave %d ] max |cpu - gpu| = %.3g\n", octave, worst);
+    if (kExact)
+      EXPECT_EQ(worst, 0.0);
+    else
+      EXPECT_LT(worst, 1e-5);
+  }
+}
+#endif
+
+struct Agreement {
+  double cpuFound = 0, gpuFound = 0;  // fractions with a counterpart
+  double descMedian = 0, descP99 = 0, descMax = 0;
+  size_t cpu = 0, gpu = 0;
+};
+
+Agreement compare(const Features& c, const Features& g) {
+  Agreement a;
+  a.cpu = c.size();
+  a.gpu = g.size();
+  const float tol = kExact ? 0.0f : 0.01f;
+  auto same = [tol](const Keypoint& p, const Keypoint& q) {
+    return p.octave == q.octave && std::abs(p.x - q.x) <= tol && std::abs(p.y - q.y) <= tol &&
+           std::abs(p.scale - q.scale) <= 1e-3f * p.scale &&
+           std::abs(std::remainder(p.orientation - q.orientation, 2 * M_PI)) <= 1e-3;
+  };
+  // Keypoints sorted by x for a windowed search.
+  std::vector<int> gi(g.size());
+  for (size_t i = 0; i < gi.size(); ++i) gi[i] = static_cast<int>(i);
+  std::sort(gi.begin(), gi.end(),
+            [&](int a, int b) { return g.keypoints[a].x < g.keypoints[b].x; });
+  std::vector<float> gx;
+  for (int i : gi) gx.push_back(g.keypoints[i].x);
+  std::vector<double> dd;
+  std::vector<char> gUsed(g.size(), 0);
+  size_t found = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const auto& p = c.keypoints[i];
+    auto lo = std::lower_bound(gx.begin(), gx.end(), p.x - 0.011f) - gx.begin();
+    for (size_t k = lo; k < gx.size() && gx[k] <= p.x + 0.011f; ++k) {
+      const int j = gi[k];
+      if (gUsed[j] || !same(p, g.keypoints[j])) continue;
+      gUsed[j] = 1;
+      ++found;
+      double s = 0;
+      for (int d = 0; d < 128; ++d) {
+        const double e = c.descriptor(i)[d] - g.descriptor(j)[d];
+        s += e * e;
+      }
+      dd.push_back(std::sqrt(s));
+      break;
+    }
+  }
+  a.cpuFound = c.empty() ? 1 : double(found) / c.size();
+  a.gpuFound = g.empty() ? 1 : double(found) / g.size();
+  std::sort(dd.begin(), dd.end());
+  if (!dd.empty()) {
+    a.descMedian = dd[dd.size() / 2];
+    a.descP99 = dd[std::min(dd.size() - 1, dd.size() * 99 / 100)];
+    a.descMax = dd.back();
+  }
+  return a;
+}
+
+void expectAgreement(const Features& c, const Features& g, const char* name) {
+  const Agreement a = compare(c, g);
+  std::printf(
+      "[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
+      "max %.3g\n",
+      name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
+  EXPECT_GE(a.cpuFound, 0.99);
+  EXPECT_GE(a.gpuFound, 0.99);
+  EXPECT_LT(a.descMedian, 1e-4);
+  EXPECT_LT(a.descP99, 0.02);
+}
+
+TEST(SiftCuda, KeypointsAndDescriptorsAgreeWithTheCpu) {
+  REQUIRE_DEVICE();
+  struct Case {
+    int w, h, firstOctave, maxFeatures;
+    bool upright;
+    DescriptorNormalization norm;
+    const char* name;
+  };
+  for (const Case& k :
+       {Case{800, 640, 0, 4096, false, DescriptorNormalization::kL1Root, "graf1 default"},
+        Case{800, 640, -1, 8192, false, DescriptorNormalization::kL2, "graf1 octave -1 L2"},
+        Case{1280, 720, 0, 4096, false, DescriptorNormalization::kL1Root, "blobs 1280x720"},
+        Case{641, 359, 0, 0, true, DescriptorNormalization::kL1Root, "blobs upright all"}}) {
+    GrayImage img = testImage(k.w, k.h);
+    SiftOptions o;
+    o.firstOctave = k.firstOctave;
+    o.maxFeatures = k.maxFeatures;
+    o.upright = k.upright;
+    o.normalization = k.norm;
+    auto c = Sift(withBackend(Backend::kCpu, o)).extract(img).features;
+    auto g = Sift(withBackend(Backend::kCuda, o)).extract(img).features;
+    ASSERT_GT(c.size(), 100u) << k.name;
+    expectAgreement(c, g, k.name);
+  }
+}
+
+TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
+  REQUIRE_DEVICE();
+  Sift gpu(withBackend(Backend::kCuda));
+  Sift cpu(withBackend(Backend::kCpu));
+  for (auto [w, h] :
+       {std::pair{640, 480}, std::pair{1280, 720}, std::pair{320, 200}, std::pair{1920, 1080}}) {
+    GrayImage img = testImage(w, h);
+    expectAgreement(cpu.extract(img).features, gpu.extract(img).features, "sizes");
+  }
+}
+
+#if VIDMAP_HAVE_CUDA
+TEST(SiftCuda, DeviceGrayIsTheInput) {
+  REQUIRE_DEVICE();
+  GrayImage img = testImage(211, 157);
+  SiftCuda gpu{gpu::Context(0)};
+  SiftOptions o;
+  gpu.extract(constView(img.view()), o, nullptr);
+  const auto g = gpu.deviceGray();
+  ASSERT_EQ(g.width, 211);
+  ASSERT_EQ(g.height, 157);
+  gpu::Context ctx(0);
+  std::vector<float> back(211 * 157);
+  gpu::DeviceBuffer<float> tmp(ctx, back.size());
+  // A device-to-device copy through a buffer of another context on the same device.
+  ctx.makeCurrent();
+  gpu::rt::copyDeviceToDevice(tmp.data(), g.data, back.size() * sizeof(float),
+                              ctx.stream().handle());
+  tmp.download(std::span<float>(back));
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
+}
+#endif
+
+TEST(SiftCuda, BadInputAsOnTheCpu) {
+  REQUIRE_DEVICE();
+  Sift gpu(withBackend(Backend::kCuda));
+  EXPECT_TRUE(gpu.extract(GrayImage(300, 200, 0.5f)).features.empty());
+  EXPECT_TRUE(gpu.extract(GrayImage(9, 9, 0.5f)).features.empty());
+  GrayImage nan(64, 64, 0.5f);
+  nan(3, 3) = std::nanf("");
+  EXPECT_THROW(gpu.extract(nan), Error);
+  EXPECT_THROW(gpu.extract(GrayImage()), Error);
+}
+
+TEST(SiftCuda, AutoPicksTheDeviceAndCudaWithoutOneIsAnError) {
+  if (cudaDeviceAvailable()) {
+    EXPECT_EQ(Sift(SiftOptions{}).backend(), Backend::kCuda);
+  } else {
+    EXPECT_EQ(Sift(SiftOptions{}).backend(), Backend::kCpu);
+    EXPECT_THROW(Sift(withBackend(Backend::kCuda)), Error);
+  }
+}
+
+}  // namespace
+}  // namespace vidmap::features

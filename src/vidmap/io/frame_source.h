@@ -1,0 +1,77 @@
+// Frames in: one interface over (a) a folder of images in natural name order, (b) a TUM-style
+// list file ("timestamp path" lines, '#' comments, paths relative to the list's folder) and
+// (c) a video file decoded by FFmpeg. Video and lists are sampled at `fps`: for each target
+// time t0 + k / fps the source yields the first frame whose timestamp is >= that time, and a
+// frame is yielded at most once (targets it already covers are skipped). Video: damaged
+// packets and frames are skipped, a truncated file ends after its last whole frame; rotation
+// metadata and non-square pixel aspect are not applied.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vidmap/core/image.h"
+
+namespace vidmap::io {
+
+struct Frame {
+  int index = 0;         // 0, 1, 2, ... in the order yielded
+  int sourceIndex = 0;   // position in the source: decoded frame number, list line, file index
+  double timestamp = 0;  // seconds: video from the stream's pts (first frame's time is the
+                         // stream start, 0), lists as written, folders index / fps
+  GrayImage gray;        // Rec. 601 luma in [0, 1]
+  RgbImage rgb;          // 8-bit colour
+  std::string name;      // the image's file name, or "frame_000123" (decoded number) for video
+};
+
+struct FrameSourceOptions {
+  double fps = 4;          // sampling rate for video and lists, (0, 120]; nominal rate of folders
+  bool allFrames = false;  // yield every frame of a video or list (no sampling)
+  int width = 0;           // resize to this width keeping the aspect, [16, 16384]; 0 = native
+
+  void check() const;  // throws vidmap::Error naming the bad field and its range
+};
+
+enum class SourceKind { kImageFolder, kImageList, kVideo };
+
+struct FrameSourceInfo {
+  SourceKind kind = SourceKind::kImageFolder;
+  std::filesystem::path path;
+  int nativeWidth = 0, nativeHeight = 0;  // size of the source's frames
+  int width = 0, height = 0;              // size of the yielded frames
+  double fps = 0;        // the sampling rate used (video, lists) or the nominal rate (folders)
+  double sourceFps = 0;  // video: the stream's average frame rate; 0 when unknown
+  double duration = 0;   // seconds; 0 when unknown
+  long frameCount = -1;  // frames this source will yield: exact for folders and lists, an
+                         // estimate for video from its duration; -1 when unknown
+  std::string codec;     // video: decoder name
+};
+
+class FrameSource {
+ public:
+  virtual ~FrameSource() = default;
+  virtual const FrameSourceInfo& info() const = 0;
+  // Reads the next frame into `frame` (reusing its buffers) and returns true, or returns false
+  // at the end. Throws vidmap::Error for an unreadable frame.
+  virtual bool next(Frame& frame) = 0;
+};
+
+// Opens `path`: a folder -> image folder; a file ending in .txt -> list; other files -> video.
+// Throws vidmap::Error for a missing path, bad options, no frames, an unreadable first frame,
+// or a video when the build has no FFmpeg.
+std::unique_ptr<FrameSource> openFrameSource(const std::filesystem::path& path,
+                                             const FrameSourceOptions& options = {});
+
+// True when this build can decode (and write) video through FFmpeg.
+bool videoSupported();
+
+// "abc2" < "abc10": digit runs compare as numbers, the rest byte by byte.
+bool naturalLess(const std::string& a, const std::string& b);
+
+// The image files (png, jpg, jpeg, pgm, ppm, pnm; any case; no hidden files) of a folder in
+// natural name order.
+std::vector<std::filesystem::path> listImageFiles(const std::filesystem::path& folder);
+
+}  // namespace vidmap::io

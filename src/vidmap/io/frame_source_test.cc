@@ -1,0 +1,292 @@
+#include "vidmap/io/frame_source.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "vidmap/core/data_dir.h"
+#include "vidmap/io/image_file.h"
+#include "vidmap/io/io_test_util.h"
+
+namespace vidmap::io {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expectError;
+using testing::freshDir;
+using testing::writeText;
+
+// A w x h gray frame whose level encodes `id` (level (20 + 10 id) / 255).
+GrayImage levelFrame(int w, int h, int id) {
+  return GrayImage(w, h, static_cast<float>(20 + 10 * id) / 255);
+}
+int levelId(const GrayImage& g) {
+  return static_cast<int>(std::lround((g(g.width() / 2, g.height() / 2) * 255 - 20) / 10));
+}
+
+std::vector<Frame> readAll(FrameSource& s) {
+  std::vector<Frame> out;
+  Frame f;
+  while (s.next(f)) out.push_back(f);
+  return out;
+}
+
+TEST(NaturalOrder, DigitRunsCompareAsNumbers) {
+  EXPECT_TRUE(naturalLess("frame2.png", "frame10.png"));
+  EXPECT_FALSE(naturalLess("frame10.png", "frame2.png"));
+  EXPECT_TRUE(naturalLess("img_009.png", "img_10.png"));
+  EXPECT_TRUE(naturalLess("a", "a1"));
+  EXPECT_TRUE(naturalLess("a1b2", "a1b10"));
+  EXPECT_TRUE(naturalLess("A.png", "a.png"));                 // bytes elsewhere
+  EXPECT_NE(naturalLess("01", "1"), naturalLess("1", "01"));  // a strict, fixed order
+  std::vector<std::string> names = {"f10", "f1", "f002", "f2b", "f20", "g", "f3"};
+  std::sort(names.begin(), names.end(), naturalLess);
+  EXPECT_EQ(names, (std::vector<std::string>{"f1", "f002", "f2b", "f3", "f10", "f20", "g"}));
+}
+
+TEST(FrameSource, FolderInNaturalOrderWithTimestamps) {
+  auto d = freshDir("folder");
+  std::vector<int> numbers = {10, 2, 1, 23, 3};
+  for (int n : numbers) writePng(d / ("frame" + std::to_string(n) + ".png"), levelFrame(40, 30, n));
+  writeText(d / "notes.txt", "not a frame");
+  writePng(d / ".hidden.png", levelFrame(40, 30, 0));
+  fs::create_directories(d / "sub.png");
+  FrameSourceOptions o;
+  o.fps = 5;
+  auto s = openFrameSource(d, o);
+  const auto& info = s->info();
+  EXPECT_EQ(info.kind, SourceKind::kImageFolder);
+  EXPECT_EQ(info.frameCount, 5);
+  EXPECT_EQ(info.nativeWidth, 40);
+  EXPECT_EQ(info.nativeHeight, 30);
+  EXPECT_EQ(info.width, 40);
+  EXPECT_EQ(info.fps, 5);
+  auto frames = readAll(*s);
+  std::vector<int> want = {1, 2, 3, 10, 23};
+  ASSERT_EQ(frames.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(frames[i].index, static_cast<int>(i));
+    EXPECT_EQ(frames[i].sourceIndex, static_cast<int>(i));
+    EXPECT_EQ(frames[i].name, "frame" + std::to_string(want[i]) + ".png");
+    EXPECT_DOUBLE_EQ(frames[i].timestamp, i / 5.0);
+    EXPECT_EQ(levelId(frames[i].gray), want[i]);
+    EXPECT_EQ(frames[i].rgb(3, 3).r, 20 + 10 * want[i]);
+  }
+  Frame f;
+  EXPECT_FALSE(s->next(f));  // stays at the end
+}
+
+TEST(FrameSource, FolderResizesToWidth) {
+  auto d = freshDir("resize");
+  GrayImage g(64, 48, 0.f);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 32; x < 64; ++x) g(x, y) = 1.f;  // right half white
+  writePng(d / "a.png", g);
+  FrameSourceOptions o;
+  o.width = 32;
+  auto s = openFrameSource(d, o);
+  EXPECT_EQ(s->info().width, 32);
+  EXPECT_EQ(s->info().height, 24);
+  EXPECT_EQ(s->info().nativeWidth, 64);
+  Frame f;
+  ASSERT_TRUE(s->next(f));
+  ASSERT_EQ(f.gray.width(), 32);
+  ASSERT_EQ(f.gray.height(), 24);
+  ASSERT_EQ(f.rgb.width(), 32);
+  EXPECT_EQ(f.gray(5, 10), 0.f);
+  EXPECT_EQ(f.gray(20, 10), 1.f);
+  EXPECT_EQ(f.rgb(20, 10).g, 255);
+}
+
+TEST(FrameSource, FolderProblemsAreClearErrors) {
+  auto d = freshDir("problems");
+  expectError([&] { openFrameSource(d); }, {"no frames", d.string()});
+  writeText(d / "readme.md", "x");
+  expectError([&] { openFrameSource(d); }, {"no frames"});
+  expectError([&] { openFrameSource(d / "missing"); }, {"does not exist", "missing"});
+  // A frame of another size, and a damaged frame, fail when they are reached.
+  writePng(d / "f1.png", levelFrame(20, 10, 1));
+  writePng(d / "f2.png", levelFrame(22, 10, 2));
+  auto s = openFrameSource(d);
+  Frame f;
+  EXPECT_TRUE(s->next(f));
+  expectError([&] { s->next(f); }, {"f2.png", "22x10", "20x10"});
+  fs::remove(d / "f2.png");
+  writeText(d / "f3.png", "garbage");
+  s = openFrameSource(d);
+  EXPECT_TRUE(s->next(f));
+  expectError([&] { s->next(f); }, {"f3.png", "unknown image format"});
+  // A damaged first frame fails at open.
+  writeText(d / "f0.png", "\x89PNG\r\n\x1a\n broken");
+  expectError([&] { openFrameSource(d); }, {"f0.png", "PNG"});
+  expectError([&] { openFrameSource(d / "f1.png"); }, {"single image"});
+}
+
+TEST(FrameSource, OptionsAreChecked) {
+  auto d = freshDir("opts");
+  writePng(d / "a.png", levelFrame(20, 20, 1));
+  for (double fps : {0.0, -1.0, 121.0, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()}) {
+    FrameSourceOptions o;
+    o.fps = fps;
+    expectError([&] { openFrameSource(d, o); }, {"fps", "(0, 120]"});
+  }
+  for (int w : {-5, 8, 15, 20000}) {
+    FrameSourceOptions o;
+    o.width = w;
+    expectError([&] { openFrameSource(d, o); }, {"width"});
+  }
+  FrameSourceOptions ok;
+  ok.fps = 120;
+  ok.width = 16;
+  EXPECT_NO_THROW(openFrameSource(d, ok));
+}
+
+// The sampling rule written out by brute force: for each target t0 + k / fps, the first entry
+// at or after it; each entry once.
+std::vector<int> expectedPicks(const std::vector<double>& t, double fps) {
+  std::vector<int> picks;
+  for (int k = 0; t[0] + k / fps <= t.back() + 1e-9; ++k) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] >= t[0] + k / fps - 1e-9) {
+        if (picks.empty() || picks.back() != static_cast<int>(i))
+          picks.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  return picks;
+}
+
+TEST(FrameSource, TumListWithCommentsIsParsedAndSampled) {
+  auto d = freshDir("tum");
+  fs::create_directories(d / "rgb");
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> jitter(-0.004, 0.004);
+  std::vector<double> stamps;
+  std::string list = "# color images\n# file: 'x.bag'\n# timestamp filename\n\n";
+  for (int i = 0; i < 45; ++i) {  // 30 Hz with jitter, 1.5 s
+    double t = 1305031229.5 + i / 30.0 + jitter(rng);
+    stamps.push_back(t);
+    char name[64];
+    std::snprintf(name, sizeof(name), "rgb/%.6f.png", t);
+    writePng(d / name, levelFrame(16, 16, i % 23));
+    char line[128];
+    std::snprintf(line, sizeof(line), "%.6f %s%s\n", t, name, i == 7 ? "  extra columns 1 2" : "");
+    list += line;
+    if (i == 20) list += "   # an indented comment\n";
+  }
+  writeText(d / "rgb.txt", list);
+  // Re-read the rounded stamps as the list holds them.
+  for (auto& t : stamps) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.6f", t);
+    t = std::stod(buf);
+  }
+  FrameSourceOptions all;
+  all.allFrames = true;
+  auto s = openFrameSource(d / "rgb.txt", all);
+  EXPECT_EQ(s->info().kind, SourceKind::kImageList);
+  EXPECT_EQ(s->info().frameCount, 45);
+  EXPECT_NEAR(s->info().fps, 30, 0.5);
+  auto frames = readAll(*s);
+  ASSERT_EQ(frames.size(), 45u);
+  for (int i = 0; i < 45; ++i) {
+    EXPECT_DOUBLE_EQ(frames[i].timestamp, stamps[i]);
+    EXPECT_EQ(levelId(frames[i].gray), i % 23);
+    EXPECT_EQ(frames[i].sourceIndex, i);
+  }
+  for (double fps : {4.0, 7.0, 30.0}) {
+    FrameSourceOptions o;
+    o.fps = fps;
+    s = openFrameSource(d / "rgb.txt", o);
+    frames = readAll(*s);
+    auto want = expectedPicks(stamps, fps);
+    ASSERT_EQ(frames.size(), want.size()) << fps;
+    EXPECT_EQ(s->info().frameCount, static_cast<long>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(frames[i].sourceIndex, want[i]) << fps;
+      EXPECT_DOUBLE_EQ(frames[i].timestamp, stamps[want[i]]);
+      EXPECT_EQ(levelId(frames[i].gray), want[i] % 23);
+    }
+  }
+  EXPECT_EQ(expectedPicks(stamps, 4.0).size(), 6u);  // 0, .25, ..., 1.25 s
+}
+
+TEST(FrameSource, ListProblemsAreClearErrors) {
+  auto d = freshDir("listbad");
+  writePng(d / "a.png", levelFrame(16, 16, 1));
+  writeText(d / "empty.txt", "# only comments\n\n");
+  expectError([&] { openFrameSource(d / "empty.txt"); }, {"no frames", "empty.txt"});
+  writeText(d / "nopath.txt", "1.0 a.png\n2.0\n");
+  expectError([&] { openFrameSource(d / "nopath.txt"); }, {"nopath.txt line 2", "timestamp path"});
+  writeText(d / "nan.txt", "1.0 a.png\nabc a.png\n");
+  expectError([&] { openFrameSource(d / "nan.txt"); }, {"nan.txt line 2", "'abc'"});
+  writeText(d / "back.txt", "2.0 a.png\n1.0 a.png\n");
+  expectError([&] { openFrameSource(d / "back.txt"); }, {"back.txt line 2", "before"});
+  writeText(d / "missing.txt", "# c\n1.0 a.png\n1.5 gone.png\n");
+  expectError([&] { openFrameSource(d / "missing.txt"); }, {"missing.txt line 3", "gone.png"});
+  // An absolute path is taken as is.
+  writeText(d / "abs.txt", "5 " + (d / "a.png").string() + "\n");
+  auto s = openFrameSource(d / "abs.txt");
+  Frame f;
+  ASSERT_TRUE(s->next(f));
+  EXPECT_EQ(f.timestamp, 5.0);
+}
+
+TEST(FrameSource, MiddleburyFolderThroughFrameSource) {
+  auto dir = dataPath("middlebury-flow/frames/Grove2");
+  if (!dir) GTEST_SKIP() << "shared data absent";
+  FrameSourceOptions o;
+  o.width = 320;
+  auto s = openFrameSource(*dir, o);
+  EXPECT_EQ(s->info().nativeWidth, 640);
+  EXPECT_EQ(s->info().nativeHeight, 480);
+  EXPECT_EQ(s->info().height, 240);
+  auto frames = readAll(*s);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].name, "frame10.png");
+  EXPECT_EQ(frames[1].name, "frame11.png");
+  // The resized frame's mean equals the native mean (area averaging).
+  GrayImage native = readGray(*dir / "frame10.png");
+  double a = 0, b = 0;
+  for (float v : native.vec()) a += v;
+  for (float v : frames[0].gray.vec()) b += v;
+  EXPECT_NEAR(a / native.pixels(), b / frames[0].gray.pixels(), 1e-4);
+}
+
+TEST(FrameSource, TumRgbListThroughFrameSource) {
+  auto dir = dataPath("tum-fr1-rpy");
+  if (!dir) GTEST_SKIP() << "shared data absent";
+  FrameSourceOptions o;  // 4 fps from 30 Hz
+  auto s = openFrameSource(*dir / "rgb_subset150.txt", o);
+  auto frames = readAll(*s);
+  // 150 frames at about 30 Hz span about 5 s: about 20 samples 0.25 s apart.
+  ASSERT_GE(frames.size(), 18u);
+  ASSERT_LE(frames.size(), 22u);
+  EXPECT_DOUBLE_EQ(frames[0].timestamp, 1305031229.528748);
+  EXPECT_EQ(frames[0].name, "1305031229.528748.png");
+  for (size_t i = 1; i < frames.size(); ++i) {
+    double dt = frames[i].timestamp - frames[i - 1].timestamp;
+    EXPECT_GT(dt, 0.2);
+    EXPECT_LT(dt, 0.3);
+  }
+  EXPECT_EQ(frames[0].gray.width(), 640);
+  EXPECT_EQ(frames[0].gray.height(), 480);
+  FrameSourceOptions all;
+  all.allFrames = true;
+  all.width = 320;
+  s = openFrameSource(*dir / "rgb_subset150.txt", all);
+  EXPECT_EQ(s->info().frameCount, 150);
+  EXPECT_EQ(s->info().height, 240);
+  // The full list names frames this copy does not hold: the error names the first one.
+  expectError([&] { openFrameSource(*dir / "rgb.txt"); }, {"rgb.txt line", "does not exist"});
+}
+
+}  // namespace
+}  // namespace vidmap::io

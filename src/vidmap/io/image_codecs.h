@@ -1,0 +1,57 @@
+// Internal to io: the decoders and encoders behind image_file.h. Each decoder turns the bytes
+// of a whole file into raw samples; image_file.cc converts those to gray and RGB8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vidmap/core/image.h"
+#include "vidmap/core/parallel.h"
+
+namespace vidmap::io::detail {
+
+// Row loops of the pixel conversions: threads only for large images, where they pay for
+// their start-up (a busy 2-core machine pays milliseconds per parallel region).
+template <class F>
+void forRows(std::int64_t rows, std::int64_t pixels, F&& f) {
+  if (pixels >= (1 << 18)) {
+    parallelFor(rows, f);
+  } else {
+    for (std::int64_t y = 0; y < rows; ++y) f(y);
+  }
+}
+
+// Decoders and the video path write RGB rows straight into RgbImage memory.
+static_assert(sizeof(Rgb8) == 3 && alignof(Rgb8) == 1, "Rgb8 must be three packed bytes");
+
+struct RawImage {
+  int width = 0, height = 0;
+  int channels = 1;  // 1 (gray) or 3 (RGB), interleaved, alpha removed
+  int maxval = 255;  // samples lie in [0, maxval]
+  int fileBitDepth = 8;
+  // The samples, in one of three places: 8-bit colour is decoded straight into `rgb8` (the
+  // final RGB image, no copy); other 8-bit data into `bytes`; deeper samples into `samples`.
+  RgbImage rgb8;
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint16_t> samples;
+};
+
+// Largest image accepted: bounds memory before any allocation for a corrupt header.
+inline constexpr long kMaxSide = 1 << 16;
+inline constexpr long kMaxPixels = 1L << 28;
+
+// `name` is the file name used in error messages.
+RawImage decodePng(const std::vector<std::uint8_t>& bytes, const std::string& name);
+RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name);
+RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& name);
+
+// Encodes samples laid out as PNG rows (channels 1 or 3, interleaved; 16-bit samples
+// big-endian) to the bytes of a PNG file.
+std::vector<std::uint8_t> encodePng(int width, int height, int channels, int bitDepth,
+                                    const std::vector<std::uint8_t>& rows, const std::string& name);
+
+// Whole file into memory; errors for a missing, unreadable or empty file.
+std::vector<std::uint8_t> readFileBytes(const std::string& path, const char* what);
+
+}  // namespace vidmap::io::detail

@@ -1,0 +1,220 @@
+#include "vidmap/io/image_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "vidmap/core/error.h"
+#include "vidmap/io/atomic_file.h"
+#include "vidmap/io/color.h"
+#include "vidmap/io/image_codecs.h"
+
+namespace vidmap::io {
+
+namespace fs = std::filesystem;
+
+namespace detail {
+
+std::vector<std::uint8_t> readFileBytes(const std::string& path, const char* what) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw Error(std::string(what) + " does not exist: " + path);
+  if (fs::is_directory(status)) throw Error(std::string(what) + " is a folder: " + path);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) throw Error("cannot open " + std::string(what) + ": " + path);
+  auto size = static_cast<std::streamoff>(f.tellg());
+  if (size <= 0) throw Error(std::string(what) + " is empty: " + path);
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(size));
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(bytes.data()), size);
+  if (f.gcount() != size) throw Error("cannot read " + std::string(what) + ": " + path);
+  return bytes;
+}
+
+}  // namespace detail
+
+namespace {
+
+detail::RawImage decodeFile(const fs::path& path, ImageFormat* format) {
+  std::string name = path.string();
+  auto bytes = detail::readFileBytes(name, "image file");
+  const auto* b = bytes.data();
+  if (bytes.size() >= 8 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') {
+    *format = ImageFormat::kPng;
+    return detail::decodePng(bytes, name);
+  }
+  if (bytes.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
+    *format = ImageFormat::kJpeg;
+    return detail::decodeJpeg(bytes, name);
+  }
+  if (bytes.size() >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
+    *format = ImageFormat::kPnm;
+    return detail::decodePnm(bytes, name);
+  }
+  throw Error(name + ": unknown image format (not PNG, JPEG, PGM or PPM)");
+}
+
+template <class T>
+void toGray(const detail::RawImage& raw, const T* s, GrayImage& gray) {
+  std::vector<float> lut(raw.maxval + 1);  // sample -> [0, 1], one correctly rounded division
+  for (int v = 0; v <= raw.maxval; ++v) lut[v] = static_cast<float>(v) / raw.maxval;
+  gray.resize(raw.width, raw.height);
+  const long w = raw.width;
+  const bool colour = raw.channels == 3;
+  const float* unit = lut.data();
+  float* g = gray.data();
+  detail::forRows(raw.height, w * raw.height, [=](std::int64_t y) {
+    float* out = g + y * w;
+    if (colour) {
+      const T* in = s + 3 * y * w;
+      for (long x = 0; x < w; ++x) {
+        out[x] = lumaRec601(unit[in[3 * x]], unit[in[3 * x + 1]], unit[in[3 * x + 2]]);
+      }
+    } else {
+      const T* in = s + y * w;
+      for (long x = 0; x < w; ++x) out[x] = unit[in[x]];
+    }
+  });
+}
+
+template <class T>
+void toRgb(const detail::RawImage& raw, const T* s, RgbImage& rgb) {
+  rgb.resize(raw.width, raw.height);
+  std::vector<std::uint8_t> to8(raw.maxval + 1);
+  for (long v = 0; v <= raw.maxval; ++v) to8[v] = (v * 255 + raw.maxval / 2) / raw.maxval;
+  Rgb8* c = rgb.data();
+  detail::forRows(raw.height, static_cast<long>(raw.width) * raw.height, [&](std::int64_t y) {
+    long i0 = y * raw.width;
+    for (long i = i0; i < i0 + raw.width; ++i) {
+      if (raw.channels == 1) {
+        std::uint8_t v = to8[s[i]];
+        c[i] = {v, v, v};
+      } else {
+        c[i] = {to8[s[3 * i]], to8[s[3 * i + 1]], to8[s[3 * i + 2]]};
+      }
+    }
+  });
+}
+
+void toGray(const detail::RawImage& raw, GrayImage& gray) {
+  if (!raw.rgb8.empty()) {
+    toGray(raw, reinterpret_cast<const std::uint8_t*>(raw.rgb8.data()), gray);
+  } else if (!raw.bytes.empty()) {
+    toGray(raw, raw.bytes.data(), gray);
+  } else {
+    toGray(raw, raw.samples.data(), gray);
+  }
+}
+
+void toRgb(detail::RawImage&& raw, RgbImage& rgb) {
+  if (!raw.rgb8.empty()) {
+    rgb = std::move(raw.rgb8);
+  } else if (!raw.bytes.empty()) {
+    toRgb(raw, raw.bytes.data(), rgb);
+  } else {
+    toRgb(raw, raw.samples.data(), rgb);
+  }
+}
+
+void writeBytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  writeAtomically(path, [&](const fs::path& tmp) {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw Error("cannot write " + tmp.string());
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) throw Error("write failed: " + tmp.string());
+  });
+}
+
+void requireNonEmpty(const fs::path& path, long w, long h) {
+  if (w <= 0 || h <= 0) throw Error(path.string() + ": cannot write a zero-size image");
+}
+
+}  // namespace
+
+ImageData readImage(const fs::path& path) {
+  ImageData out;
+  auto raw = decodeFile(path, &out.format);
+  toGray(raw, out.gray);
+  out.bitDepth = raw.fileBitDepth;
+  out.channels = raw.channels;
+  toRgb(std::move(raw), out.rgb);
+  return out;
+}
+
+GrayImage readGray(const fs::path& path) {
+  ImageFormat format;
+  GrayImage gray;
+  toGray(decodeFile(path, &format), gray);
+  return gray;
+}
+
+RgbImage readRgb(const fs::path& path) {
+  ImageFormat format;
+  RgbImage rgb;
+  toRgb(decodeFile(path, &format), rgb);
+  return rgb;
+}
+
+Image<std::uint16_t> readGray16(const fs::path& path) {
+  ImageFormat format;
+  auto raw = decodeFile(path, &format);
+  if (raw.channels != 1 || raw.maxval != 65535) {
+    throw Error(path.string() + ": expected a one-channel 16-bit image (got " +
+                std::to_string(raw.channels) + " channel(s), maxval " + std::to_string(raw.maxval) +
+                ")");
+  }
+  Image<std::uint16_t> out(raw.width, raw.height);
+  std::copy(raw.samples.begin(), raw.samples.end(), out.data());
+  return out;
+}
+
+void writePng(const fs::path& path, const GrayImage& gray, int bitDepth) {
+  if (bitDepth != 8 && bitDepth != 16) {
+    throw Error(path.string() + ": PNG bit depth must be 8 or 16, not " + std::to_string(bitDepth));
+  }
+  requireNonEmpty(path, gray.width(), gray.height());
+  const float scale = bitDepth == 8 ? 255.f : 65535.f;
+  size_t n = static_cast<size_t>(gray.pixels());
+  std::vector<std::uint8_t> rows(n * (bitDepth / 8));
+  for (size_t i = 0; i < n; ++i) {
+    float g = gray.data()[i];
+    g = std::isnan(g) ? 0.f : std::clamp(g, 0.f, 1.f);
+    auto v = static_cast<unsigned>(std::lround(g * scale));
+    if (bitDepth == 8) {
+      rows[i] = static_cast<std::uint8_t>(v);
+    } else {
+      rows[2 * i] = static_cast<std::uint8_t>(v >> 8);
+      rows[2 * i + 1] = static_cast<std::uint8_t>(v & 255);
+    }
+  }
+  writeBytes(path,
+             detail::encodePng(gray.width(), gray.height(), 1, bitDepth, rows, path.string()));
+}
+
+void writePng(const fs::path& path, const RgbImage& rgb) {
+  requireNonEmpty(path, rgb.width(), rgb.height());
+  size_t n = static_cast<size_t>(rgb.pixels());
+  std::vector<std::uint8_t> rows(3 * n);
+  for (size_t i = 0; i < n; ++i) {
+    rows[3 * i] = rgb.data()[i].r;
+    rows[3 * i + 1] = rgb.data()[i].g;
+    rows[3 * i + 2] = rgb.data()[i].b;
+  }
+  writeBytes(path, detail::encodePng(rgb.width(), rgb.height(), 3, 8, rows, path.string()));
+}
+
+void writePng(const fs::path& path, const Image<std::uint16_t>& gray16) {
+  requireNonEmpty(path, gray16.width(), gray16.height());
+  size_t n = static_cast<size_t>(gray16.pixels());
+  std::vector<std::uint8_t> rows(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    rows[2 * i] = static_cast<std::uint8_t>(gray16.data()[i] >> 8);
+    rows[2 * i + 1] = static_cast<std::uint8_t>(gray16.data()[i] & 255);
+  }
+  writeBytes(path, detail::encodePng(gray16.width(), gray16.height(), 1, 16, rows, path.string()));
+}
+
+}  // namespace vidmap::io

@@ -1,0 +1,40 @@
+// Image files in and out. Reads PNG (1-16 bit; gray, gray+alpha, RGB, RGBA, palette), JPEG
+// (libjpeg-turbo) and PGM/PPM (P2, P3, P5, P6; 8 or 16 bit) into gray float [0, 1]
+// (Rec. 601 luma of the file's full-precision samples) and RGB8. The format is detected from
+// the file's first bytes, not its name. Alpha is ignored; gamma chunks are not applied.
+// Writes PNG (gray 8/16 bit, RGB8) atomically. Every failure is a vidmap::Error naming the
+// file and the problem (missing, unknown format, truncated, corrupt, zero size).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "vidmap/core/image.h"
+
+namespace vidmap::io {
+
+enum class ImageFormat { kPng, kJpeg, kPnm };
+
+struct ImageData {
+  GrayImage gray;  // luma in [0, 1]
+  RgbImage rgb;    // 8-bit colour (gray files give r = g = b; 16-bit samples are rounded)
+  ImageFormat format = ImageFormat::kPng;
+  int bitDepth = 8;  // bits per sample in the file: 1, 2, 4, 8 or 16 (palette: 8)
+  int channels = 3;  // colour channels in the file, alpha not counted: 1 or 3
+};
+
+// Reads an image file (both gray and colour).
+ImageData readImage(const std::filesystem::path& path);
+GrayImage readGray(const std::filesystem::path& path);
+RgbImage readRgb(const std::filesystem::path& path);
+
+// Reads the raw samples of a one-channel 16-bit PNG or PGM (e.g. depth maps: TUM stores
+// metres * 5000). Throws for colour or 8-bit files.
+Image<std::uint16_t> readGray16(const std::filesystem::path& path);
+
+// Writes PNG atomically. Gray values are clamped to [0, 1] and rounded to bitDepth 8 or 16.
+void writePng(const std::filesystem::path& path, const GrayImage& gray, int bitDepth = 8);
+void writePng(const std::filesystem::path& path, const RgbImage& rgb);
+void writePng(const std::filesystem::path& path, const Image<std::uint16_t>& gray16);
+
+}  // namespace vidmap::io

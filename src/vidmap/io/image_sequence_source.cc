@@ -1,0 +1,148 @@
+// Frame sources over image files: a folder (natural name order, timestamps index / fps) and a
+// TUM RGB-D style list ("timestamp path [more columns]" lines; see the TUM benchmark's file
+// formats), sampled in time like a video.
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "vidmap/core/error.h"
+#include "vidmap/io/frame_source_impl.h"
+#include "vidmap/io/image_codecs.h"
+#include "vidmap/io/image_file.h"
+#include "vidmap/io/resize.h"
+
+namespace vidmap::io::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Entry {
+  fs::path file;
+  double timestamp;
+  int sourceIndex;  // file index in the folder, entry index in the list
+  int line = 0;     // list line, for messages
+};
+
+class ImageSequenceSource : public FrameSource {
+ public:
+  ImageSequenceSource(FrameSourceInfo info, std::vector<Entry> entries, int targetWidth)
+      : info_(std::move(info)), entries_(std::move(entries)) {
+    // The first frame fixes the native size; read it now so a bad input fails at open.
+    first_ = readImage(entries_.front().file);
+    info_.nativeWidth = first_.rgb.width();
+    info_.nativeHeight = first_.rgb.height();
+    scaledSize(info_.nativeWidth, info_.nativeHeight, targetWidth, &info_.width, &info_.height);
+    info_.frameCount = static_cast<long>(entries_.size());
+  }
+
+  const FrameSourceInfo& info() const override { return info_; }
+
+  bool next(Frame& frame) override {
+    if (pos_ >= entries_.size()) return false;
+    const Entry& e = entries_[pos_];
+    ImageData img = pos_ == 0 ? std::move(first_) : readImage(e.file);
+    if (img.rgb.width() != info_.nativeWidth || img.rgb.height() != info_.nativeHeight) {
+      throw Error(e.file.string() + ": frame is " + std::to_string(img.rgb.width()) + "x" +
+                  std::to_string(img.rgb.height()) + ", the first frame is " +
+                  std::to_string(info_.nativeWidth) + "x" + std::to_string(info_.nativeHeight));
+    }
+    if (info_.width != info_.nativeWidth || info_.height != info_.nativeHeight) {
+      frame.gray = resizeImage(img.gray, info_.width, info_.height);
+      frame.rgb = resizeImage(img.rgb, info_.width, info_.height);
+    } else {
+      frame.gray = std::move(img.gray);
+      frame.rgb = std::move(img.rgb);
+    }
+    frame.index = static_cast<int>(pos_);
+    frame.sourceIndex = e.sourceIndex;
+    frame.timestamp = e.timestamp;
+    frame.name = e.file.filename().string();
+    ++pos_;
+    return true;
+  }
+
+ private:
+  FrameSourceInfo info_;
+  std::vector<Entry> entries_;
+  ImageData first_;
+  size_t pos_ = 0;
+};
+
+std::unique_ptr<FrameSource> make(FrameSourceInfo info, std::vector<Entry> entries,
+                                  const FrameSourceOptions& options) {
+  return std::make_unique<ImageSequenceSource>(std::move(info), std::move(entries), options.width);
+}
+
+}  // namespace
+
+std::unique_ptr<FrameSource> openImageFolder(const fs::path& folder,
+                                             const FrameSourceOptions& options) {
+  auto files = listImageFiles(folder);
+  if (files.empty()) {
+    throw Error("no frames: folder " + folder.string() +
+                " has no image files (png, jpg, jpeg, pgm, ppm, pnm)");
+  }
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < files.size(); ++i) {
+    entries.push_back({files[i], static_cast<double>(i) / options.fps, static_cast<int>(i), 0});
+  }
+  FrameSourceInfo info;
+  info.kind = SourceKind::kImageFolder;
+  info.path = folder;
+  info.fps = options.fps;
+  info.duration = static_cast<double>(files.size()) / options.fps;
+  return make(std::move(info), std::move(entries), options);
+}
+
+std::unique_ptr<FrameSource> openImageList(const fs::path& list,
+                                           const FrameSourceOptions& options) {
+  auto bytes = readFileBytes(list.string(), "list file");
+  std::string text(bytes.begin(), bytes.end());
+  fs::path base = list.parent_path();
+  std::vector<Entry> all;
+  std::istringstream lines(text);
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(lines, line)) {
+    ++lineNo;
+    std::istringstream fields(line);
+    std::string stamp, file;
+    if (!(fields >> stamp) || stamp[0] == '#') continue;  // blank line or comment
+    std::string where = list.string() + " line " + std::to_string(lineNo);
+    if (!(fields >> file)) throw Error(where + ": expected 'timestamp path', got '" + line + "'");
+    double t = 0;
+    auto [end, ec] = std::from_chars(stamp.data(), stamp.data() + stamp.size(), t);
+    if (ec != std::errc() || end != stamp.data() + stamp.size() || !std::isfinite(t)) {
+      throw Error(where + ": timestamp '" + stamp + "' is not a number");
+    }
+    if (!all.empty() && t < all.back().timestamp) {
+      throw Error(where + ": timestamp " + stamp + " is before the previous line's");
+    }
+    fs::path p(file);
+    all.push_back({p.is_absolute() ? p : base / p, t, static_cast<int>(all.size()), lineNo});
+  }
+  if (all.empty()) throw Error("no frames: list " + list.string() + " has no entries");
+
+  TimeSampler sampler(options.fps, options.allFrames);
+  std::vector<Entry> picked;
+  for (const Entry& e : all) {
+    if (!sampler.take(e.timestamp - all.front().timestamp)) continue;
+    std::error_code ec;
+    if (!fs::is_regular_file(e.file, ec)) {
+      throw Error(list.string() + " line " + std::to_string(e.line) +
+                  ": image file does not exist: " + e.file.string());
+    }
+    picked.push_back(e);
+  }
+  FrameSourceInfo info;
+  info.kind = SourceKind::kImageList;
+  info.path = list;
+  info.duration = all.back().timestamp - all.front().timestamp;
+  // Every frame: report the list's mean rate.
+  info.fps = !options.allFrames  ? options.fps
+             : info.duration > 0 ? (all.size() - 1) / info.duration
+                                 : options.fps;
+  return make(std::move(info), std::move(picked), options);
+}
+
+}  // namespace vidmap::io::detail

@@ -1,0 +1,126 @@
+// Options and Summary of the bundle adjuster, after Ceres' Solver::Options and Solver::Summary:
+// the trust-region defaults are Ceres' so that both solvers take the same steps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "vidmap/ba/types.h"
+
+namespace vidmap::ba {
+
+enum class LinearSolverType {
+  kAuto,            // dense when the camera-side columns are at most denseSchurMaxColumns
+  kDenseSchur,      // explicit reduced camera system, dense Cholesky (Ceres DENSE_SCHUR)
+  kIterativeSchur,  // conjugate gradients on implicit Schur products (Ceres ITERATIVE_SCHUR)
+};
+enum class PreconditionerType {
+  kSchurJacobi,  // block diagonal of the Schur complement (Ceres SCHUR_JACOBI)
+  kJacobi,       // block diagonal of F'F + D^2 (Ceres JACOBI with ITERATIVE_SCHUR)
+};
+enum class BackendType { kCpu, kCuda };
+enum class Gauge {
+  kNone,                // only the constant blocks the problem sets (Ceres' behaviour)
+  kFirstImageAndScale,  // also hold the first observed image's pose and one coordinate of the
+                        // second observed image's translation (the one that scale moves most)
+};
+enum class TerminationType { kConvergence, kNoConvergence, kFailure };
+
+struct Options {
+  BackendType backend = BackendType::kCpu;
+  LinearSolverType linearSolver = LinearSolverType::kAuto;
+  int denseSchurMaxColumns = 2000;
+  PreconditionerType preconditioner = PreconditionerType::kSchurJacobi;
+  LossType loss = LossType::kTrivial;
+  double lossScale = 1.0;
+  Gauge gauge = Gauge::kNone;
+  // A point with fewer than two observations has no depth; it is held constant (and counted
+  // in Summary::numPointsHeld) instead of being left to the damping.
+  bool holdSingleViewPoints = true;
+
+  // Ceres' defaults (Solver::Options).
+  int maxNumIterations = 50;
+  double maxSolverTimeSeconds = 1e6;
+  double functionTolerance = 1e-6;
+  double gradientTolerance = 1e-10;
+  double parameterTolerance = 1e-8;
+  double initialTrustRegionRadius = 1e4;
+  double maxTrustRegionRadius = 1e16;
+  double minTrustRegionRadius = 1e-32;
+  double minRelativeDecrease = 1e-3;
+  double minLmDiagonal = 1e-6;
+  double maxLmDiagonal = 1e32;
+  int maxNumConsecutiveInvalidSteps = 5;
+  bool jacobiScaling = true;
+  double eta = 1e-1;  // conjugate gradients stop at Nash-Sofer's zeta < eta
+  int minLinearSolverIterations = 0;
+  int maxLinearSolverIterations = 500;
+  int residualResetPeriod = 10;
+
+  int numThreads = 0;    // CPU threads; 0: OpenMP's default
+  bool verbose = false;  // one line per iteration on stderr
+
+  // Throws vidmap::Error naming the bad field and its range.
+  void check() const;
+};
+
+struct IterationSummary {
+  int iteration = 0;
+  double cost = 0.0;
+  double costChange = 0.0;
+  double gradientMaxNorm = 0.0;
+  double stepNorm = 0.0;
+  double relativeDecrease = 0.0;
+  double trustRegionRadius = 0.0;
+  bool stepIsValid = false;
+  bool stepIsSuccessful = false;
+  int linearSolverIterations = 0;
+  double iterationTimeSeconds = 0.0;
+  double cumulativeTimeSeconds = 0.0;
+};
+
+struct Summary {
+  TerminationType termination = TerminationType::kFailure;
+  std::string message;
+  double initialCost = 0.0;  // 0.5 sum rho(|r|^2) over all observations
+  double finalCost = 0.0;
+  double fixedCost = 0.0;  // of observations whose blocks are all constant
+  // LM iterations (iteration 0, the initial evaluation, is not counted).
+  int numSuccessfulSteps = 0;
+  int numUnsuccessfulSteps = 0;
+  int numLinearSolverIterations = 0;
+  std::vector<IterationSummary> iterations;  // iterations[0] is the initial point
+
+  LinearSolverType linearSolver = LinearSolverType::kDenseSchur;
+  BackendType backend = BackendType::kCpu;
+  int numThreads = 1;
+  int numImages = 0, numCameras = 0, numPoints = 0, numObservations = 0;
+  int numCameraColumns = 0, numPointColumns = 0;
+  int numPointsHeld = 0;        // fewer than two observations: held constant
+  int numImagesUnobserved = 0;  // no observations: held constant
+  int numCamerasUnobserved = 0;
+  std::string gauge;  // what the gauge option held, if anything
+
+  // Seconds. schur: point elimination, reduced system (or preconditioner) assembly;
+  // linearSolve: Cholesky or conjugate gradients; minimizer: the whole LM loop.
+  double preprocessorSeconds = 0.0;
+  double jacobianEvaluationSeconds = 0.0;
+  double residualEvaluationSeconds = 0.0;
+  double schurSeconds = 0.0;
+  double linearSolveSeconds = 0.0;
+  double backSubstitutionSeconds = 0.0;
+  double minimizerSeconds = 0.0;
+  double totalSeconds = 0.0;
+
+  int numIterations() const { return numSuccessfulSteps + numUnsuccessfulSteps; }
+  bool isSolutionUsable() const { return termination != TerminationType::kFailure; }
+  std::string briefReport() const;
+  std::string fullReport() const;
+};
+
+const char* toString(LinearSolverType t);
+const char* toString(TerminationType t);
+const char* toString(BackendType t);
+const char* toString(LossType t);
+
+}  // namespace vidmap::ba

@@ -1,49 +1,56 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine over the binaries that scripts/device-build.sh put in .device/bin.
-# Usage (device tool, carry [".device"]):  bash scripts/device-run.sh [tests] [sanitize] [bench]
-# Writes logs and JSON under $OUT (summary.txt first).
+# Runs on the GPU machine (device tool, carry [".device"]): builds vidmap there twice
+# (default FMA, and -fmad=false for bit-exact equality), runs the gpu-labelled tests of both,
+# compute-sanitizer on the KLT kernels, and the benchmarks. Logs and JSON go to $OUT.
+# Usage: bash scripts/device-run.sh [build] [tests] [sanitize] [bench]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 OUT=${OUT:-/tmp/vidmap_out}
 mkdir -p "$OUT"
-modes=" ${*:-tests sanitize bench} "
+modes=" ${*:-build tests sanitize bench} "
 has() { [[ "$modes" == *" $1 "* ]]; }
-source .device/setup.sh > "$OUT/summary.txt" 2>&1
+source .device/setup.sh >> "$OUT/summary.txt" 2>&1
 export OMP_WAIT_POLICY=passive
-echo "host cores: $(nproc)" >> "$OUT/summary.txt"
-bin=.device/bin
+echo "host cores: $(nproc); commit $(git rev-parse --short HEAD 2>/dev/null)" >> "$OUT/summary.txt"
+if has build; then
+  for v in fma nofma; do
+    flag=OFF
+    [ $v = nofma ] && flag=ON
+    cmake -S . -B build-$v -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DVIDMAP_CUDA_NO_FMA=$flag > "$OUT/build_$v.log" 2>&1 &&
+      cmake --build build-$v -j 16 >> "$OUT/build_$v.log" 2>&1
+    echo "[build $v] rc=$?" >> "$OUT/summary.txt"
+  done
+fi
 if has tests; then
   for v in nofma fma; do
-    for t in "$bin/$v"/*_test; do
-      [ -x "$t" ] || continue
-      name=$(basename "$t")
-      timeout 240 "$t" > "$OUT/test_${v}_$name.log" 2>&1
-      rc=$?
-      echo "[$v] $name rc=$rc $(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran|SKIPPED \]' "$OUT/test_${v}_$name.log" | tr '\n' ' ' | cut -c1-200)" >> "$OUT/summary.txt"
-    done
+    ctest --test-dir build-$v -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_$v.log" 2>&1
+    echo "[ctest $v] $(grep -E 'tests passed|tests failed' "$OUT/ctest_$v.log")" >> "$OUT/summary.txt"
+    grep -E '^ *[0-9]+/[0-9]+ Test' "$OUT/ctest_$v.log" | sed "s/^/[$v] /" >> "$OUT/summary.txt"
   done
-  (cd "$OUT" && tar czf tests_logs.tgz test_*.log && rm -f test_*.log)
 fi
 if has sanitize; then
-  for t in "$bin"/nofma/*_test; do
-    name=$(basename "$t")
-    for tool in memcheck racecheck; do
-      timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
-        --gtest_filter="${SANITIZE_FILTER:-*}" > "$OUT/san_${tool}_$name.log" 2>&1
-      echo "[sanitize $tool] $name rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_$name.log" | tail -1)" >> "$OUT/summary.txt"
-    done
+  t=build-nofma/src/vidmap/klt/klt_cuda_test
+  filter='CudaCases.FailureCases:CudaSelect.CheckerboardAndFlat:CudaBatch.*'
+  for tool in memcheck racecheck; do
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $t --gtest_filter="$filter" \
+      > "$OUT/sanitize_$tool.log" 2>&1
+    echo "[sanitize $tool] rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)" >> "$OUT/summary.txt"
   done
-  (cd "$OUT" && tar czf sanitizer_logs.tgz san_*.log && rm -f san_*.log)
 fi
 if has bench; then
-  "$bin/fma/vidmap" info >> "$OUT/summary.txt" 2>&1
-  for b in "$bin"/fma/*bench* "$bin"/fma/geometry_scorer; do
-    [ -x "$b" ] || continue
-    name=$(basename "$b")
-    timeout 200 "$b" ${BENCH_ARGS:-} > "$OUT/bench_$name.json" 2> "$OUT/bench_$name.err"
-    echo "[bench] $name rc=$?" >> "$OUT/summary.txt"
-  done
-  (cd "$OUT" && tar czf bench.tgz bench_* && rm -f bench_*)
+  b=build-fma/bench
+  build-fma/src/vidmap/cli/vidmap info >> "$OUT/summary.txt" 2>&1
+  timeout 60 $b/gpu_layer_bench > "$OUT/bench_gpu_layer.json" 2>&1
+  timeout 150 $b/features_bench --repeat 21 > "$OUT/bench_features.json" 2>&1
+  timeout 90 $b/geometry_scorer 512 4096 50 > "$OUT/bench_geometry_scorer.json" 2>&1
+  rm -rf /tmp/klt_cases
+  timeout 200 $b/klt_cuda_bench --dump /tmp/klt_cases > "$OUT/bench_klt_cuda.json" 2>&1
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/klt_opencv_pyrlk.py /tmp/klt_cases --threads 16 \
+    > "$OUT/bench_klt_opencv.json" 2>&1
+  echo "[bench] done" >> "$OUT/summary.txt"
+  (cd "$OUT" && tar czf bench.tgz bench_*.json && rm -f bench_*.json)
 fi
+(cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
 cat "$OUT/summary.txt"

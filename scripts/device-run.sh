@@ -2,7 +2,7 @@
 # Runs on the GPU machine (device tool, carry [".device"]): builds vidmap there twice
 # (default FMA, and -fmad=false for bit-exact equality), runs the gpu-labelled tests of both,
 # compute-sanitizer on the KLT kernels, and the benchmarks. Logs and JSON go to $OUT.
-# Usage: bash scripts/device-run.sh [build] [tests] [sanitize] [bench]
+# Usage: bash scripts/device-run.sh [build] [tests] [sanitize] [bench] [babench] [reconstruct]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -51,6 +51,28 @@ if has bench; then
     > "$OUT/bench_klt_opencv.json" 2>&1
   echo "[bench] done" >> "$OUT/summary.txt"
   (cd "$OUT" && tar czf bench.tgz bench_*.json && rm -f bench_*.json)
+fi
+if has babench; then
+  # vidmap CUDA and CPU against Ceres (carried peer binary) on 16 threads, same problems.
+  .device/peer/unpack-bal.sh /tmp/d > /dev/null
+  B=/tmp/d/bal
+  P="$B/problem-49-7776-pre.txt $B/problem-21-11315-pre.txt $B/problem-39-18060-pre.txt $B/problem-16-22106-pre.txt $B/problem-93-61203-pre.txt corridor:300x30000"
+  timeout 240 build-fma/bench/ba_bench --threads 16 --backends cuda,cpu --ceres none $P \
+    > "$OUT/ba_vidmap_h200.jsonl" 2> "$OUT/ba_vidmap_h200.err"
+  echo "[ba vidmap] rc=$?" >> "$OUT/summary.txt"
+  LD_LIBRARY_PATH=.device/peer/lib timeout 240 .device/peer/bin/ba_ceres_peer --threads 16 \
+    --ceres dense,sparse,iterative $P > "$OUT/ba_ceres_h200.jsonl" 2>&1
+  echo "[ba ceres] rc=$?" >> "$OUT/summary.txt"
+fi
+if has reconstruct; then
+  v=build-fma/src/vidmap/cli/vidmap
+  $v synth /tmp/seq --scene room --path orbit --frames 48 --fps 8 > "$OUT/reconstruct.log" 2>&1
+  for dev in cuda cpu; do
+    /usr/bin/time -v $v reconstruct /tmp/seq/rgb.txt -o /tmp/model_$dev --device $dev \
+      >> "$OUT/reconstruct.log" 2>&1
+    echo "[reconstruct $dev] rc=$?" >> "$OUT/summary.txt"
+    cp /tmp/model_$dev/run.json "$OUT/reconstruct_$dev.json" 2>/dev/null
+  done
 fi
 (cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
 cat "$OUT/summary.txt"

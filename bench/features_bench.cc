@@ -5,6 +5,7 @@
 //   build/bench/features_bench [--repeat 7]
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 
@@ -50,29 +51,48 @@ GrayImage frame(int w, int h, int denom, const char* id, std::string* source) {
 }
 
 struct Timing {
-  double ms = 0, gpuMs = -1;
+  double ms = 0, cpuMs = 0, gpuMs = -1;
   size_t count = 0;
 };
 
+// Process CPU time (all threads), robust to other load on the machine where wall time is not.
+double cpuMs() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 template <class F>
 Timing timeIt(int repeat, F&& f) {
-  std::vector<double> t;
+  std::vector<double> t, c;
   Timing r;
   r.count = f();  // warm-up
   for (int i = 0; i < repeat; ++i) {
-    const double t0 = nowMs();
+    const double t0 = nowMs(), c0 = cpuMs();
     f();
     t.push_back(nowMs() - t0);
+    c.push_back(cpuMs() - c0);
   }
   r.ms = medianOf(t);
+  r.cpuMs = medianOf(c);
   return r;
 }
 
 void printTiming(const char* name, const Timing& t, bool comma = true) {
-  std::printf("      \"%s\": {\"median_ms\": %.3f, \"count\": %zu", name, t.ms, t.count);
+  std::printf("      \"%s\": {\"median_ms\": %.3f, \"median_cpu_time_ms\": %.3f, \"count\": %zu",
+              name, t.ms, t.cpuMs, t.count);
   if (t.gpuMs >= 0) std::printf(", \"gpu_median_ms\": %.4f", t.gpuMs);
   std::printf("}%s\n", comma ? "," : "");
 }
+
+#if VIDMAP_HAVE_CUDA
+// GPU ms per call of each kernel name (all launches of a call summed), over `calls` calls.
+void printKernels(gpu::Context& ctx, int calls) {
+  std::printf("      \"cuda_kernels_ms_per_call\": {");
+  bool first = true;
+  for (const auto& k : ctx.profiler().stats()) {
+    std::printf("%s\"%s\": %.4f", first ? "" : ", ", k.name.c_str(), k.gpuMs / calls);
+    first = false;
+  }
+  std::printf("},\n");
+}
+#endif
 
 Features padRandom(Features f, size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -112,11 +132,21 @@ int main(int argc, char** argv) {
     SiftOptions o;
     o.backend = Backend::kCpu;
     Sift cpu(o);
-    auto tc = timeIt(repeat, [&] { return cpu.extract(img).features.size(); });
+    SiftStats st{};
+    auto tc = timeIt(repeat, [&] {
+      auto r = cpu.extract(img);
+      st = r.stats;
+      return r.features.size();
+    });
     printTiming("vidmap_cpu", tc);
+    std::printf(
+        "      \"vidmap_cpu_stages_ms_last\": {\"gaussians_dog\": %.2f, \"gradients\": %.2f, "
+        "\"extrema\": %.2f, \"orientations\": %.2f, \"descriptors\": %.2f},\n",
+        st.msGaussians, st.msDogGradients, st.msExtrema, st.msOrientations, st.msDescriptors);
 #if VIDMAP_HAVE_CUDA
     if (cuda) {
-      SiftCuda gpu;
+      gpu::Context ctx(0);
+      SiftCuda gpu{ctx};
       std::vector<double> g;
       SiftStats st;
       auto tg = timeIt(repeat, [&] {
@@ -128,6 +158,7 @@ int main(int argc, char** argv) {
       g.erase(g.begin());
       tg.gpuMs = medianOf(g);
       printTiming("vidmap_cuda", tg);
+      printKernels(ctx, repeat + 1);
     }
 #endif
 #if VIDMAP_HAVE_OPENCV
@@ -141,7 +172,8 @@ int main(int argc, char** argv) {
         return k.size();
       });
       printTiming("opencv", tcv);
-      std::printf("      \"cpu_over_opencv\": %.3f,\n", tc.ms / tcv.ms);
+      std::printf("      \"cpu_over_opencv\": %.3f, \"cpu_over_opencv_cpu_time\": %.3f,\n",
+                  tc.ms / tcv.ms, tc.cpuMs / tcv.cpuMs);
     }
 #endif
     std::printf("      \"end\": null}%s\n", s == 0 ? "," : "");
@@ -165,7 +197,8 @@ int main(int argc, char** argv) {
   printTiming("vidmap_cpu", tm);
 #if VIDMAP_HAVE_CUDA
   if (cuda) {
-    MatchCuda gm;
+    gpu::Context ctx(0);
+    MatchCuda gm{ctx};
     MatchProblem p;
     p.a = a.descriptors.data(), p.na = 4096, p.b = b.descriptors.data(), p.nb = 4096;
     p.segments = {0, 4096};
@@ -179,6 +212,7 @@ int main(int argc, char** argv) {
     g.erase(g.begin());
     tg.gpuMs = medianOf(g);
     printTiming("vidmap_cuda", tg);
+    printKernels(ctx, repeat + 1);
   }
 #endif
 #if VIDMAP_HAVE_OPENCV
@@ -194,7 +228,8 @@ int main(int argc, char** argv) {
       return n;
     });
     printTiming("opencv_bf_knn2_ratio", tcv);
-    std::printf("    \"cpu_over_opencv\": %.3f,\n", tm.ms / tcv.ms);
+    std::printf("    \"cpu_over_opencv\": %.3f, \"cpu_over_opencv_cpu_time\": %.3f,\n",
+                tm.ms / tcv.ms, tm.cpuMs / tcv.cpuMs);
   }
 #endif
   std::printf("    \"end\": null}\n}\n");

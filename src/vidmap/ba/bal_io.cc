@@ -82,6 +82,17 @@ bool balBzip2Supported() {
 #endif
 }
 
+std::optional<fs::path> findBal(const fs::path& dir, const std::string& rel) {
+  const fs::path p = dir / rel;
+  if (fs::exists(p) && (p.extension() != ".bz2" || balBzip2Supported())) return p;
+  if (p.extension() == ".bz2") {
+    fs::path plain = p;
+    plain.replace_extension();
+    if (fs::exists(plain)) return plain;
+  }
+  return std::nullopt;
+}
+
 Problem parseBal(const std::string& text, const std::string& name) {
   Tokens tk(text, name);
   const long nc = tk.next<long>("the camera count");

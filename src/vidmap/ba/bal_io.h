@@ -6,6 +6,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "vidmap/ba/problem.h"
 
@@ -23,5 +25,10 @@ void writeBal(const std::filesystem::path& path, const Problem& problem);
 
 // True when this build can read .bz2 files.
 bool balBzip2Supported();
+
+// dir / rel when it is readable by this build, else the decompressed sibling (rel without
+// ".bz2") when it exists, else nullopt. For data folders carried with decompressed copies.
+std::optional<std::filesystem::path> findBal(const std::filesystem::path& dir,
+                                             const std::string& rel);
 
 }  // namespace vidmap::ba

@@ -11,6 +11,7 @@
 
 #include "vidmap/ba/backend.h"
 #include "vidmap/ba/dispatch.h"
+#include "vidmap/ba/fold_maps.h"
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
 #include "vidmap/core/error.h"
@@ -88,6 +89,7 @@ class CpuBackend final : public Backend {
     yF_ = gF_;
     deltaF_ = gF_;
     segB_.assign(s_.segA.size() * C * C, 0.0);
+    maps_ = buildFoldMaps(s_, explicit_);
     sharedIndex_.assign(s_.numCameras, -1);
     for (size_t q = 0; q < s_.sharedCameras.size(); ++q) sharedIndex_[s_.sharedCameras[q]] = q;
   }
@@ -414,25 +416,13 @@ class CpuBackend final : public Backend {
     return mx;
   }
 
-  // Expanded per-image vectors to the reduced columns: exclusive columns have one source;
-  // shared ones add their images in order.
+  // Expanded per-image vectors to the reduced columns (fold_maps.h).
   void foldVector(const std::vector<double>& e, std::vector<double>& f) {
-    for (int i = 0; i < s_.numImages; ++i)
-      for (int c = 0; c < C; ++c) {
-        const int m = s_.colMap[static_cast<size_t>(i) * C + c];
-        if (m >= 0 && m < s_.sharedBegin) f[m] = e[static_cast<size_t>(i) * C + c];
-      }
-    for (size_t q = 0; q < s_.sharedCameras.size(); ++q) {
-      const int cam = s_.sharedCameras[q];
-      for (int k = 0; k < s_.sharedSize[cam]; ++k) f[s_.sharedOffset[cam] + k] = 0.0;
-      for (int t = s_.sharedImageStart[q]; t < s_.sharedImageStart[q + 1]; ++t) {
-        const int i = s_.sharedImages[t];
-        for (int c = kPoseDims; c < C; ++c) {
-          const int m = s_.colMap[static_cast<size_t>(i) * C + c];
-          if (m >= 0) f[m] += e[static_cast<size_t>(i) * C + c];
-        }
-      }
-    }
+    parallelFor(s_.nF, [&](std::int64_t m) {
+      double v = 0.0;
+      for (int k = maps_.vecStart[m]; k < maps_.vecStart[m + 1]; ++k) v += e[maps_.vecSrc[k]];
+      f[m] = v;
+    });
   }
 
   void gather(const std::vector<double>& f, std::vector<double>& e) {
@@ -456,65 +446,16 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // The upper triangle of S from the segment blocks (see structure.h for the ordering).
+  // The upper triangle of S from the segment blocks (fold_maps.h).
   void foldMatrix() {
-    const int ns = static_cast<int>(s_.segA.size());
-    const int sb = s_.sharedBegin;
-    auto excl = [&](int m) { return m >= 0 && m < sb; };
-    // Exclusive x exclusive: one source per entry.
-    parallelFor(ns, [&](std::int64_t g) {
-      const int ia = s_.segA[g], ib = s_.segB[g];
-      const double* B = &segB_[static_cast<size_t>(g) * C * C];
-      for (int r = 0; r < C; ++r) {
-        const int Rr = s_.colMap[static_cast<size_t>(ia) * C + r];
-        if (!excl(Rr)) continue;
-        for (int c = 0; c < C; ++c) {
-          const int Cc = s_.colMap[static_cast<size_t>(ib) * C + c];
-          if (!excl(Cc) || (ia == ib && Rr > Cc)) continue;
-          S_(Rr, Cc) = B[r * C + c];
-        }
-      }
+    const std::int64_t n = s_.nF;
+    parallelFor(static_cast<std::int64_t>(maps_.matTarget.size()), [&](std::int64_t e) {
+      double v = 0.0;
+      for (int k = maps_.matStart[e]; k < maps_.matStart[e + 1]; ++k)
+        v += maps_.matFactor[k] * segB_[maps_.matSrc[k]];
+      const std::int64_t t = maps_.matTarget[e];
+      S_(t / n, t % n) = v;
     });
-    if (s_.sharedCameras.empty()) return;
-    // Exclusive rows of image i x shared columns: every segment touching i, in order.
-    parallelFor(s_.numImages, [&](std::int64_t i) {
-      for (int t = s_.imageSegStart[i]; t < s_.imageSegStart[i + 1]; ++t) {
-        const int g = s_.imageSegs[t];
-        const double* B = &segB_[static_cast<size_t>(g) * C * C];
-        const bool first = s_.segA[g] == i;
-        const int other = first ? s_.segB[g] : s_.segA[g];
-        for (int r = 0; r < C; ++r) {
-          const int Rr = s_.colMap[static_cast<size_t>(i) * C + r];
-          if (!excl(Rr)) continue;
-          for (int c = kPoseDims; c < C; ++c) {
-            const int Cc = s_.colMap[static_cast<size_t>(other) * C + c];
-            if (Cc < sb) continue;
-            S_(Rr, Cc) += first ? B[r * C + c] : B[c * C + r];
-          }
-        }
-      }
-    });
-    // Shared x shared: all segments in order; E(i,k) and E(k,i) = B' both land here.
-    for (int g = 0; g < ns; ++g) {
-      const int ia = s_.segA[g], ib = s_.segB[g];
-      const double* B = &segB_[static_cast<size_t>(g) * C * C];
-      for (int r = kPoseDims; r < C; ++r) {
-        const int Rr = s_.colMap[static_cast<size_t>(ia) * C + r];
-        if (Rr < sb) continue;
-        for (int c = kPoseDims; c < C; ++c) {
-          const int Cc = s_.colMap[static_cast<size_t>(ib) * C + c];
-          if (Cc < sb) continue;
-          const double v = B[r * C + c];
-          if (ia == ib) {
-            if (Rr <= Cc) S_(Rr, Cc) += v;
-          } else if (Rr == Cc) {
-            S_(Rr, Cc) += 2.0 * v;
-          } else {
-            S_(std::min(Rr, Cc), std::max(Rr, Cc)) += v;
-          }
-        }
-      }
-    }
   }
 
   // Implicit product y = S x (D2F the damping of the camera-side columns).
@@ -782,6 +723,7 @@ class CpuBackend final : public Backend {
   std::vector<double> gF_, colF_, diagF_, rhsF_, yF_, deltaF_;
   std::vector<double> segB_;
   std::vector<int> sharedIndex_;
+  FoldMaps maps_;
   std::vector<Block> blocks_;
   Eigen::MatrixXd S_;
 };

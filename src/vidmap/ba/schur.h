@@ -95,12 +95,10 @@ VIDMAP_HD inline void pointProjector(const double* rec, const double* Vinv, doub
           Jp[3 * i] * Vinv[j] + Jp[3 * i + 1] * Vinv[3 + j] + Jp[3 * i + 2] * Vinv[6 + j];
 }
 
-// B (C x C, row-major) += Jc_a' (delta_ab I - P_a Jp_b') Jc_b.
+// N (2 x C) = (delta_ab I - P_a Jp_b') Jc_b, the right factor of one pair's share of S.
 template <int C>
-VIDMAP_HD inline void accumulatePair(const double* recA, const double* Pa, const double* recB,
-                                     bool same, double* B) {
+VIDMAP_HD inline void pairFactor(const double* Pa, const double* recB, bool same, double* N) {
   const double* JpB = recB + 2;
-  const double* JcA = recA + 8;
   const double* JcB = recB + 8;
   double M[4];
   for (int i = 0; i < 2; ++i)
@@ -108,16 +106,60 @@ VIDMAP_HD inline void accumulatePair(const double* recA, const double* Pa, const
       M[2 * i + k] = -(Pa[3 * i] * JpB[3 * k] + Pa[3 * i + 1] * JpB[3 * k + 1] +
                        Pa[3 * i + 2] * JpB[3 * k + 2]);
   if (same) M[0] += 1.0, M[3] += 1.0;
-  double N[2 * C];
   for (int c = 0; c < C; ++c) {
     N[c] = M[0] * JcB[c] + M[1] * JcB[C + c];
     N[C + c] = M[2] * JcB[c] + M[3] * JcB[C + c];
   }
+}
+
+// B (C x C, row-major) += Jc_a' N. The CUDA segment kernel adds the same terms in the same
+// order, one output element per thread.
+template <int C>
+VIDMAP_HD inline void accumulatePair(const double* recA, const double* Pa, const double* recB,
+                                     bool same, double* B) {
+  const double* JcA = recA + 8;
+  double N[2 * C];
+  pairFactor<C>(Pa, recB, same, N);
   for (int r = 0; r < C; ++r) {
     const double a0 = JcA[r], a1 = JcA[C + r];
     double* row = B + r * C;
     for (int c = 0; c < C; ++c) row[c] += a0 * N[c] + a1 * N[C + c];
   }
+}
+
+// In-place inverse of a small symmetric positive definite n x n matrix (row-major) by
+// Cholesky; work holds n * n + n doubles. Returns false when it is not positive definite.
+VIDMAP_HD inline bool invertSpd(double* A, int n, double* work) {
+  // A = L L' with L in the lower triangle.
+  for (int j = 0; j < n; ++j) {
+    double d = A[j * n + j];
+    for (int k = 0; k < j; ++k) d -= A[j * n + k] * A[j * n + k];
+    if (!(d > 0.0)) return false;
+    d = sqrt(d);
+    A[j * n + j] = d;
+    for (int i = j + 1; i < n; ++i) {
+      double v = A[i * n + j];
+      for (int k = 0; k < j; ++k) v -= A[i * n + k] * A[j * n + k];
+      A[i * n + j] = v / d;
+    }
+  }
+  // Column k of the inverse: L y = e_k, then L' x = y.
+  double* W = work;
+  double* y = work + n * n;
+  for (int k = 0; k < n; ++k) {
+    for (int i = 0; i < n; ++i) {
+      double v = i == k ? 1.0 : 0.0;
+      for (int m = 0; m < i; ++m) v -= A[i * n + m] * y[m];
+      y[i] = v / A[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      double v = y[i];
+      for (int m = i + 1; m < n; ++m) v -= A[m * n + i] * W[m * n + k];
+      W[i * n + k] = v / A[i * n + i];
+    }
+  }
+  for (int e = 0; e < n * n; ++e) A[e] = W[e];
+  return true;
 }
 
 // Per-image sums of one observation: gradient Jc'r, squared column norms, and (with P) the

@@ -89,11 +89,12 @@ Summary solve(Problem& problem, const Options& options) {
   const ThreadScope threads(options.numThreads);
 
   // Preprocess: the structure (which depends on the linear solver), the fixed cost.
-  bool explicitSchur = options.linearSolver == LinearSolverType::kDenseSchur;
-  Structure s = buildStructure(problem, options, true);
-  if (options.linearSolver == LinearSolverType::kAuto)
-    explicitSchur = s.nF <= options.denseSchurMaxColumns;
-  if (!explicitSchur) s = buildStructure(problem, options, false);
+  // The pairs of every image pair are listed only for the explicit system.
+  Structure s = buildStructure(problem, options, false);
+  const bool explicitSchur =
+      options.linearSolver == LinearSolverType::kDenseSchur ||
+      (options.linearSolver == LinearSolverType::kAuto && s.nF <= options.denseSchurMaxColumns);
+  if (explicitSchur) s = buildStructure(problem, options, true);
   sum.linearSolver =
       explicitSchur ? LinearSolverType::kDenseSchur : LinearSolverType::kIterativeSchur;
   sum.backend = options.backend;

@@ -346,3 +346,31 @@ TEST(SolverBadInput, BadOptionsNameTheField) {
 
 }  // namespace
 }  // namespace vidmap::ba
+
+namespace vidmap::ba {
+namespace {
+
+TEST(Solver, CorridorSceneIterativeMatchesDense) {
+  // Sparse covisibility (each point in ~15 of 40 images), as in a video.
+  SyntheticOptions so;
+  so.layout = SyntheticLayout::kCorridor;
+  so.numImages = 40;
+  so.numPoints = 1500;
+  const SyntheticScene scene = makeSyntheticScene(so);
+  Problem a = scene.initial, b = scene.initial;
+  ASSERT_GT(a.observations.size(), 8000u);
+  Options o;
+  o.gauge = Gauge::kFirstImageAndScale;
+  o.functionTolerance = 1e-12;
+  o.maxNumIterations = 100;
+  o.linearSolver = LinearSolverType::kDenseSchur;
+  const Summary sa = solve(a, o);
+  o.linearSolver = LinearSolverType::kIterativeSchur;
+  const Summary sb = solve(b, o);
+  ASSERT_TRUE(sa.isSolutionUsable() && sb.isSolutionUsable());
+  EXPECT_NEAR(sa.finalCost, sb.finalCost, 1e-8 * sa.finalCost);
+  EXPECT_NEAR(rmsReprojectionError(a), std::sqrt(2.0) * so.noiseSigma, 0.1);
+}
+
+}  // namespace
+}  // namespace vidmap::ba

@@ -118,13 +118,20 @@ Structure buildStructure(const Problem& p, const Options& options, bool explicit
   for (int c = 0; c < s.numCameras; ++c) anyCam = anyCam || camVaries(c);
   s.C = kPoseDims + (anyCam ? s.K : 0);
 
-  // Active observations.
+  // Active observations, ordered by image, then point: each image's records are contiguous and
+  // the pairs of a segment walk both images' records forwards (cache and coalescing).
   for (int o = 0; o < static_cast<int>(p.observations.size()); ++o) {
     const auto& ob = p.observations[o];
     const bool active =
         poseVaries(ob.image) || camVaries(p.images[ob.image].camera) || !s.pointConstant[ob.point];
-    if (!active) continue;
-    s.obsSource.push_back(o);
+    if (active) s.obsSource.push_back(o);
+  }
+  std::stable_sort(s.obsSource.begin(), s.obsSource.end(), [&](int a, int b) {
+    const auto &oa = p.observations[a], &ob = p.observations[b];
+    return oa.image != ob.image ? oa.image < ob.image : oa.point < ob.point;
+  });
+  for (int o : s.obsSource) {
+    const auto& ob = p.observations[o];
     s.obsImage.push_back(ob.image);
     s.obsPoint.push_back(ob.point);
     s.obsXY.push_back(ob.x);

@@ -105,17 +105,27 @@ SyntheticScene makeSyntheticScene(const SyntheticOptions& o) {
     }
     p.cameras.push_back(cam);
   }
-  // Points in a box around the origin.
+  const bool corridor = o.layout == SyntheticLayout::kCorridor;
+  const double spacing = 0.5, length = spacing * (o.numImages - 1);
+  // Points in a box around the origin, or in a wall 4 to 8 in front of the corridor.
   for (int j = 0; j < o.numPoints; ++j) {
     Point3 pt;
-    pt.xyz = {1.5 * uni(rng), 1.0 * uni(rng), 1.5 * uni(rng)};
+    if (corridor)
+      pt.xyz = {length / 2 * uni(rng) * 1.1, 1.5 * uni(rng), 6.0 + 2.0 * uni(rng)};
+    else
+      pt.xyz = {1.5 * uni(rng), 1.0 * uni(rng), 1.5 * uni(rng)};
     p.points.push_back(pt);
   }
   // Cameras on an arc of radius 6 in the x-z plane, looking at the origin.
   for (int i = 0; i < o.numImages; ++i) {
     const double a = -0.6 + 1.2 * i / (o.numImages - 1);
-    const Eigen::Vector3d centre(6.0 * std::sin(a), 0.3 * uni(rng), -6.0 * std::cos(a));
-    const Eigen::Vector3d z = (-centre).normalized();
+    const Eigen::Vector3d centre =
+        corridor ? Eigen::Vector3d(-length / 2 + spacing * i, 0.2 * uni(rng), 0.2 * uni(rng))
+                 : Eigen::Vector3d(6.0 * std::sin(a), 0.3 * uni(rng), -6.0 * std::cos(a));
+    const Eigen::Vector3d target =
+        corridor ? Eigen::Vector3d(centre.x() + 0.3 * uni(rng), 0.3 * uni(rng), 6.0)
+                 : Eigen::Vector3d::Zero();
+    const Eigen::Vector3d z = (target - centre).normalized();
     const Eigen::Vector3d x = Eigen::Vector3d::UnitY().cross(z).normalized();
     const Eigen::Vector3d y = z.cross(x);
     Eigen::Matrix3d R;

@@ -2,8 +2,9 @@
 // built and projected with Eigen's geometry (Eigen::AngleAxisd, Eigen::Quaterniond) and the
 // camera model formulas written out here, independently of the solver's projection code.
 //
-// Cameras stand on an arc around a cloud of points and look at its centre; every point that
-// projects inside the image of a camera in front of it is observed. The truth problem holds the
+// Cameras stand on an arc around a cloud of points and look at its centre (or walk along a
+// wall of points); every point that projects inside the image of a camera in front of it is
+// observed. The truth problem holds the
 // exact projections; the noisy problem adds Gaussian pixel noise (and gross outliers) to the
 // observations and perturbs the parameters as a starting point.
 #pragma once
@@ -15,7 +16,14 @@
 
 namespace vidmap::ba {
 
+enum class SyntheticLayout {
+  kArc,       // cameras on an arc around one cloud: every camera sees most points
+  kCorridor,  // cameras along a line looking sideways at a long wall of points: each point is
+              // seen by the ~15 nearest cameras (sparse covisibility, as in a video)
+};
+
 struct SyntheticOptions {
+  SyntheticLayout layout = SyntheticLayout::kArc;
   int numImages = 12;
   int numPoints = 400;
   CameraModel model = CameraModel::kSimpleRadial;

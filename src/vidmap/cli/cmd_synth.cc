@@ -30,7 +30,8 @@ void addSynthCommand(CLI::App& app) {
   cmd->add_option("--hfov", args->o.hfovDeg, "Horizontal field of view in degrees")
       ->capture_default_str();
   cmd->add_option("--seed", args->o.seed, "Texture seed")->capture_default_str();
-  cmd->add_option("--video", args->video, "Also write the frames as an MP4 video");
+  cmd->add_option("--video", args->video,
+                  "Also write the frames as a video (.mp4: H.264 or MPEG-4, .mkv: lossless FFV1)");
   cmd->add_flag("--depth", args->o.writeDepth, "Also write 16-bit depth PNGs (TUM, /5000 m)");
   cmd->add_flag("--no-antialias", args->noAntialias, "One ray per pixel, no prefiltering");
   cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");

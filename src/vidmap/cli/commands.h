@@ -7,6 +7,7 @@
 namespace vidmap::cli {
 
 void addInfoCommand(CLI::App& app);
+void addTrackCommand(CLI::App& app);
 void addSynthCommand(CLI::App& app);
 void addReconstructCommand(CLI::App& app);
 

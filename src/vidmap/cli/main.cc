@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"vidmap: a video to cameras and a 3D map, on the GPU or the CPU"};
   app.require_subcommand(1);
   vidmap::cli::addInfoCommand(app);
+  vidmap::cli::addTrackCommand(app);
   vidmap::cli::addSynthCommand(app);
   vidmap::cli::addReconstructCommand(app);
   try {

@@ -1,76 +1,36 @@
-// Small CUDA helpers private to the features module's .cu files: error checks that throw
-// vidmap::Error, a growing device buffer, and stream-ordered copies. (The gpu/ module will own
-// these once it lands; this header keeps the features backend self-contained until then.)
+// Helpers private to the features module's .cu files, on top of the gpu/ layer: growing a
+// DeviceBuffer on demand, stream-ordered copies of raw arrays and launch sizes.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <string>
-#include <vector>
 
-#include "vidmap/core/error.h"
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/cuda_check.cuh"
+#include "vidmap/gpu/device_buffer.h"
 
 namespace vidmap::features::cuda {
 
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Error(std::string("features cuda: ") + what + ": " + cudaGetErrorString(e));
-}
-
-inline void checkLaunch(const char* kernel) { check(cudaGetLastError(), kernel); }
-
-// A device array that grows on demand and is freed with its owner.
+// Makes room for n elements in buf (the contents are not kept when it grows).
 template <class T>
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  // Makes room for n elements (contents are not kept when it grows).
-  T* ensure(std::size_t n) {
-    if (n > capacity_) {
-      if (ptr_) cudaFree(ptr_);
-      ptr_ = nullptr;
-      capacity_ = 0;
-      check(cudaMalloc(&ptr_, (n ? n : 1) * sizeof(T)), "cudaMalloc");
-      capacity_ = n;
-    }
-    return ptr_;
-  }
-  T* get() const { return ptr_; }
-  std::size_t capacity() const { return capacity_; }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t capacity_ = 0;
-};
+T* ensure(gpu::Context& ctx, gpu::DeviceBuffer<T>& buf, std::size_t n) {
+  if (buf.size() < n || buf.empty()) buf = gpu::DeviceBuffer<T>(ctx, n ? n : 1);
+  return buf.data();
+}
 
 template <class T>
 void upload(T* dst, const T* src, std::size_t n, cudaStream_t s) {
-  if (n) check(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyHostToDevice, s), "upload");
+  if (n) VIDMAP_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyHostToDevice, s));
 }
 
 template <class T>
 void download(T* dst, const T* src, std::size_t n, cudaStream_t s) {
-  if (n) check(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, s), "download");
+  if (n) VIDMAP_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
 }
 
 inline unsigned blocksFor(long n, unsigned threads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
-}
-
-// True when at least one CUDA device is usable.
-inline bool deviceAvailable() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" error
-    return false;
-  }
-  return n > 0;
 }
 
 }  // namespace vidmap::features::cuda

@@ -11,6 +11,7 @@
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/match_cuda.h"
 #include "vidmap/features/match_kernels.h"
+#include "vidmap/gpu/event_timer.h"
 
 namespace vidmap::features {
 namespace {
@@ -95,46 +96,53 @@ __global__ void kFill(float* d, int* i, int n) {
 }  // namespace
 
 struct MatchCuda::Impl {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  gpu::Context ctx;
+  cudaStream_t stream;
+  gpu::EventTimer timer;
   cublasHandle_t blas = nullptr;
-  cuda::DeviceBuffer<float> a, b, normA, normB, S, colD;
-  cuda::DeviceBuffer<int> colI, segments, segOf;
-  cuda::DeviceBuffer<Top2> rowTop;
-  cuda::DeviceBuffer<Guide> guides;
-  cuda::DeviceBuffer<float2> pa, pb;
+  gpu::DeviceBuffer<float> a, b, normA, normB, S, colD;
+  gpu::DeviceBuffer<int> colI, segments, segOf;
+  gpu::DeviceBuffer<Top2> rowTop;
+  gpu::DeviceBuffer<Guide> guides;
+  gpu::DeviceBuffer<float2> pa, pb;
 
-  Impl() {
-    cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-    cuda::check(cudaEventCreate(&start), "event");
-    cuda::check(cudaEventCreate(&stop), "event");
+  explicit Impl(const gpu::Context& c)
+      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {
+    ctx.makeCurrent();
     checkBlas(cublasCreate(&blas), "cublasCreate");
     checkBlas(cublasSetStream(blas, stream), "cublasSetStream");
+    // FP32 throughout (no TF32 tensor-core rounding), so distances follow the CPU's to float
+    // rounding.
     checkBlas(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   }
   ~Impl() {
     if (blas) cublasDestroy(blas);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (stream) cudaStreamDestroy(stream);
+  }
+  template <class T>
+  T* ensure(gpu::DeviceBuffer<T>& buf, std::size_t n) {
+    return cuda::ensure(ctx, buf, n);
+  }
+  gpu::KernelProfiler::Scope time(const char* kernel) {
+    return ctx.profiler().time(kernel, stream);
   }
 };
 
-MatchCuda::MatchCuda() : impl_(std::make_unique<Impl>()) {}
+MatchCuda::MatchCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 MatchCuda::~MatchCuda() = default;
 
 std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,
                                                  float* gpuMilliseconds) {
   Impl& m = *impl_;
+  m.ctx.makeCurrent();
   const int nseg = static_cast<int>(p.segments.size()) - 1;
   std::vector<std::vector<Match>> out(std::max(nseg, 0));
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
   const cudaStream_t st = m.stream;
-  float* dA = m.a.ensure(static_cast<size_t>(p.na) * 128);
-  float* dB = m.b.ensure(static_cast<size_t>(p.nb) * 128);
+  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
+  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
   cuda::upload(dA, p.a, static_cast<size_t>(p.na) * 128, st);
   cuda::upload(dB, p.b, static_cast<size_t>(p.nb) * 128, st);
-  int* dSeg = m.segments.ensure(p.segments.size());
+  int* dSeg = m.ensure(m.segments, p.segments.size());
   cuda::upload(dSeg, p.segments.data(), p.segments.size(), st);
   Guide* dGuides = nullptr;
   int* dSegOf = nullptr;
@@ -154,51 +162,63 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
     for (int i = 0; i < p.na; ++i) pa.push_back({p.keypointsA[i].x, p.keypointsA[i].y});
     for (int j = 0; j < p.nb; ++j) pb.push_back({p.keypointsB[j].x, p.keypointsB[j].y});
-    dGuides = m.guides.ensure(guides.size());
-    dSegOf = m.segOf.ensure(segOf.size());
-    dPa = m.pa.ensure(pa.size());
-    dPb = m.pb.ensure(pb.size());
+    dGuides = m.ensure(m.guides, guides.size());
+    dSegOf = m.ensure(m.segOf, segOf.size());
+    dPa = m.ensure(m.pa, pa.size());
+    dPb = m.ensure(m.pb, pb.size());
     cuda::upload(dGuides, guides.data(), guides.size(), st);
     cuda::upload(dSegOf, segOf.data(), segOf.size(), st);
     cuda::upload(dPa, pa.data(), pa.size(), st);
     cuda::upload(dPb, pb.data(), pb.size(), st);
   }
-  cuda::check(cudaEventRecord(m.start, st), "event");
-  float* nA = m.normA.ensure(p.na);
-  float* nB = m.normB.ensure(p.nb);
-  kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
-  kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
-  cuda::checkLaunch("kNorms");
-  float* colD = m.colD.ensure(p.nb);
-  int* colI = m.colI.ensure(p.nb);
+  m.timer.start(st);
+  float* nA = m.ensure(m.normA, p.na);
+  float* nB = m.ensure(m.normB, p.nb);
+  {
+    auto scope = m.time("match_norms");
+    kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
+    kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  float* colD = m.ensure(m.colD, p.nb);
+  int* colI = m.ensure(m.colI, p.nb);
   kFill<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(colD, colI, p.nb);
-  cuda::checkLaunch("kFill");
-  Top2* rowTop = m.rowTop.ensure(static_cast<size_t>(p.na) * nseg);
+  VIDMAP_CUDA_CHECK_LAUNCH();
+  Top2* rowTop = m.ensure(m.rowTop, static_cast<size_t>(p.na) * nseg);
   const int blockRows =
       static_cast<int>(std::max(1L, std::min<long>(p.na, kMaxBlockElements / p.nb)));
-  float* S = m.S.ensure(static_cast<size_t>(blockRows) * p.nb);
+  float* S = m.ensure(m.S, static_cast<size_t>(blockRows) * p.nb);
   const float one = 1.0f, zero = 0.0f;
   for (int r0 = 0; r0 < p.na; r0 += blockRows) {
     const int rows = std::min(blockRows, p.na - r0);
     // Column-major C (nb x rows) = B (nb x 128) * A_block^T (128 x rows): row-major S block.
-    checkBlas(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, p.nb, rows, 128, &one, dB, 128,
-                          dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
-              "cublasSgemm");
+    {
+      auto scope = m.time("match_sgemm");
+      checkBlas(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, p.nb, rows, 128, &one, dB, 128,
+                            dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
+                "cublasSgemm");
+    }
     const long warps = static_cast<long>(rows) * nseg;
-    kRowTop2<<<cuda::blocksFor(warps * 32, 256), 256, 0, st>>>(
-        S, rows, r0, p.nb, dSeg, nseg, nA, nB, dGuides, dSegOf, dPa, dPb, rowTop);
-    cuda::checkLaunch("kRowTop2");
-    kColBest<<<cuda::blocksFor(p.nb, 128), 128, 0, st>>>(S, rows, r0, p.nb, nA, nB, dGuides,
-                                                         dSegOf, dPa, dPb, colD, colI);
-    cuda::checkLaunch("kColBest");
+    {
+      auto scope = m.time("match_row_top2");
+      kRowTop2<<<cuda::blocksFor(warps * 32, 256), 256, 0, st>>>(
+          S, rows, r0, p.nb, dSeg, nseg, nA, nB, dGuides, dSegOf, dPa, dPb, rowTop);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      auto scope = m.time("match_col_best");
+      kColBest<<<cuda::blocksFor(p.nb, 128), 128, 0, st>>>(S, rows, r0, p.nb, nA, nB, dGuides,
+                                                           dSegOf, dPa, dPb, colD, colI);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
   }
-  cuda::check(cudaEventRecord(m.stop, st), "event");
+  m.timer.stop(st);
   std::vector<Top2> top(static_cast<size_t>(p.na) * nseg);
   std::vector<int> best(p.nb);
   cuda::download(top.data(), rowTop, top.size(), st);
   cuda::download(best.data(), colI, best.size(), st);
-  cuda::check(cudaStreamSynchronize(st), "match");
-  if (gpuMilliseconds) cuda::check(cudaEventElapsedTime(gpuMilliseconds, m.start, m.stop), "elapsed");
+  m.ctx.synchronize();
+  if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return decideMatches(top, best, p.segments, p.na, o);
 }
 

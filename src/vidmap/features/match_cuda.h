@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "vidmap/features/matcher.h"
+#include "vidmap/gpu/context.h"
 
 namespace vidmap::features {
 
 class MatchCuda {
  public:
-  MatchCuda();
+  // Runs on ctx's device and stream; kernel times go to ctx.profiler() ("match_*").
+  explicit MatchCuda(const gpu::Context& ctx);
   ~MatchCuda();
   // Same contract as matchCpu. gpuMilliseconds: CUDA-event time of the GEMM and the
   // selection kernels (not the transfers), when not null.

@@ -43,7 +43,8 @@ Features noisyCopy(const Features& a, float noise, unsigned seed) {
   for (size_t i = 0; i < a.size() / 2; ++i) {
     double s = 0;
     float* d = b.descriptors.data() + i * 128;
-    for (int j = 0; j < 128; ++j) d[j] = std::max(0.0f, a.descriptor(i)[j] + g(rng)), s += d[j] * d[j];
+    for (int j = 0; j < 128; ++j)
+      d[j] = std::max(0.0f, a.descriptor(i)[j] + g(rng)), s += d[j] * d[j];
     for (int j = 0; j < 128; ++j) d[j] = static_cast<float>(d[j] / std::sqrt(s));
   }
   return b;

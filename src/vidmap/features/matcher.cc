@@ -137,14 +137,14 @@ std::vector<std::vector<Match>> decideMatches(const std::vector<Top2>& rowTop,
   return out;
 }
 
-Matcher::Matcher(const MatchOptions& options) : options_(options) {
+Matcher::Matcher(const MatchOptions& options, const gpu::Context* ctx) : options_(options) {
   options_.check();
   const bool cuda = cudaDeviceAvailable();
   if (options_.backend == Backend::kCuda && !cuda)
     throw Error("match.backend = cuda, but this build has no CUDA backend or no CUDA device");
   backend_ = (options_.backend != Backend::kCpu && cuda) ? Backend::kCuda : Backend::kCpu;
 #if VIDMAP_HAVE_CUDA
-  if (backend_ == Backend::kCuda) cuda_ = std::make_unique<MatchCuda>();
+  if (backend_ == Backend::kCuda) cuda_ = std::make_unique<MatchCuda>(ctx ? *ctx : gpu::Context(0));
 #endif
 }
 

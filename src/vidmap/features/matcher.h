@@ -15,6 +15,7 @@
 #include "vidmap/features/features.h"
 #include "vidmap/features/match_kernels.h"
 #include "vidmap/features/sift_options.h"
+#include "vidmap/gpu/context.h"
 
 namespace vidmap::features {
 
@@ -56,7 +57,9 @@ class MatchCuda;
 
 class Matcher {
  public:
-  explicit Matcher(const MatchOptions& options = {});
+  // Backend::kAuto takes CUDA when a device is present; the CUDA matcher runs on ctx when
+  // given, else on a context of its own for device 0.
+  explicit Matcher(const MatchOptions& options = {}, const gpu::Context* ctx = nullptr);
   ~Matcher();
   Matcher(Matcher&&) noexcept;
   Matcher& operator=(Matcher&&) noexcept;

@@ -9,6 +9,7 @@
 #include "vidmap/features/clahe.h"
 #include "vidmap/features/sift_cpu.h"
 #include "vidmap/features/sift_kernels.h"
+#include "vidmap/gpu/device.h"
 #if VIDMAP_HAVE_CUDA
 #include "vidmap/features/sift_cuda.h"
 #endif
@@ -16,18 +17,19 @@
 namespace vidmap::features {
 
 #if !VIDMAP_HAVE_CUDA
-bool cudaDeviceAvailable() { return false; }
 class SiftCuda {};
 #endif
 
-Sift::Sift(const SiftOptions& options) : options_(options) {
+bool cudaDeviceAvailable() { return gpu::builtWithCuda() && gpu::deviceCount() > 0; }
+
+Sift::Sift(const SiftOptions& options, const gpu::Context* ctx) : options_(options) {
   options_.check();
   const bool cuda = cudaDeviceAvailable();
   if (options_.backend == Backend::kCuda && !cuda)
     throw Error("sift.backend = cuda, but this build has no CUDA backend or no CUDA device");
   backend_ = (options_.backend != Backend::kCpu && cuda) ? Backend::kCuda : Backend::kCpu;
 #if VIDMAP_HAVE_CUDA
-  if (backend_ == Backend::kCuda) cuda_ = std::make_unique<SiftCuda>();
+  if (backend_ == Backend::kCuda) cuda_ = std::make_unique<SiftCuda>(ctx ? *ctx : gpu::Context(0));
 #endif
 }
 

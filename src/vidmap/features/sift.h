@@ -12,6 +12,7 @@
 #include "vidmap/core/image.h"
 #include "vidmap/features/features.h"
 #include "vidmap/features/sift_options.h"
+#include "vidmap/gpu/context.h"
 
 namespace vidmap::features {
 
@@ -32,7 +33,7 @@ struct SiftResult {
   SiftStats stats;
 };
 
-// True when this build has the CUDA backend and a CUDA device is present.
+// True when this build has the CUDA backend and a CUDA device is present (gpu::deviceCount).
 bool cudaDeviceAvailable();
 
 class SiftCuda;
@@ -48,8 +49,9 @@ ImageView<const T> constView(ImageView<T> v) {
 class Sift {
  public:
   // Checks the options; Backend::kAuto takes CUDA when cudaDeviceAvailable(), kCuda throws
-  // when it is not.
-  explicit Sift(const SiftOptions& options = {});
+  // when it is not. The CUDA backend runs on ctx (its stream, memory account and kernel
+  // profiler) when given, else on a context of its own for device 0.
+  explicit Sift(const SiftOptions& options = {}, const gpu::Context* ctx = nullptr);
   ~Sift();
   Sift(Sift&&) noexcept;
   Sift& operator=(Sift&&) noexcept;

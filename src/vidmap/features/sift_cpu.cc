@@ -20,17 +20,47 @@ double msSince(std::chrono::steady_clock::time_point& t) {
 
 ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}; }
 
-// Separable blur: rows of `in` into tmp, columns of tmp into out.
-void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& k) {
-  const int w = in.width, h = in.height;
-  parallelFor(h, [&](std::int64_t y) {
-    float* t = tmp + y * w;
-    for (int x = 0; x < w; ++x) t[x] = blurRowAt(in, x, static_cast<int>(y), k);
+// Separable blur: rows of `in` into tmp, columns of tmp into out, and dog = out - in when
+// dog is not null (the DoG level, fused to save a pass over memory). Each pixel gets exactly
+// the float operations of blurRowAt / blurColAt, in their order; the loops run tap by tap over a
+// whole row (x innermost) so that they vectorise. The border is clamped as in those functions:
+// a padded copy of the row, and clamped row indices for the columns.
+void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& k,
+          float* dog = nullptr) {
+  const int w = in.width, h = in.height, r = k.radius;
+  parallelFor(h, [&](std::int64_t yy) {
+    thread_local std::vector<float> pad;
+    if (pad.size() < static_cast<size_t>(w + 2 * r)) pad.resize(w + 2 * r);
+    const float* row = in.data + yy * in.stride;
+    for (int i = 0; i < w + 2 * r; ++i) pad[i] = row[clampi(i - r, 0, w - 1)];
+    const float* c = pad.data() + r;
+    float* t = tmp + yy * w;
+    const float w0 = k.w[0];
+    for (int x = 0; x < w; ++x) t[x] = w0 * c[x];
+    for (int i = 1; i <= r; ++i) {
+      const float wi = k.w[i];
+      const float* a = c - i;
+      const float* b = c + i;
+      for (int x = 0; x < w; ++x) t[x] += wi * (a[x] + b[x]);
+    }
   });
-  auto tv = cview(tmp, w, h);
-  parallelFor(h, [&](std::int64_t y) {
-    float* o = out + y * w;
-    for (int x = 0; x < w; ++x) o[x] = blurColAt(tv, x, static_cast<int>(y), k);
+  parallelFor(h, [&](std::int64_t yy) {
+    const int y = static_cast<int>(yy);
+    const float* c = tmp + yy * w;
+    float* o = out + yy * w;
+    const float w0 = k.w[0];
+    for (int x = 0; x < w; ++x) o[x] = w0 * c[x];
+    for (int i = 1; i <= r; ++i) {
+      const float wi = k.w[i];
+      const float* a = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
+      const float* b = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
+      for (int x = 0; x < w; ++x) o[x] += wi * (a[x] + b[x]);
+    }
+    if (dog) {
+      const float* prev = in.data + yy * in.stride;
+      float* d = dog + yy * w;
+      for (int x = 0; x < w; ++x) d[x] = o[x] - prev[x];
+    }
   });
 }
 
@@ -40,7 +70,9 @@ void grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
-void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan, SiftCpuWorkspace& ws) {
+// Builds the Gaussian levels of every octave, and their DoG levels when withDog.
+void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan, SiftCpuWorkspace& ws,
+                    bool withDog) {
   if (ws.octaves.size() < plan.octaves.size()) ws.octaves.resize(plan.octaves.size());
   auto& octs = ws.octaves;
   auto& tmp = ws.tmp;
@@ -78,8 +110,10 @@ void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan, Sif
         for (int x = 0; x < o.w; ++x) dst[y * o.w + x] = downsampleAt(src, x, static_cast<int>(y));
       });
     }
+    if (withDog) grow(o.dog, n * (L - 1));
     for (int i = 1; i < L; ++i)
-      blur(cview(o.level(i - 1), o.w, o.h), o.level(i), tmp.data(), plan.step[i]);
+      blur(cview(o.level(i - 1), o.w, o.h), o.level(i), tmp.data(), plan.step[i],
+           withDog ? o.dog.data() + (i - 1) * n : nullptr);
   }
 }
 
@@ -89,7 +123,7 @@ std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
                                                  const SiftOptions& options) {
   auto plan = planScaleSpace(gray.width, gray.height, options);
   SiftCpuWorkspace ws;
-  buildGaussians(gray, plan, ws);
+  buildGaussians(gray, plan, ws, false);
   std::vector<std::vector<float>> out;
   for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
     const auto& o = ws.octaves[oi];
@@ -110,7 +144,7 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
   SiftStats& st = stats ? *stats : local;
   auto clock = std::chrono::steady_clock::now();
   const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, opt);
-  buildGaussians(gray, plan, ws);
+  buildGaussians(gray, plan, ws, true);
   auto& octs = ws.octaves;
   st.msGaussians = msSince(clock);
   const int S = plan.scales;
@@ -122,21 +156,20 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
   for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
     SiftCpuOctave& o = octs[oi];
     const long n = static_cast<long>(o.w) * o.h;
-    // DoG levels and the gradients of the levels where keypoints live.
-    grow(o.dog, n * (L - 1));
-    parallelFor(static_cast<std::int64_t>(L - 1) * o.h, [&](std::int64_t r) {
-      const long off = r * o.w;
-      const float* a = o.gauss.data() + off;
-      const float* b = a + n;
-      float* d = o.dog.data() + off;
-      for (int x = 0; x < o.w; ++x) d[x] = b[x] - a[x];
-    });
+    // Gradients of the levels where keypoints live (the DoG levels came with the blur).
     grow(o.grad, n * S);
     parallelFor(static_cast<std::int64_t>(S) * o.h, [&](std::int64_t r) {
       const int li = static_cast<int>(r / o.h), y = static_cast<int>(r % o.h);
       auto g = cview(o.level(li + 1), o.w, o.h);
       Gradient* dst = o.grad.data() + li * n + static_cast<long>(y) * o.w;
-      for (int x = 0; x < o.w; ++x) dst[x] = gradientAt(g, x, y);
+      // gradientAt, with the clamps resolved per row so that the interior loop vectorises.
+      const float* row = g.data + static_cast<long>(y) * o.w;
+      const float* up = g.data + static_cast<long>(y > 0 ? y - 1 : 0) * o.w;
+      const float* dn = g.data + static_cast<long>(y < o.h - 1 ? y + 1 : o.h - 1) * o.w;
+      dst[0] = gradientAt(g, 0, y);
+      for (int x = 1; x < o.w - 1; ++x)
+        dst[x] = gradientFromDifferences(row[x + 1] - row[x - 1], dn[x] - up[x]);
+      dst[o.w - 1] = gradientAt(g, o.w - 1, y);
     });
     st.msDogGradients += msSince(clock);
     // Extrema of levels 1..S away from the border, refined; one list per row keeps the order.

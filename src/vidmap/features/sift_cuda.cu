@@ -1,7 +1,7 @@
-// The CUDA backend of SIFT: one thread per pixel (scale space, DoG, gradients, extrema) or per
-// point (orientation, descriptor), each calling the shared functions of sift_kernels.h. The host
-// keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code the
-// CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
+// The CUDA backend of SIFT: one thread per pixel (scale space, DoG, gradients, extrema) or one
+// warp per point (orientation, descriptor), each calling the shared functions of sift_kernels.h.
+// The host keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code
+// the CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,10 +12,9 @@
 #include "vidmap/features/sift_kernels.h"
 #include "vidmap/features/sift_plan.h"
 #include "vidmap/features/sift_select.h"
+#include "vidmap/gpu/event_timer.h"
 
 namespace vidmap::features {
-
-bool cudaDeviceAvailable() { return cuda::deviceAvailable(); }
 
 namespace {
 
@@ -88,66 +87,122 @@ __global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, f
   if (slot < capacity) out[slot] = {e, octave};
 }
 
+// Orientation and descriptor: one warp per point. Lane l takes the window pixels l, l + 32,
+// ... in row-major order into its own partial histogram in shared memory; the partials are then
+// summed per bin in lane order (0..31) and lane 0 finishes the point with the shared code. The
+// sums are thus ordered differently from the CPU's single row-major pass (float rounding
+// differs; sift_cuda_test.cc states the tolerance).
+constexpr int kOrientWarps = 4;                      // warps per block
+constexpr int kDescribeWarps = 2;                    // 2 x 32 x 129 floats = 33 KB of shared memory
+constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank conflicts
+constexpr int kDescStride = kDescriptorSize + 1;
+
 __global__ void kOrient(const SiftPoint* points, int n, const GradientLevel* levels, int scales,
                         int maxOut, bool upright, SiftPoint* slots, int* counts) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  __shared__ float partial[kOrientWarps][32][kOrientStride];
+  const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int i = blockIdx.x * kOrientWarps + wib;
+  if (i >= n) return;  // whole warps
   const SiftPoint p = points[i];
+  SiftPoint* out = slots + static_cast<long>(i) * maxOut;
+  if (upright) {
+    if (lane == 0) counts[i] = orientPoint(GradientLevel{}, p, maxOut, true, out);
+    return;
+  }
   const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
-  counts[i] = orientPoint(gl, p, maxOut, upright, slots + static_cast<long>(i) * maxOut);
+  const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
+  float* h = partial[wib][lane];
+  for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
+  const int side = 2 * w.W + 1;
+  for (int q = lane; q < side * side; q += 32)
+    orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
+  __syncwarp();
+  for (int b = lane; b < kOrientationBins; b += 32) {
+    float sum = 0;
+    for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+    partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
+  }
+  __syncwarp();
+  if (lane == 0) counts[i] = orientFromHistogram(partial[wib][0], p, maxOut, out);
 }
 
 __global__ void kDescribe(const SiftPoint* points, const float2* cs, int n,
                           const GradientLevel* levels, int scales, bool l1root, float* desc) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  __shared__ float partial[kDescribeWarps][32][kDescStride];
+  const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int i = blockIdx.x * kDescribeWarps + wib;
+  if (i >= n) return;  // whole warps
   const SiftPoint p = points[i];
   const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
-  describePoint(gl, p, cs[i].x, cs[i].y, l1root, desc + static_cast<long>(i) * kDescriptorSize);
+  const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
+  float* h = partial[wib][lane];
+  for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
+  const int side = 2 * w.W + 1;
+  for (int q = lane; q < side * side; q += 32)
+    descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
+  __syncwarp();
+  for (int b = lane; b < kDescriptorSize; b += 32) {
+    float sum = 0;
+    for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+    partial[wib][0][b] = sum;
+  }
+  __syncwarp();
+  if (lane == 0) normalizeDescriptor(partial[wib][0], l1root);
+  __syncwarp();
+  float* o = desc + static_cast<long>(i) * kDescriptorSize;
+  for (int b = lane; b < kDescriptorSize; b += 32) o[b] = partial[wib][0][b];
 }
 
 }  // namespace
 
 struct SiftCuda::Impl {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  cuda::DeviceBuffer<float> input, up, tmp;
-  std::vector<cuda::DeviceBuffer<float>> gauss, dog;
-  std::vector<cuda::DeviceBuffer<Gradient>> grad;
-  cuda::DeviceBuffer<GradientLevel> levels;
-  cuda::DeviceBuffer<GpuExtremum> extrema;
-  cuda::DeviceBuffer<int> count, orientCounts;
-  cuda::DeviceBuffer<SiftPoint> points, slots;
-  cuda::DeviceBuffer<float2> cs;
-  cuda::DeviceBuffer<float> desc;
+  gpu::Context ctx;
+  cudaStream_t stream;
+  gpu::EventTimer timer;
+  gpu::DeviceBuffer<float> input, up, tmp;
+  std::vector<gpu::DeviceBuffer<float>> gauss, dog;
+  std::vector<gpu::DeviceBuffer<Gradient>> grad;
+  gpu::DeviceBuffer<GradientLevel> levels;
+  gpu::DeviceBuffer<GpuExtremum> extrema;
+  gpu::DeviceBuffer<int> count, orientCounts;
+  gpu::DeviceBuffer<SiftPoint> points, slots;
+  gpu::DeviceBuffer<float2> cs;
+  gpu::DeviceBuffer<float> desc;
+  int grayWidth = 0, grayHeight = 0;
 
-  Impl() {
-    cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-    cuda::check(cudaEventCreate(&start), "event");
-    cuda::check(cudaEventCreate(&stop), "event");
+  explicit Impl(const gpu::Context& c)
+      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {}
+
+  template <class T>
+  T* ensure(gpu::DeviceBuffer<T>& b, std::size_t n) {
+    return cuda::ensure(ctx, b, n);
   }
-  ~Impl() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (stream) cudaStreamDestroy(stream);
+  gpu::KernelProfiler::Scope time(const char* kernel) {
+    return ctx.profiler().time(kernel, stream);
   }
 
   void blur(ImageView<const float> in, float* out, const GaussKernel& k) {
-    float* t = tmp.ensure(static_cast<size_t>(in.width) * in.height);
-    kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(in, t, k);
-    cuda::checkLaunch("kBlurRow");
+    float* t = ensure(tmp, static_cast<size_t>(in.width) * in.height);
+    {
+      auto scope = time("sift_blur_rows");
+      kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(in, t, k);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
     const ImageView<const float> tv{t, in.width, in.height, in.width};
+    auto scope = time("sift_blur_cols");
     kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k);
-    cuda::checkLaunch("kBlurCol");
+    VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
   // Uploads the image and builds the Gaussian levels of every octave.
   void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan) {
     const int w = gray.width, h = gray.height;
-    float* in = input.ensure(static_cast<size_t>(w) * h);
-    cuda::check(cudaMemcpy2DAsync(in, w * sizeof(float), gray.data, gray.stride * sizeof(float),
-                                  w * sizeof(float), h, cudaMemcpyHostToDevice, stream),
-                "upload image");
+    float* in = ensure(input, static_cast<size_t>(w) * h);
+    grayWidth = w;
+    grayHeight = h;
+    VIDMAP_CUDA_CHECK(cudaMemcpy2DAsync(in, w * sizeof(float), gray.data,
+                                        gray.stride * sizeof(float), w * sizeof(float), h,
+                                        cudaMemcpyHostToDevice, stream));
     const size_t no = plan.octaves.size();
     if (gauss.size() < no) {
       gauss.resize(no);
@@ -158,55 +213,63 @@ struct SiftCuda::Impl {
     for (size_t oi = 0; oi < no; ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const long n = static_cast<long>(ow) * oh;
-      float* g = gauss[oi].ensure(n * L);
+      float* g = ensure(gauss[oi], n * L);
       if (oi == 0) {
         ImageView<const float> src{in, w, h, w};
         if (plan.firstOctave < 0) {
-          float* u = up.ensure(n);
+          float* u = ensure(up, n);
+          auto scope = time("sift_upsample");
           kUpsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, u, ow, oh);
-          cuda::checkLaunch("kUpsample");
+          VIDMAP_CUDA_CHECK_LAUNCH();
           src = {u, ow, oh, ow};
         }
         if (plan.baseBlur) {
           blur(src, g, plan.base);
         } else {
+          auto scope = time("sift_copy");
           kCopy<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, g);
-          cuda::checkLaunch("kCopy");
+          VIDMAP_CUDA_CHECK_LAUNCH();
         }
       } else {
         const int pw = plan.octaves[oi - 1].width, ph = plan.octaves[oi - 1].height;
-        const ImageView<const float> prev{gauss[oi - 1].get() + static_cast<long>(plan.scales) * pw * ph,
-                                          pw, ph, pw};
+        const ImageView<const float> prev{
+            gauss[oi - 1].data() + static_cast<long>(plan.scales) * pw * ph, pw, ph, pw};
+        auto scope = time("sift_downsample");
         kDownsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(prev, g, ow, oh);
-        cuda::checkLaunch("kDownsample");
+        VIDMAP_CUDA_CHECK_LAUNCH();
       }
-      for (int i = 1; i < L; ++i)
-        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
+      for (int i = 1; i < L; ++i) blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
     }
   }
 };
 
-SiftCuda::SiftCuda() : impl_(std::make_unique<Impl>()) {}
+SiftCuda::SiftCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 SiftCuda::~SiftCuda() = default;
+
+ImageView<const float> SiftCuda::deviceGray() const {
+  return {impl_->input.data(), impl_->grayWidth, impl_->grayHeight, impl_->grayWidth};
+}
 
 std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
                                                     const SiftOptions& options) {
   Impl& m = *impl_;
+  m.ctx.makeCurrent();
   const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, options);
   m.buildGaussians(gray, plan);
   std::vector<std::vector<float>> out(plan.octaves.size());
   for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
     out[oi].resize(static_cast<size_t>(plan.octaves[oi].width) * plan.octaves[oi].height *
                    plan.levels());
-    cuda::download(out[oi].data(), m.gauss[oi].get(), out[oi].size(), m.stream);
+    cuda::download(out[oi].data(), m.gauss[oi].data(), out[oi].size(), m.stream);
   }
-  cuda::check(cudaStreamSynchronize(m.stream), "gaussians");
+  m.ctx.synchronize();
   return out;
 }
 
 Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, SiftStats* stats,
                            float* gpuMilliseconds) {
   Impl& m = *impl_;
+  m.ctx.makeCurrent();
   Features result;
   result.width = gray.width;
   result.height = gray.height;
@@ -214,7 +277,7 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   if (plan.octaves.empty()) return result;
   const int S = plan.scales, L = plan.levels();
   const size_t no = plan.octaves.size();
-  cuda::check(cudaEventRecord(m.start, m.stream), "event");
+  m.timer.start(m.stream);
   m.buildGaussians(gray, plan);
 
   // DoG, gradients and the gradient views the per-point kernels read.
@@ -222,16 +285,22 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   for (size_t oi = 0; oi < no; ++oi) {
     const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
     const long n = static_cast<long>(ow) * oh;
-    float* d = m.dog[oi].ensure(n * (L - 1));
-    Gradient* g = m.grad[oi].ensure(n * S);
-    kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].get(), d, n,
-                                                                            n * (L - 1));
-    cuda::checkLaunch("kDog");
-    kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, m.stream>>>(m.gauss[oi].get(), g, ow, oh);
-    cuda::checkLaunch("kGradient");
+    float* d = m.ensure(m.dog[oi], n * (L - 1));
+    Gradient* g = m.ensure(m.grad[oi], n * S);
+    {
+      auto scope = m.time("sift_dog");
+      kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].data(), d,
+                                                                              n, n * (L - 1));
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      auto scope = m.time("sift_gradient");
+      kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, m.stream>>>(m.gauss[oi].data(), g, ow, oh);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
     for (int s = 0; s < S; ++s) levels[oi * S + s] = {g + s * n, ow, oh, ow};
   }
-  GradientLevel* dLevels = m.levels.ensure(levels.size());
+  GradientLevel* dLevels = m.ensure(m.levels, levels.size());
   cuda::upload(dLevels, levels.data(), levels.size(), m.stream);
 
   // Extrema of every octave into one list; grown and redone once if it overflows.
@@ -240,27 +309,28 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   int capacity = static_cast<int>(std::max<long>(65536, pixels / 16));
   int found = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    GpuExtremum* ext = m.extrema.ensure(capacity);
-    int* count = m.count.ensure(1);
-    cuda::check(cudaMemsetAsync(count, 0, sizeof(int), m.stream), "memset");
+    GpuExtremum* ext = m.ensure(m.extrema, capacity);
+    int* count = m.ensure(m.count, 1);
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), m.stream));
     for (size_t oi = 0; oi < no; ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const int iw = ow - 2 * kSiftBorder, ih = oh - 2 * kSiftBorder;
       if (iw <= 0 || ih <= 0) continue;
-      const DogOctave d{m.dog[oi].get(), ow, oh, ow, L - 1};
+      const DogOctave d{m.dog[oi].data(), ow, oh, ow, L - 1};
+      auto scope = m.time("sift_extrema");
       kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, m.stream>>>(
           d, S, 0.8f * opt.peakThreshold, opt.peakThreshold, opt.edgeThreshold,
           static_cast<int>(oi), ext, count, capacity);
-      cuda::checkLaunch("kExtrema");
+      VIDMAP_CUDA_CHECK_LAUNCH();
     }
     cuda::download(&found, count, 1, m.stream);
-    cuda::check(cudaStreamSynchronize(m.stream), "extrema");
+    m.ctx.synchronize();
     if (found <= capacity) break;
     capacity = found;
   }
   std::vector<GpuExtremum> gext(found);
-  cuda::download(gext.data(), m.extrema.get(), gext.size(), m.stream);
-  cuda::check(cudaStreamSynchronize(m.stream), "download extrema");
+  cuda::download(gext.data(), m.extrema.data(), gext.size(), m.stream);
+  m.ctx.synchronize();
 
   // Per octave: dedupe and order as the CPU does; then the points with their scales.
   std::vector<std::vector<Extremum>> perOctave(no);
@@ -268,24 +338,28 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   std::vector<SiftPoint> base;
   for (size_t oi = 0; oi < no; ++oi) {
     dedupeExtrema(perOctave[oi]);
-    for (const auto& e : perOctave[oi]) base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
+    for (const auto& e : perOctave[oi])
+      base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
   }
   const int nb = static_cast<int>(base.size());
   const int mo = opt.upright ? 1 : opt.maxOrientations;
   std::vector<SiftPoint> points;
   if (nb > 0) {
-    SiftPoint* dBase = m.points.ensure(nb);
-    SiftPoint* dSlots = m.slots.ensure(static_cast<size_t>(nb) * mo);
-    int* dCounts = m.orientCounts.ensure(nb);
+    SiftPoint* dBase = m.ensure(m.points, nb);
+    SiftPoint* dSlots = m.ensure(m.slots, static_cast<size_t>(nb) * mo);
+    int* dCounts = m.ensure(m.orientCounts, nb);
     cuda::upload(dBase, base.data(), base.size(), m.stream);
-    kOrient<<<cuda::blocksFor(nb, 128), 128, 0, m.stream>>>(dBase, nb, dLevels, S, mo, opt.upright,
-                                                            dSlots, dCounts);
-    cuda::checkLaunch("kOrient");
+    {
+      auto scope = m.time("sift_orientation");
+      kOrient<<<cuda::blocksFor(nb, kOrientWarps), kOrientWarps * 32, 0, m.stream>>>(
+          dBase, nb, dLevels, S, mo, opt.upright, dSlots, dCounts);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
     std::vector<SiftPoint> slots(static_cast<size_t>(nb) * mo);
     std::vector<int> counts(nb);
     cuda::download(slots.data(), dSlots, slots.size(), m.stream);
     cuda::download(counts.data(), dCounts, counts.size(), m.stream);
-    cuda::check(cudaStreamSynchronize(m.stream), "orientations");
+    m.ctx.synchronize();
     for (int i = 0; i < nb; ++i)
       for (int j = 0; j < counts[i]; ++j) points.push_back(slots[static_cast<size_t>(i) * mo + j]);
   }
@@ -301,20 +375,24 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   if (np > 0) {
     std::vector<float2> cs(np);
     for (int i = 0; i < np; ++i) cs[i] = {std::cos(points[i].angle), std::sin(points[i].angle)};
-    SiftPoint* dPoints = m.points.ensure(np);
-    float2* dCs = m.cs.ensure(np);
-    float* dDesc = m.desc.ensure(static_cast<size_t>(np) * kDescriptorSize);
+    SiftPoint* dPoints = m.ensure(m.points, np);
+    float2* dCs = m.ensure(m.cs, np);
+    float* dDesc = m.ensure(m.desc, static_cast<size_t>(np) * kDescriptorSize);
     cuda::upload(dPoints, points.data(), points.size(), m.stream);
     cuda::upload(dCs, cs.data(), cs.size(), m.stream);
-    kDescribe<<<cuda::blocksFor(np, 64), 64, 0, m.stream>>>(
-        dPoints, dCs, np, dLevels, S, opt.normalization == DescriptorNormalization::kL1Root, dDesc);
-    cuda::checkLaunch("kDescribe");
+    {
+      auto scope = m.time("sift_descriptor");
+      kDescribe<<<cuda::blocksFor(np, kDescribeWarps), kDescribeWarps * 32, 0, m.stream>>>(
+          dPoints, dCs, np, dLevels, S, opt.normalization == DescriptorNormalization::kL1Root,
+          dDesc);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
     cuda::download(result.descriptors.data(), dDesc, result.descriptors.size(), m.stream);
     for (int i = 0; i < np; ++i) result.keypoints[i] = toKeypoint(points[i], plan);
   }
-  cuda::check(cudaEventRecord(m.stop, m.stream), "event");
-  cuda::check(cudaStreamSynchronize(m.stream), "descriptors");
-  if (gpuMilliseconds) cuda::check(cudaEventElapsedTime(gpuMilliseconds, m.start, m.stop), "elapsed");
+  m.timer.stop(m.stream);
+  m.ctx.synchronize();
+  if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return result;
 }
 

@@ -1,6 +1,6 @@
-// The host side of the CUDA SIFT backend (sift_cuda.cu), with no CUDA types. Compiled only
-// when the build has CUDA (VIDMAP_HAVE_CUDA); the device buffers persist between frames of
-// one size.
+// The host side of the CUDA SIFT backend (sift_cuda.cu), with no CUDA types. Defined only
+// when the build has CUDA (VIDMAP_HAVE_CUDA); the device buffers persist between frames and
+// grow when a larger frame comes.
 #pragma once
 
 #include <memory>
@@ -10,17 +10,24 @@
 #include "vidmap/features/features.h"
 #include "vidmap/features/sift.h"
 #include "vidmap/features/sift_options.h"
+#include "vidmap/gpu/context.h"
 
 namespace vidmap::features {
 
 class SiftCuda {
  public:
-  SiftCuda();
+  // Runs on ctx's device and stream; kernel times go to ctx.profiler() ("sift_*").
+  explicit SiftCuda(const gpu::Context& ctx);
   ~SiftCuda();
   // Same contract as siftCpu (sift_cpu.h). gpuMilliseconds: the time between CUDA events
   // around the kernels (upload to download), when not null.
   Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
+  // The image of the last extract() on the device: width x height floats in [0, 1], rows
+  // contiguous, valid until the next call. Without CLAHE it is the level-0 gray the KLT tracker
+  // takes (design 4.1, grayForKlt), so a caller on the same context can copy it device to
+  // device instead of uploading the frame again; with CLAHE it is the equalised image.
+  ImageView<const float> deviceGray() const;
   // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
   std::vector<std::vector<float>> gaussians(ImageView<const float> gray,
                                             const SiftOptions& options);

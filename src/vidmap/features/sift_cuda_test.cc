@@ -1,9 +1,11 @@
 // The CUDA SIFT backend against the CPU oracle (label gpu; skipped without a device).
-// Tolerances: built with -DVIDMAP_CUDA_NO_FMA=ON the backends run the same float operations
-// and must agree exactly; with FMA (the default) the Gaussian levels agree to 1e-5, >= 99% of
-// keypoints agree to 0.01 px in position (same octave, scale within 1e-3 relative, orientation
-// within 1e-3 rad) and the matched descriptors differ by < 1e-4 (median) and < 0.02 (99th
-// percentile) in L2.
+// Tolerances: the scale space and the detection run the same float operations on both
+// backends, so built with -DVIDMAP_CUDA_NO_FMA=ON the Gaussian levels and keypoint positions
+// agree exactly; with FMA (the default) the levels agree to 1e-5 and positions to 0.01 px.
+// The orientation histogram and the descriptor are summed by 32 lanes on the GPU (another
+// order of float additions), so in both builds >= 99% of keypoints must have a counterpart
+// (same octave, position as above, scale within 1e-3 relative, orientation within 1e-3 rad)
+// and matched descriptors differ by < 1e-4 (median) and < 0.02 (99th percentile) in L2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 #endif
 #include "vidmap/features/testing/blob_scene.h"
 #include "vidmap/features/testing/load_image.h"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/runtime.h"
 
 namespace vidmap::features {
 namespace {
@@ -49,7 +53,7 @@ TEST(SiftCuda, GaussiansEqualTheCpu) {
     SiftOptions o;
     o.firstOctave = octave;
     auto cpu = siftCpuGaussians(constView(img.view()), o);
-    auto gpu = SiftCuda().gaussians(constView(img.view()), o);
+    auto gpu = SiftCuda(gpu::Context(0)).gaussians(constView(img.view()), o);
     ASSERT_EQ(cpu.size(), gpu.size());
     double worst = 0;
     for (size_t i = 0; i < cpu.size(); ++i) {
@@ -76,15 +80,17 @@ Agreement compare(const Features& c, const Features& g) {
   Agreement a;
   a.cpu = c.size();
   a.gpu = g.size();
-  auto same = [](const Keypoint& p, const Keypoint& q) {
-    return p.octave == q.octave && std::abs(p.x - q.x) <= 0.01f && std::abs(p.y - q.y) <= 0.01f &&
+  const float tol = kExact ? 0.0f : 0.01f;
+  auto same = [tol](const Keypoint& p, const Keypoint& q) {
+    return p.octave == q.octave && std::abs(p.x - q.x) <= tol && std::abs(p.y - q.y) <= tol &&
            std::abs(p.scale - q.scale) <= 1e-3f * p.scale &&
            std::abs(std::remainder(p.orientation - q.orientation, 2 * M_PI)) <= 1e-3;
   };
   // Keypoints sorted by x for a windowed search.
   std::vector<int> gi(g.size());
   for (size_t i = 0; i < gi.size(); ++i) gi[i] = static_cast<int>(i);
-  std::sort(gi.begin(), gi.end(), [&](int a, int b) { return g.keypoints[a].x < g.keypoints[b].x; });
+  std::sort(gi.begin(), gi.end(),
+            [&](int a, int b) { return g.keypoints[a].x < g.keypoints[b].x; });
   std::vector<float> gx;
   for (int i : gi) gx.push_back(g.keypoints[i].x);
   std::vector<double> dd;
@@ -120,19 +126,10 @@ Agreement compare(const Features& c, const Features& g) {
 
 void expectAgreement(const Features& c, const Features& g, const char* name) {
   const Agreement a = compare(c, g);
-  std::printf("[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
-              "max %.3g\n",
-              name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
-  if (kExact) {
-    ASSERT_EQ(c.size(), g.size());
-    for (size_t i = 0; i < c.size(); ++i) {
-      EXPECT_EQ(c.keypoints[i].x, g.keypoints[i].x);
-      EXPECT_EQ(c.keypoints[i].y, g.keypoints[i].y);
-      EXPECT_EQ(c.keypoints[i].orientation, g.keypoints[i].orientation);
-    }
-    EXPECT_TRUE(c.descriptors == g.descriptors);
-    return;
-  }
+  std::printf(
+      "[ %s ] cpu %zu gpu %zu: matched %.4f / %.4f, descriptor L2 median %.3g p99 %.3g "
+      "max %.3g\n",
+      name, a.cpu, a.gpu, a.cpuFound, a.gpuFound, a.descMedian, a.descP99, a.descMax);
   EXPECT_GE(a.cpuFound, 0.99);
   EXPECT_GE(a.gpuFound, 0.99);
   EXPECT_LT(a.descMedian, 1e-4);
@@ -147,10 +144,11 @@ TEST(SiftCuda, KeypointsAndDescriptorsAgreeWithTheCpu) {
     DescriptorNormalization norm;
     const char* name;
   };
-  for (const Case& k : {Case{800, 640, 0, 4096, false, DescriptorNormalization::kL1Root, "graf1 default"},
-                        Case{800, 640, -1, 8192, false, DescriptorNormalization::kL2, "graf1 octave -1 L2"},
-                        Case{1280, 720, 0, 4096, false, DescriptorNormalization::kL1Root, "blobs 1280x720"},
-                        Case{641, 359, 0, 0, true, DescriptorNormalization::kL1Root, "blobs upright all"}}) {
+  for (const Case& k :
+       {Case{800, 640, 0, 4096, false, DescriptorNormalization::kL1Root, "graf1 default"},
+        Case{800, 640, -1, 8192, false, DescriptorNormalization::kL2, "graf1 octave -1 L2"},
+        Case{1280, 720, 0, 4096, false, DescriptorNormalization::kL1Root, "blobs 1280x720"},
+        Case{641, 359, 0, 0, true, DescriptorNormalization::kL1Root, "blobs upright all"}}) {
     GrayImage img = testImage(k.w, k.h);
     SiftOptions o;
     o.firstOctave = k.firstOctave;
@@ -168,11 +166,34 @@ TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
   REQUIRE_DEVICE();
   Sift gpu(withBackend(Backend::kCuda));
   Sift cpu(withBackend(Backend::kCpu));
-  for (auto [w, h] : {std::pair{640, 480}, std::pair{1280, 720}, std::pair{320, 200}, std::pair{1920, 1080}}) {
+  for (auto [w, h] :
+       {std::pair{640, 480}, std::pair{1280, 720}, std::pair{320, 200}, std::pair{1920, 1080}}) {
     GrayImage img = testImage(w, h);
     expectAgreement(cpu.extract(img).features, gpu.extract(img).features, "sizes");
   }
 }
+
+#if VIDMAP_HAVE_CUDA
+TEST(SiftCuda, DeviceGrayIsTheInput) {
+  REQUIRE_DEVICE();
+  GrayImage img = testImage(211, 157);
+  SiftCuda gpu{gpu::Context(0)};
+  SiftOptions o;
+  gpu.extract(constView(img.view()), o, nullptr);
+  const auto g = gpu.deviceGray();
+  ASSERT_EQ(g.width, 211);
+  ASSERT_EQ(g.height, 157);
+  gpu::Context ctx(0);
+  std::vector<float> back(211 * 157);
+  gpu::DeviceBuffer<float> tmp(ctx, back.size());
+  // A device-to-device copy through a buffer of another context on the same device.
+  ctx.makeCurrent();
+  gpu::rt::copyDeviceToDevice(tmp.data(), g.data, back.size() * sizeof(float),
+                              ctx.stream().handle());
+  tmp.download(std::span<float>(back));
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
+}
+#endif
 
 TEST(SiftCuda, BadInputAsOnTheCpu) {
   REQUIRE_DEVICE();

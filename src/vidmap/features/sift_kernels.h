@@ -16,8 +16,8 @@
 
 namespace vidmap::features {
 
-inline constexpr int kGaussMaxRadius = 32;
-inline constexpr int kSiftBorder = 5;  // octave pixels ignored at the border (as OpenCV)
+inline constexpr int kGaussMaxRadius = 128;  // enough for sigma 4 at 1 scale per octave
+inline constexpr int kSiftBorder = 5;        // octave pixels ignored at the border (as OpenCV)
 inline constexpr int kOrientationBins = 36;
 inline constexpr int kRefineIterations = 5;
 inline constexpr float kTwoPi = 6.283185307179586f;
@@ -66,7 +66,7 @@ VIDMAP_HD inline float expNeg(float x) {
 VIDMAP_HD inline float atan2Positive(float y, float x) {
   const float ax = fabsf(x), ay = fabsf(y);
   const float mx = ax > ay ? ax : ay, mn = ax > ay ? ay : ax;
-  const float t = mx > 0 ? mn / mx : 0.0f;
+  const float t = mn / (mx > 0 ? mx : 1.0f);  // 0 / 1 at the origin
   const float s = t * t;
   float r =
       t * (0.99997726f +
@@ -80,9 +80,12 @@ VIDMAP_HD inline float atan2Positive(float y, float x) {
 
 // ---- Scale space -------------------------------------------------------------------------
 
-// Gray from 8-bit RGB, Rec. 601 luma, in [0, 1].
+// Gray from 8-bit RGB, Rec. 601 luma, in [0, 1]: the same float operations as the KLT
+// tracker's grayFromRgb (klt/kernels.h), so a gray SIFT hands over equals the tracker's own.
 VIDMAP_HD inline float rgbToGray(Rgb8 p) {
-  return (0.299f * p.r + 0.587f * p.g + 0.114f * p.b) * (1.0f / 255.0f);
+  return (0.299f * static_cast<float>(p.r) + 0.587f * static_cast<float>(p.g) +
+          0.114f * static_cast<float>(p.b)) /
+         255.0f;
 }
 
 // The 2x upsampled image of the first octave -1 at (x, y): bilinear, with pixel x of the input
@@ -139,12 +142,16 @@ struct Gradient {
   float angle;
 };
 
+// From the differences right - left and down - up.
+VIDMAP_HD inline Gradient gradientFromDifferences(float dx, float dy) {
+  const float gx = 0.5f * dx, gy = 0.5f * dy;
+  return {sqrtf(gx * gx + gy * gy), atan2Positive(gy, gx)};
+}
+
 VIDMAP_HD inline Gradient gradientAt(ImageView<const float> g, int x, int y) {
   int xm = x > 0 ? x - 1 : 0, xp = x < g.width - 1 ? x + 1 : g.width - 1;
   int ym = y > 0 ? y - 1 : 0, yp = y < g.height - 1 ? y + 1 : g.height - 1;
-  const float gx = 0.5f * (g(xp, y) - g(xm, y));
-  const float gy = 0.5f * (g(x, yp) - g(x, ym));
-  return {sqrtf(gx * gx + gy * gy), atan2Positive(gy, gx)};
+  return gradientFromDifferences(g(xp, y) - g(xm, y), g(x, yp) - g(x, ym));
 }
 
 // ---- Detection ---------------------------------------------------------------------------
@@ -286,35 +293,53 @@ struct GradientLevel {
 
 // Lowe's orientation histogram (section 5) as VLFeat computes it: 36 bins over a disc of
 // radius 3 * 1.5 sigma, Gaussian weight of sigma 1.5 sigma, magnitude split linearly between
-// the two nearest bins (bin i is centred at (i + 0.5) * 10 degrees). x, y, sigma in octave units.
+// the two nearest bins (bin i is centred at (i + 0.5) * 10 degrees). x, y, sigma in octave
+// units. The window and its pixels are separate so that a warp can share one window's pixels
+// among its lanes (sift_cuda.cu); the CPU adds them in row-major order.
+struct OrientationWindow {
+  float x, y;
+  int xi, yi, W;
+  float limit;  // r^2 below which a pixel counts
+  float norm;   // -1 / (2 sigma_w^2)
+};
+
+VIDMAP_HD inline OrientationWindow orientationWindow(float x, float y, float sigma) {
+  OrientationWindow w;
+  const float sigmaw = 1.5f * sigma;
+  const int r = static_cast<int>(floorf(3.0f * sigmaw));
+  w.x = x;
+  w.y = y;
+  w.W = r > 1 ? r : 1;
+  w.xi = static_cast<int>(floorf(x + 0.5f));
+  w.yi = static_cast<int>(floorf(y + 0.5f));
+  w.limit = static_cast<float>(w.W * w.W) + 0.6f;
+  w.norm = -1.0f / (2.0f * sigmaw * sigmaw);
+  return w;
+}
+
+// Adds the pixel at (xi + dx, yi + dy), |dx|, |dy| <= W, to hist.
+VIDMAP_HD inline void orientationPixel(const GradientLevel& gl, const OrientationWindow& w, int dx,
+                                       int dy, float* hist) {
+  const int px = w.xi + dx, py = w.yi + dy;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
+  const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
+  const float r2 = rx * rx + ry * ry;
+  if (r2 >= w.limit) return;
+  const Gradient gr = gl.at(px, py);
+  const float wgt = expNeg(r2 * w.norm) * gr.mag;
+  const float fbin = kOrientationBins * gr.angle * (1.0f / kTwoPi);
+  const int bin = static_cast<int>(floorf(fbin - 0.5f));
+  const float rbin = fbin - static_cast<float>(bin) - 0.5f;
+  hist[(bin + kOrientationBins) % kOrientationBins] += (1.0f - rbin) * wgt;
+  hist[(bin + 1) % kOrientationBins] += rbin * wgt;
+}
+
 VIDMAP_HD inline void orientationHistogram(const GradientLevel& gl, float x, float y, float sigma,
                                            float hist[kOrientationBins]) {
   for (int i = 0; i < kOrientationBins; ++i) hist[i] = 0;
-  const float sigmaw = 1.5f * sigma;
-  const int W =
-      static_cast<int>(floorf(3.0f * sigmaw)) > 1 ? static_cast<int>(floorf(3.0f * sigmaw)) : 1;
-  const int xi = static_cast<int>(floorf(x + 0.5f)), yi = static_cast<int>(floorf(y + 0.5f));
-  const float limit = static_cast<float>(W * W) + 0.6f;
-  const float norm = -1.0f / (2.0f * sigmaw * sigmaw);
-  for (int dy = -W; dy <= W; ++dy) {
-    const int py = yi + dy;
-    if (py < 1 || py > gl.height - 2) continue;
-    const float ry = static_cast<float>(py) - y;
-    for (int dx = -W; dx <= W; ++dx) {
-      const int px = xi + dx;
-      if (px < 1 || px > gl.width - 2) continue;
-      const float rx = static_cast<float>(px) - x;
-      const float r2 = rx * rx + ry * ry;
-      if (r2 >= limit) continue;
-      const Gradient gr = gl.at(px, py);
-      const float wgt = expNeg(r2 * norm) * gr.mag;
-      const float fbin = kOrientationBins * gr.angle * (1.0f / kTwoPi);
-      const int bin = static_cast<int>(floorf(fbin - 0.5f));
-      const float rbin = fbin - static_cast<float>(bin) - 0.5f;
-      hist[(bin + kOrientationBins) % kOrientationBins] += (1.0f - rbin) * wgt;
-      hist[(bin + 1) % kOrientationBins] += rbin * wgt;
-    }
-  }
+  const OrientationWindow w = orientationWindow(x, y, sigma);
+  for (int dy = -w.W; dy <= w.W; ++dy)
+    for (int dx = -w.W; dx <= w.W; ++dx) orientationPixel(gl, w, dx, dy, hist);
 }
 
 // Six passes of the circular box filter [1 1 1] / 3 (VLFeat).
@@ -370,61 +395,109 @@ VIDMAP_HD inline int orientationPeaks(const float hist[kOrientationBins], int ma
 
 // Lowe's 4x4x8 descriptor (section 6) as VLFeat computes it: spatial bins of 3 sigma, a square
 // window of half-size floor(sqrt(2) * 3 sigma * 5 / 2 + 0.5) pixels, Gaussian weight of sigma
-// 2 bins, each gradient split trilinearly over (row bin, column bin, orientation bin). Then
-// L2 normalisation, the clamp at 0.2 and L2 again. x, y, sigma in octave units.
-// ct, st: cos and sin of the orientation, computed by the caller on the host (the device's
-// sinf/cosf round differently from the host's).
-VIDMAP_HD inline void describeKeypoint(const GradientLevel& gl, float x, float y, float sigma,
-                                       float angle, float ct, float st, float desc[128]) {
-  for (int i = 0; i < 128; ++i) desc[i] = 0;
+// 2 bins, each gradient split trilinearly over (row bin, column bin, orientation bin). x, y,
+// sigma in octave units; ct, st: cos and sin of the orientation, computed by the caller on the
+// host (the device's sinf/cosf round differently). As for the orientation, window and pixel
+// are separate so that a warp can share the pixels of one window.
+struct DescriptorWindow {
+  float x, y, angle, ct, st, invSbp;
+  int xi, yi, W;
+};
+
+VIDMAP_HD inline DescriptorWindow descriptorWindow(float x, float y, float sigma, float angle,
+                                                   float ct, float st) {
+  DescriptorWindow w;
   const float sbp = 3.0f * sigma;
   // VLFeat's window half-size, cut to the bounding box of the rotated 5 x 5 bin square (the
   // pixels outside it add nothing).
   int W = static_cast<int>(floorf(1.41421356f * sbp * 2.5f + 0.5f));
   const int tight = static_cast<int>(2.5f * sbp * (fabsf(ct) + fabsf(st)) + 0.5f) + 1;
-  W = tight < W ? tight : W;
-  const int xi = static_cast<int>(floorf(x + 0.5f)), yi = static_cast<int>(floorf(y + 0.5f));
-  const float invSbp = 1.0f / sbp;
-  const float wnorm = -1.0f / (2.0f * 2.0f * 2.0f);  // window sigma = 2 bins
-  for (int dy = -W; dy <= W; ++dy) {
-    const int py = yi + dy;
-    if (py < 1 || py > gl.height - 2) continue;
-    const float ry = static_cast<float>(py) - y;
-    for (int dx = -W; dx <= W; ++dx) {
-      const int px = xi + dx;
-      if (px < 1 || px > gl.width - 2) continue;
-      const float rx = static_cast<float>(px) - x;
-      // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
-      const float nx = (ct * rx + st * ry) * invSbp;
-      const float ny = (-st * rx + ct * ry) * invSbp;
-      if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) continue;
-      const Gradient gr = gl.at(px, py);
-      float theta = gr.angle - angle;
-      if (theta < 0) theta += kTwoPi;
-      if (theta >= kTwoPi) theta -= kTwoPi;
-      const float nt = 8.0f * theta * (1.0f / kTwoPi);
-      const float win = expNeg((nx * nx + ny * ny) * wnorm);
-      const float mod = gr.mag * win;
-      const int bx = static_cast<int>(floorf(nx - 0.5f));
-      const int by = static_cast<int>(floorf(ny - 0.5f));
-      const int bt = static_cast<int>(floorf(nt));
-      const float rx_ = nx - (static_cast<float>(bx) + 0.5f);
-      const float ry_ = ny - (static_cast<float>(by) + 0.5f);
-      const float rt = nt - static_cast<float>(bt);
-      for (int dby = 0; dby < 2; ++dby) {
-        const int iy = by + dby + 2;
-        if (iy < 0 || iy >= 4) continue;
-        const float wy = dby ? ry_ : 1.0f - ry_;
-        for (int dbx = 0; dbx < 2; ++dbx) {
-          const int ix = bx + dbx + 2;
-          if (ix < 0 || ix >= 4) continue;
-          const float wxy = wy * (dbx ? rx_ : 1.0f - rx_) * mod;
-          const int base = (iy * 4 + ix) * 8;
-          desc[base + (bt & 7)] += wxy * (1.0f - rt);
-          desc[base + ((bt + 1) & 7)] += wxy * rt;
-        }
-      }
+  w.W = tight < W ? tight : W;
+  w.x = x;
+  w.y = y;
+  w.angle = angle;
+  w.ct = ct;
+  w.st = st;
+  w.invSbp = 1.0f / sbp;
+  w.xi = static_cast<int>(floorf(x + 0.5f));
+  w.yi = static_cast<int>(floorf(y + 0.5f));
+  return w;
+}
+
+// Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
+VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
+                                      int dy, float* desc) {
+  const int px = w.xi + dx, py = w.yi + dy;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
+  const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
+  // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
+  const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
+  const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
+  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return;
+  const Gradient gr = gl.at(px, py);
+  float theta = gr.angle - w.angle;
+  if (theta < 0) theta += kTwoPi;
+  if (theta >= kTwoPi) theta -= kTwoPi;
+  const float nt = 8.0f * theta * (1.0f / kTwoPi);
+  const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));  // window sigma = 2 bins
+  const float mod = gr.mag * win;
+  const int bx = static_cast<int>(floorf(nx - 0.5f));
+  const int by = static_cast<int>(floorf(ny - 0.5f));
+  const int bt = static_cast<int>(floorf(nt));
+  const float rx_ = nx - (static_cast<float>(bx) + 0.5f);
+  const float ry_ = ny - (static_cast<float>(by) + 0.5f);
+  const float rt = nt - static_cast<float>(bt);
+  for (int dby = 0; dby < 2; ++dby) {
+    const int iy = by + dby + 2;
+    if (iy < 0 || iy >= 4) continue;
+    const float wy = dby ? ry_ : 1.0f - ry_;
+    for (int dbx = 0; dbx < 2; ++dbx) {
+      const int ix = bx + dbx + 2;
+      if (ix < 0 || ix >= 4) continue;
+      const float wxy = wy * (dbx ? rx_ : 1.0f - rx_) * mod;
+      const int base = (iy * 4 + ix) * 8;
+      desc[base + (bt & 7)] += wxy * (1.0f - rt);
+      desc[base + ((bt + 1) & 7)] += wxy * rt;
     }
+  }
+}
+
+// The columns dx of row dy that can fall inside the rotated 5 x 5 bin square, widened by one
+// pixel on each side so that float rounding never drops a pixel (descriptorPixel still tests
+// each one): a loop bound only, it changes no result.
+VIDMAP_HD inline void descriptorRowSpan(const DescriptorWindow& w, int dy, int* lo, int* hi) {
+  const float R = 2.5f / w.invSbp;
+  const float ry = static_cast<float>(w.yi + dy) - w.y;
+  float a = -1e30f, b = 1e30f;
+  // |ct rx + st ry| < R and |-st rx + ct ry| < R, each an interval of rx unless its
+  // coefficient vanishes.
+  const float coef[2] = {w.ct, -w.st}, off[2] = {w.st * ry, w.ct * ry};
+  for (int k = 0; k < 2; ++k) {
+    if (fabsf(coef[k]) < 1e-4f) continue;
+    float u = (-R - off[k]) / coef[k], v = (R - off[k]) / coef[k];
+    if (u > v) {
+      const float t = u;
+      u = v;
+      v = t;
+    }
+    a = u > a ? u : a;
+    b = v < b ? v : b;
+  }
+  const float base = w.x - static_cast<float>(w.xi);  // dx = rx + base
+  const float l = floorf(a + base) - 1.0f, h = ceilf(b + base) + 1.0f;
+  *lo = l > static_cast<float>(-w.W) ? static_cast<int>(l) : -w.W;
+  *hi = h < static_cast<float>(w.W) ? static_cast<int>(h) : w.W;
+}
+
+// The unnormalised descriptor: the window's pixels in row-major order.
+VIDMAP_HD inline void describeKeypoint(const GradientLevel& gl, float x, float y, float sigma,
+                                       float angle, float ct, float st, float desc[128]) {
+  for (int i = 0; i < 128; ++i) desc[i] = 0;
+  const DescriptorWindow w = descriptorWindow(x, y, sigma, angle, ct, st);
+  for (int dy = -w.W; dy <= w.W; ++dy) {
+    int lo, hi;
+    descriptorRowSpan(w, dy, &lo, &hi);
+    for (int dx = lo; dx <= hi; ++dx) descriptorPixel(gl, w, dx, dy, desc);
   }
 }
 
@@ -453,18 +526,13 @@ VIDMAP_HD inline void normalizeDescriptor(float desc[128], bool l1root) {
 
 // ---- Per point ---------------------------------------------------------------------------
 
-// The orientations of a detected point (sigma filled): up to maxOut copies of p with their
-// angles, strongest first; one copy at angle 0 when upright. Returns the number written.
-VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, int maxOut,
-                                 bool upright, SiftPoint* out) {
+// The orientations from a raw histogram (smoothed here): up to maxOut copies of p with their
+// angles, strongest first. Returns the number written.
+VIDMAP_HD inline int orientFromHistogram(float hist[kOrientationBins], const SiftPoint& p,
+                                         int maxOut, SiftPoint* out) {
   float angles[4] = {0, 0, 0, 0};
-  int k = 1;
-  if (!upright) {
-    float hist[kOrientationBins];
-    orientationHistogram(gl, p.x, p.y, p.sigma, hist);
-    smoothHistogram(hist);
-    k = orientationPeaks(hist, maxOut, angles);
-  }
+  smoothHistogram(hist);
+  const int k = orientationPeaks(hist, maxOut, angles);
   for (int j = 0; j < k; ++j) {
     out[j] = p;
     out[j].angle = angles[j];
@@ -472,9 +540,22 @@ VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, in
   return k;
 }
 
+// The orientations of a detected point (sigma filled); one copy at angle 0 when upright.
+VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, int maxOut,
+                                 bool upright, SiftPoint* out) {
+  if (upright) {
+    out[0] = p;
+    out[0].angle = 0;
+    return 1;
+  }
+  float hist[kOrientationBins];
+  orientationHistogram(gl, p.x, p.y, p.sigma, hist);
+  return orientFromHistogram(hist, p, maxOut, out);
+}
+
 // The normalised descriptor of an oriented point; ct, st = cos, sin of p.angle (host values).
-VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct,
-                                    float st, bool l1root, float desc[128]) {
+VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct, float st,
+                                    bool l1root, float desc[128]) {
   describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, ct, st, desc);
   normalizeDescriptor(desc, l1root);
 }

@@ -99,6 +99,48 @@ TEST(Sift, ScaleSpaceMatchesDirectConvolution) {
   }
 }
 
+// The CPU backend's vectorised blur gives, at every pixel, the bits of the shared per-pixel
+// functions blurRowAt and blurColAt (which the CUDA kernels call).
+TEST(Sift, CpuBlurEqualsTheSharedFunctions) {
+  auto scene = testing::randomBlobScene(97, 61, 40, 1.5, 5, 8);
+  GrayImage img = renderBlobs(scene, 97, 61);
+  SiftOptions o;
+  auto levels = siftCpuGaussians(constView(img.view()), o);
+  const auto plan = planScaleSpace(97, 61, o);
+  for (int level = 1; level < plan.levels(); ++level) {
+    const ImageView<const float> prev{levels[0].data() + (level - 1) * 97 * 61, 97, 61, 97};
+    std::vector<float> rows(97 * 61);
+    for (int y = 0; y < 61; ++y)
+      for (int x = 0; x < 97; ++x) rows[y * 97 + x] = blurRowAt(prev, x, y, plan.step[level]);
+    const ImageView<const float> rv{rows.data(), 97, 61, 97};
+    for (int y = 0; y < 61; ++y)
+      for (int x = 0; x < 97; ++x)
+        ASSERT_EQ(blurColAt(rv, x, y, plan.step[level]), levels[0][(level * 61 + y) * 97 + x])
+            << "level " << level << " at " << x << ", " << y;
+  }
+}
+
+// The row spans of the descriptor window only skip pixels that add nothing: the descriptor
+// equals the one summed over the full square window.
+TEST(Sift, DescriptorRowSpansDropNoPixel) {
+  auto scene = testing::randomBlobScene(120, 100, 80, 1.5, 6, 12);
+  GrayImage img = renderBlobs(scene, 120, 100);
+  std::vector<Gradient> grad(120 * 100);
+  for (int y = 0; y < 100; ++y)
+    for (int x = 0; x < 120; ++x) grad[y * 120 + x] = gradientAt(constView(img.view()), x, y);
+  const GradientLevel gl{grad.data(), 120, 100, 120};
+  for (int k = 0; k < 200; ++k) {
+    const float angle = 6.2831853f * k / 200, sigma = 1.6f + 0.01f * k;
+    const float ct = std::cos(angle), st = std::sin(angle), x = 60.3f + 0.01f * k, y = 49.7f;
+    float spans[128], full[128] = {};
+    describeKeypoint(gl, x, y, sigma, angle, ct, st, spans);
+    const DescriptorWindow w = descriptorWindow(x, y, sigma, angle, ct, st);
+    for (int dy = -w.W; dy <= w.W; ++dy)
+      for (int dx = -w.W; dx <= w.W; ++dx) descriptorPixel(gl, w, dx, dy, full);
+    for (int i = 0; i < 128; ++i) ASSERT_EQ(spans[i], full[i]) << "angle " << angle << " bin " << i;
+  }
+}
+
 TEST(Sift, DescriptorsHaveUnitNormAndRootSiftIsNonNegative) {
   auto scene = testing::randomBlobScene(200, 160, 120, 2, 8, 3);
   GrayImage img = renderBlobs(scene, 200, 160);
@@ -248,6 +290,31 @@ TEST(Sift, OptionsNameTheBadField) {
   o = {};
   o.scalesPerOctave = 0;
   expectField(o, "sift.scalesPerOctave");
+}
+
+// Every option at the ends of its range runs (no kernel radius overflow, no crash) and keeps
+// its contract.
+TEST(Sift, OptionRangeEndsRun) {
+  auto scene = testing::randomBlobScene(160, 120, 60, 1.5, 8, 13);
+  GrayImage img = renderBlobs(scene, 160, 120);
+  for (int S : {1, 8})
+    for (float sigma : {0.8f, 4.0f})
+      for (int oct : {-1, 0})
+        for (float input : {0.0f, 2.0f}) {
+          auto o = cpuOptions();
+          o.scalesPerOctave = S;
+          o.sigma = sigma;
+          o.firstOctave = oct;
+          o.inputSigma = input;
+          o.maxOrientations = 4;
+          o.numOctaves = 16;
+          auto r = Sift(o).extract(img);
+          for (const auto& k : r.features.keypoints) {
+            ASSERT_TRUE(std::isfinite(k.x) && std::isfinite(k.scale) && k.scale > 0);
+            ASSERT_GE(k.x, 0);
+            ASSERT_LT(k.x, 160);
+          }
+        }
 }
 
 TEST(Sift, PlanFollowsTheImageSize) {

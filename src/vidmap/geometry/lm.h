@@ -16,8 +16,20 @@ namespace vidmap::geometry {
 struct LmOptions {
   int max_iterations = 30;
   double initial_lambda = 1e-4;
-  double function_tolerance = 1e-10;  // stop at a relative cost decrease below this
-  double step_tolerance = 1e-12;
+  double function_tolerance = 1e-6;  // stop at a relative cost decrease below this (Ceres)
+  double step_tolerance = 1e-10;     // or at a step below this (parameter units)
+  // Scale of the Cauchy loss rho(s) = c^2 log(1 + s / c^2) on squared residuals s, in the
+  // residual's units; 0 for plain least squares. It keeps a few false inliers near the RANSAC
+  // threshold from pulling the estimate (weights by iteratively reweighted least squares).
+  double loss_scale = 0;
+};
+
+// The robust loss of LmOptions::loss_scale.
+struct CauchyLoss {
+  double c2 = 0;
+  explicit CauchyLoss(double scale) : c2(scale * scale) {}
+  double rho(double s) const { return c2 > 0 ? c2 * std::log1p(s / c2) : s; }
+  double weight(double s) const { return c2 > 0 ? 1.0 / (1.0 + s / c2) : 1.0; }
 };
 
 struct LmSummary {

@@ -16,6 +16,7 @@ struct PnPOptions {
   int max_iterations = 5000;
   std::uint64_t seed = 0x5eed;
   int min_num_inliers = 6;
+  double loss_scale_px = 1.0;  // Cauchy scale of the final refinement (0: least squares)
   void check() const;
 };
 

@@ -24,13 +24,13 @@
 namespace vidmap::geometry {
 
 struct RansacOptions {
-  double max_error = 4.0;      // inlier threshold on the residual (estimator's units)
-  double confidence = 0.999;   // stop when an all-inlier sample was drawn with this probability
+  double max_error = 4.0;     // inlier threshold on the residual (estimator's units)
+  double confidence = 0.999;  // stop when an all-inlier sample was drawn with this probability
   int min_iterations = 20;
   int max_iterations = 5000;
   std::uint64_t seed = 0x5eed;
   bool local_optimization = true;
-  int final_refinements = 2;   // refine on the inliers, re-select inliers, repeat
+  int final_refinements = 2;  // refine on the inliers, re-select inliers, repeat
 
   void check() const {
     checkRange("ransac.max_error", max_error, 1e-12, 1e12);
@@ -90,8 +90,8 @@ inline int ransacIterationsNeeded(double w, int s, double confidence, int max_it
 
 // MSAC cost of a model, stopping early once it exceeds `bound`.
 template <class Estimator>
-double msacScore(const Estimator& est, const typename Estimator::Model& m, double t2,
-                 double bound, int* inliers) {
+double msacScore(const Estimator& est, const typename Estimator::Model& m, double t2, double bound,
+                 int* inliers) {
   const int n = est.numData();
   double cost = 0;
   int count = 0;
@@ -117,6 +117,53 @@ std::vector<int> inlierIndices(const Estimator& est, const typename Estimator::M
   return idx;
 }
 
+namespace detail {
+
+// s distinct indices of [0, n) (rejection; s << n in practice).
+inline void drawSample(SplitMix64& rng, int n, int s, int* sample) {
+  for (int k = 0; k < s; ++k) {
+    bool repeat;
+    do {
+      sample[k] = static_cast<int>(rng.below(static_cast<std::uint32_t>(n)));
+      repeat = false;
+      for (int j = 0; j < k; ++j) repeat |= sample[j] == sample[k];
+    } while (repeat);
+  }
+}
+
+// Final refinement on the inliers (kept only when the MSAC cost does not grow), then the mask.
+template <class Estimator>
+void finishRansac(const Estimator& est, const RansacOptions& opt, typename Estimator::Model best,
+                  double best_cost, RansacResult<typename Estimator::Model>* res) {
+  constexpr int s = Estimator::kSampleSize;
+  const int n = est.numData();
+  const double t2 = opt.max_error * opt.max_error;
+  std::vector<int> last;
+  for (int r = 0; r < opt.final_refinements; ++r) {
+    const std::vector<int> inl = inlierIndices(est, best, t2);
+    if (static_cast<int>(inl.size()) <= s || inl == last) break;  // converged
+    last = inl;
+    auto m = best;
+    est.refine(inl, &m);
+    int count = 0;
+    const double cost = msacScore(est, m, t2, std::numeric_limits<double>::infinity(), &count);
+    if (!(cost <= best_cost)) break;
+    best = m;
+    best_cost = cost;
+  }
+  res->success = true;
+  res->model = best;
+  res->cost = best_cost;
+  res->inlier_mask.assign(n, 0);
+  res->num_inliers = 0;
+  for (int i = 0; i < n; ++i) {
+    res->inlier_mask[i] = est.residualSq(best, i) < t2;
+    res->num_inliers += res->inlier_mask[i];
+  }
+}
+
+}  // namespace detail
+
 template <class Estimator>
 RansacResult<typename Estimator::Model> ransac(const Estimator& est, const RansacOptions& opt) {
   using Model = typename Estimator::Model;
@@ -136,25 +183,19 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   int it = 0;
   for (; it < opt.max_iterations; ++it) {
     if (it >= opt.min_iterations && it >= needed) break;
-    // s distinct indices (rejection; s << n in practice).
-    for (int k = 0; k < s; ++k) {
-      bool repeat;
-      do {
-        sample[k] = static_cast<int>(rng.below(static_cast<std::uint32_t>(n)));
-        repeat = false;
-        for (int j = 0; j < k; ++j) repeat |= sample[j] == sample[k];
-      } while (repeat);
-    }
+    detail::drawSample(rng, n, s, sample);
     models.clear();
     est.estimate(sample, &models);
     for (const Model& m : models) {
       int inl = 0;
       const double cost = msacScore(est, m, t2, best_cost, &inl);
       if (!(cost < best_cost)) continue;
+      const int previous_inliers = best_inliers;
       best_cost = cost;
       best_inliers = inl;
       best = m;
-      if (opt.local_optimization && inl > s) {
+      // Local optimisation when the new best also has more inliers (it is the costly step).
+      if (opt.local_optimization && inl > s && inl > previous_inliers) {
         Model lo = m;
         est.refine(inlierIndices(est, m, t2), &lo);
         int lo_inl = 0;
@@ -171,28 +212,7 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   }
   res.iterations = it;
   if (best_inliers < s) return res;
-  // Final refinement on the inliers, keeping it only when the MSAC cost does not grow.
-  for (int r = 0; r < opt.final_refinements; ++r) {
-    const std::vector<int> inl = inlierIndices(est, best, t2);
-    if (static_cast<int>(inl.size()) <= s) break;
-    Model m = best;
-    est.refine(inl, &m);
-    int count = 0;
-    const double cost = msacScore(est, m, t2, std::numeric_limits<double>::infinity(), &count);
-    if (!(cost <= best_cost)) break;
-    best = m;
-    best_cost = cost;
-    best_inliers = count;
-  }
-  res.success = true;
-  res.model = best;
-  res.cost = best_cost;
-  res.inlier_mask.assign(n, 0);
-  res.num_inliers = 0;
-  for (int i = 0; i < n; ++i) {
-    res.inlier_mask[i] = est.residualSq(best, i) < t2;
-    res.num_inliers += res.inlier_mask[i];
-  }
+  detail::finishRansac(est, opt, best, best_cost, &res);
   return res;
 }
 

@@ -62,13 +62,14 @@ struct RelativePoseProblem {
   const Vec3List& x1;
   const Vec3List& x2;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     const Mat3 E = skew(s.t) * s.R;
     double c = 0;
     forEach(idx, x1.size(), [&](int i) {
       const double r = sampsonResidual(E, x1[i], x2[i], nullptr);
-      c += r * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -86,9 +87,10 @@ struct RelativePoseProblem {
     forEach(idx, x1.size(), [&](int i) {
       const double r = sampsonResidual(E, x1[i], x2[i], &g);
       const Eigen::Matrix<double, 1, 5> J = g * dE;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r * r;
+      const double w = loss.weight(r * r);
+      JtJ->noalias() += w * J.transpose() * J;
+      Jtr->noalias() += w * J.transpose() * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -110,13 +112,14 @@ struct FundamentalProblem {
   const Vec3List& p1;
   const Vec3List& p2;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     const Mat3 F = s.F();
     double c = 0;
     forEach(idx, p1.size(), [&](int i) {
       const double r = sampsonResidual(F, p1[i], p2[i], nullptr);
-      c += r * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -137,9 +140,10 @@ struct FundamentalProblem {
     forEach(idx, p1.size(), [&](int i) {
       const double r = sampsonResidual(F, p1[i], p2[i], &g);
       const Eigen::Matrix<double, 1, 7> J = g * dF;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r * r;
+      const double w = loss.weight(r * r);
+      JtJ->noalias() += w * J.transpose() * J;
+      Jtr->noalias() += w * J.transpose() * r;
+      c += loss.rho(r * r);
     });
     return 0.5 * c;
   }
@@ -154,34 +158,46 @@ struct AbsolutePoseProblem {
   const Vec2List& xn;
   const Vec3List& X;
   const std::vector<int>& idx;
+  CauchyLoss loss;
 
   double cost(const State& s) const {
     double c = 0;
     forEach(idx, xn.size(), [&](int i) {
       const Vec3 p = s.R * X[i] + s.t;
-      c += (p.hnormalized() - xn[i]).squaredNorm();
+      c += loss.rho((p.hnormalized() - xn[i]).squaredNorm());
     });
     return 0.5 * c;
   }
   double normalEquations(const State& s, Eigen::Matrix<double, 6, 6>* JtJ,
                          Eigen::Matrix<double, 6, 1>* Jtr) const {
-    JtJ->setZero();
-    Jtr->setZero();
+    // Written out per point (two Jacobian rows, the upper triangle of J^T J): the refiner's
+    // inner loop.
+    double H[6][6] = {};
+    double g[6] = {};
     double c = 0;
     forEach(idx, xn.size(), [&](int i) {
       const Vec3 RX = s.R * X[i];
-      const Vec3 p = RX + s.t;
-      const double iz = 1.0 / p.z();
-      const Vec2 r = p.head<2>() * iz - xn[i];
-      Eigen::Matrix<double, 2, 3> dproj;
-      dproj << iz, 0, -p.x() * iz * iz, 0, iz, -p.y() * iz * iz;
-      Eigen::Matrix<double, 2, 6> J;
-      J.leftCols<3>() = -dproj * skew(RX);  // R' = exp(w) R
-      J.rightCols<3>() = dproj;
-      *JtJ += J.transpose() * J;
-      *Jtr += J.transpose() * r;
-      c += r.squaredNorm();
+      const double a = RX.x(), b = RX.y(), cz = RX.z();
+      const double z = cz + s.t.z();
+      const double iz = 1.0 / z;
+      const double u = (a + s.t.x()) * iz, v = (b + s.t.y()) * iz;
+      const double r0 = u - xn[i].x(), r1 = v - xn[i].y();
+      // R' = exp(w) R: d p / d w = -[R X]x; d p / d t = I.
+      const double j0[6] = {-iz * u * b, iz * (cz + u * a), -iz * b, iz, 0, -iz * u};
+      const double j1[6] = {-iz * (cz + v * b), iz * v * a, iz * a, 0, iz, -iz * v};
+      const double s2 = r0 * r0 + r1 * r1;
+      const double w = loss.weight(s2);
+      for (int k = 0; k < 6; ++k) {
+        const double wk0 = w * j0[k], wk1 = w * j1[k];
+        for (int l = k; l < 6; ++l) H[k][l] += wk0 * j0[l] + wk1 * j1[l];
+        g[k] += wk0 * r0 + wk1 * r1;
+      }
+      c += loss.rho(s2);
     });
+    for (int k = 0; k < 6; ++k) {
+      (*Jtr)(k) = g[k];
+      for (int l = k; l < 6; ++l) (*JtJ)(k, l) = (*JtJ)(l, k) = H[k][l];
+    }
     return 0.5 * c;
   }
   State retract(const State& s, const Eigen::Matrix<double, 6, 1>& d) const {
@@ -192,18 +208,17 @@ struct AbsolutePoseProblem {
 }  // namespace
 
 LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
-                             const std::vector<int>& indices, Pose* rel,
-                             const LmOptions& options) {
+                             const std::vector<int>& indices, Pose* rel, const LmOptions& options) {
   LmSummary s;
   const double n = rel->t.norm();
   if (!(n > 0) || !rel->R.allFinite()) return s;
   rel->t /= n;
-  RelativePoseProblem p{x1, x2, indices};
+  RelativePoseProblem p{x1, x2, indices, CauchyLoss(options.loss_scale)};
   return levenbergMarquardt(p, rel, options);
 }
 
-LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
-                            const std::vector<int>& indices, Mat3* F, const LmOptions& options) {
+LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2, const std::vector<int>& indices,
+                            Mat3* F, const LmOptions& options) {
   LmSummary s;
   if (!F->allFinite()) return s;
   Eigen::JacobiSVD<Mat3> svd(*F, Eigen::ComputeFullU | Eigen::ComputeFullV);
@@ -212,22 +227,51 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
   FundamentalState st{svd.matrixU(), svd.matrixV(), sv(1) / sv(0)};
   if (st.U.determinant() < 0) st.U = -st.U;
   if (st.V.determinant() < 0) st.V = -st.V;
+  // Work in normalised coordinates x' = k (x - c_i) with one scale k for both images: the
+  // Sampson distance then scales by k exactly and the problem is well conditioned.
+  Vec2 c1 = Vec2::Zero(), c2 = Vec2::Zero();
+  double spread = 0;
+  int n = 0;
+  forEach(indices, p1.size(), [&](int i) {
+    c1 += p1[i];
+    c2 += p2[i];
+    ++n;
+  });
+  if (n == 0) return s;
+  c1 /= n;
+  c2 /= n;
+  forEach(indices, p1.size(), [&](int i) { spread += (p1[i] - c1).norm() + (p2[i] - c2).norm(); });
+  const double k = spread > 0 ? 2.0 * n * std::sqrt(2.0) / spread : 1.0;
+  Mat3 T1, T2;
+  T1 << k, 0, -k * c1.x(), 0, k, -k * c1.y(), 0, 0, 1;
+  T2 << k, 0, -k * c2.x(), 0, k, -k * c2.y(), 0, 0, 1;
   Vec3List h1(p1.size()), h2(p2.size());
-  for (size_t i = 0; i < p1.size(); ++i) {
-    h1[i] = p1[i].homogeneous();
-    h2[i] = p2[i].homogeneous();
-  }
-  FundamentalProblem p{h1, h2, indices};
-  s = levenbergMarquardt(p, &st, options);
-  const Mat3 Fr = st.F();
+  forEach(indices, p1.size(), [&](int i) {
+    h1[i] = T1 * p1[i].homogeneous();
+    h2[i] = T2 * p2[i].homogeneous();
+  });
+  const Mat3 Fn = T2.inverse().transpose() * (*F) * T1.inverse();
+  Eigen::JacobiSVD<Mat3> svdn(Fn, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const Vec3 svn = svdn.singularValues();
+  if (!(svn(0) > 0)) return s;
+  st = {svdn.matrixU(), svdn.matrixV(), svn(1) / svn(0)};
+  if (st.U.determinant() < 0) st.U = -st.U;
+  if (st.V.determinant() < 0) st.V = -st.V;
+  LmOptions o = options;
+  o.loss_scale = options.loss_scale * k;
+  FundamentalProblem p{h1, h2, indices, CauchyLoss(o.loss_scale)};
+  s = levenbergMarquardt(p, &st, o);
+  // Report costs in pixels.
+  s.initial_cost /= k * k;
+  s.final_cost /= k * k;
+  const Mat3 Fr = T2.transpose() * st.F() * T1;
   *F = Fr / Fr.norm();
   return s;
 }
 
-LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X,
-                             const std::vector<int>& indices, Pose* pose,
-                             const LmOptions& options) {
-  AbsolutePoseProblem p{xn, X, indices};
+LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X, const std::vector<int>& indices,
+                             Pose* pose, const LmOptions& options) {
+  AbsolutePoseProblem p{xn, X, indices, CauchyLoss(options.loss_scale)};
   return levenbergMarquardt(p, pose, options);
 }
 

@@ -20,14 +20,12 @@ LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
                              const LmOptions& options = {});
 
 // p1, p2: pixels. F is returned rank 2 with unit Frobenius norm.
-LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2,
-                            const std::vector<int>& indices, Mat3* F,
-                            const LmOptions& options = {});
+LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2, const std::vector<int>& indices,
+                            Mat3* F, const LmOptions& options = {});
 
 // xn: normalized image points, X: world points; the reprojection error in normalized units.
-LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X,
-                             const std::vector<int>& indices, Pose* pose,
-                             const LmOptions& options = {});
+LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X, const std::vector<int>& indices,
+                             Pose* pose, const LmOptions& options = {});
 
 // The signed Sampson residual of (x1, x2) for the 3x3 model M and its gradient in the entries of
 // M (row-major), for refiners that chain it with their parameterisation.

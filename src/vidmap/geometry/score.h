@@ -27,8 +27,7 @@ VIDMAP_HD inline double sampsonSq(const double* M, double x1, double y1, double 
 }
 
 // Squared transfer error |H p1 - p2|^2 in image 2 (COLMAP's homography residual).
-VIDMAP_HD inline double homographySq(const double* H, double x1, double y1, double x2,
-                                     double y2) {
+VIDMAP_HD inline double homographySq(const double* H, double x1, double y1, double x2, double y2) {
   const double w = H[6] * x1 + H[7] * y1 + H[8];
   if (!(w != 0)) return kHugeResidual;
   const double u = (H[0] * x1 + H[1] * y1 + H[2]) / w - x2;
@@ -61,9 +60,12 @@ VIDMAP_HD inline int pointStride(ModelKind k) { return k == ModelKind::kProjecti
 // The residual of one (model, point) pair of a batch: the unit every scorer shares.
 VIDMAP_HD inline double batchResidualSq(ModelKind k, const double* model, const double* p) {
   switch (k) {
-    case ModelKind::kEpipolar: return sampsonSq(model, p[0], p[1], p[2], p[3]);
-    case ModelKind::kHomography: return homographySq(model, p[0], p[1], p[2], p[3]);
-    default: return reprojectionSq(model, p[0], p[1], p[2], p[3], p[4]);
+    case ModelKind::kEpipolar:
+      return sampsonSq(model, p[0], p[1], p[2], p[3]);
+    case ModelKind::kHomography:
+      return homographySq(model, p[0], p[1], p[2], p[3]);
+    default:
+      return reprojectionSq(model, p[0], p[1], p[2], p[3], p[4]);
   }
 }
 

@@ -1,22 +1,18 @@
 // CUDA batched hypothesis scorer (see score_cuda.h). Kernel 1: grid (point blocks, models);
 // each thread sums batchResidualSq over a strided set of points, the block reduces by warp
 // shuffles and one shared-memory pass and writes one partial per (model, block). Kernel 2: one
-// thread per model adds its partials in block order. Plain CUDA runtime (the gpu module had not
-// landed when this was written).
-#include <cuda_runtime.h>
-
+// thread per model adds its partials in block order.
+#include <algorithm>
+#include <span>
 #include <string>
 
-#include "vidmap/core/error.h"
 #include "vidmap/geometry/score_cuda.h"
+#include "vidmap/gpu/cuda_check.cuh"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/event_timer.h"
 
 namespace vidmap::geometry {
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Error(std::string("CUDA scorer: ") + what + ": " + cudaGetErrorString(e));
-}
 
 constexpr int kThreads = 256;
 constexpr int kPointsPerThread = 4;
@@ -43,6 +39,7 @@ __global__ void scorePartials(ModelKind kind, const double* __restrict__ models,
       cost += msacCost(r2, t2);
     }
   }
+  // Every lane reaches the shuffles (no early return above).
   for (int off = 16; off > 0; off >>= 1) {
     cost += __shfl_xor_sync(0xffffffffu, cost, off);
     inl += __shfl_xor_sync(0xffffffffu, inl, off);
@@ -78,66 +75,41 @@ __global__ void sumPartials(int num_models, int blocks, const double* partial_co
   out[m] = {c, n};
 }
 
-// A grow-only device allocation.
+// Grows a buffer to at least n elements (contents not kept).
 template <class T>
-struct DeviceArray {
-  T* ptr = nullptr;
-  size_t capacity = 0;
-  void reserve(size_t n) {
-    if (n <= capacity) return;
-    if (ptr) cudaFree(ptr);
-    ptr = nullptr;
-    capacity = 0;
-    check(cudaMalloc(&ptr, n * sizeof(T)), "cudaMalloc");
-    capacity = n;
-  }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
-  }
-};
+void ensure(gpu::Context& ctx, gpu::DeviceBuffer<T>& buf, std::size_t n) {
+  if (buf.size() < n) buf = gpu::DeviceBuffer<T>(ctx, std::max<std::size_t>(n, 1));
+}
 
 }  // namespace
 
-bool cudaScorerAvailable() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 struct CudaHypothesisScorer::Impl {
+  explicit Impl(gpu::Context& c) : ctx(c), timer(c.device()) {}
+  gpu::Context& ctx;
+  gpu::EventTimer timer;
   ModelKind kind = ModelKind::kEpipolar;
   int num_points = 0;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   float last_ms = 0;
-  DeviceArray<double> points, models, partial_cost;
-  DeviceArray<int> partial_inl;
-  DeviceArray<HypothesisScore> out;
+  gpu::DeviceBuffer<double> points, models, partial_cost;
+  gpu::DeviceBuffer<int> partial_inl;
+  gpu::DeviceBuffer<HypothesisScore> out;
 };
 
-CudaHypothesisScorer::CudaHypothesisScorer() : impl_(std::make_unique<Impl>()) {
-  check(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cudaEventCreate(&impl_->start), "cudaEventCreate");
-  check(cudaEventCreate(&impl_->stop), "cudaEventCreate");
-}
+CudaHypothesisScorer::CudaHypothesisScorer(gpu::Context& ctx)
+    : impl_(std::make_unique<Impl>(ctx)) {}
 
-CudaHypothesisScorer::~CudaHypothesisScorer() {
-  if (!impl_) return;
-  cudaEventDestroy(impl_->start);
-  cudaEventDestroy(impl_->stop);
-  cudaStreamDestroy(impl_->stream);
-}
+CudaHypothesisScorer::~CudaHypothesisScorer() = default;
 
 void CudaHypothesisScorer::setPoints(ModelKind kind, const std::vector<double>& points) {
   const size_t ps = pointStride(kind);
   require(points.size() % ps == 0, "CUDA scorer: points size " + std::to_string(points.size()) +
                                        " is not a multiple of " + std::to_string(ps));
-  impl_->kind = kind;
-  impl_->num_points = static_cast<int>(points.size() / ps);
-  impl_->points.reserve(std::max<size_t>(points.size(), 1));
-  check(cudaMemcpyAsync(impl_->points.ptr, points.data(), points.size() * sizeof(double),
-                        cudaMemcpyHostToDevice, impl_->stream),
-        "upload points");
-  check(cudaStreamSynchronize(impl_->stream), "upload points");
+  Impl& s = *impl_;
+  s.ctx.makeCurrent();
+  s.kind = kind;
+  s.num_points = static_cast<int>(points.size() / ps);
+  ensure(s.ctx, s.points, points.size());
+  if (!points.empty()) s.points.upload(std::span<const double>(points));
 }
 
 std::vector<HypothesisScore> CudaHypothesisScorer::score(const std::vector<double>& models,
@@ -150,28 +122,31 @@ std::vector<HypothesisScore> CudaHypothesisScorer::score(const std::vector<doubl
   const int nm = static_cast<int>(models.size() / ms);
   std::vector<HypothesisScore> result(nm);
   if (nm == 0) return result;
+  require(nm <= 65535, "CUDA scorer: " + std::to_string(nm) +
+                           " hypotheses in one batch; at most 65535 (the grid's y extent)");
+  s.ctx.makeCurrent();
   const int blocks = std::max(1, (s.num_points + kPointsPerBlock - 1) / kPointsPerBlock);
-  s.models.reserve(models.size());
-  s.partial_cost.reserve(static_cast<size_t>(nm) * blocks);
-  s.partial_inl.reserve(static_cast<size_t>(nm) * blocks);
-  s.out.reserve(nm);
-  check(cudaEventRecord(s.start, s.stream), "cudaEventRecord");
-  check(cudaMemcpyAsync(s.models.ptr, models.data(), models.size() * sizeof(double),
-                        cudaMemcpyHostToDevice, s.stream),
-        "upload models");
-  scorePartials<<<dim3(blocks, nm), kThreads, 0, s.stream>>>(
-      s.kind, s.models.ptr, s.points.ptr, s.num_points, threshold_sq, s.partial_cost.ptr,
-      s.partial_inl.ptr);
-  check(cudaGetLastError(), "scorePartials launch");
-  sumPartials<<<(nm + 127) / 128, 128, 0, s.stream>>>(nm, blocks, s.partial_cost.ptr,
-                                                        s.partial_inl.ptr, s.out.ptr);
-  check(cudaGetLastError(), "sumPartials launch");
-  check(cudaMemcpyAsync(result.data(), s.out.ptr, nm * sizeof(HypothesisScore),
-                        cudaMemcpyDeviceToHost, s.stream),
-        "download scores");
-  check(cudaEventRecord(s.stop, s.stream), "cudaEventRecord");
-  check(cudaStreamSynchronize(s.stream), "score");
-  check(cudaEventElapsedTime(&s.last_ms, s.start, s.stop), "cudaEventElapsedTime");
+  ensure(s.ctx, s.points, 1);
+  ensure(s.ctx, s.models, models.size());
+  ensure(s.ctx, s.partial_cost, static_cast<size_t>(nm) * blocks);
+  ensure(s.ctx, s.partial_inl, static_cast<size_t>(nm) * blocks);
+  ensure(s.ctx, s.out, nm);
+  const gpu::Stream& stream = s.ctx.stream();
+  s.timer.start(stream);
+  s.models.uploadAsync(std::span<const double>(models), stream);
+  {
+    auto t = s.ctx.profiler().time("geometry.score", stream);
+    scorePartials<<<dim3(blocks, nm), kThreads, 0, stream.handle()>>>(
+        s.kind, s.models.data(), s.points.data(), s.num_points, threshold_sq, s.partial_cost.data(),
+        s.partial_inl.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+    sumPartials<<<(nm + 127) / 128, 128, 0, stream.handle()>>>(nm, blocks, s.partial_cost.data(),
+                                                               s.partial_inl.data(), s.out.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  s.out.downloadAsync(std::span<HypothesisScore>(result), stream);
+  s.timer.stop(stream);
+  s.last_ms = s.timer.elapsedMs();  // waits for the download
   return result;
 }
 

@@ -3,21 +3,20 @@
 // score.h for its (model, point) pairs, a block reduces, a second tiny kernel sums the blocks
 // in a fixed order, so the result does not depend on scheduling). The correspondences are
 // uploaded once per pair and reused for every batch. Built only with CUDA; no CUDA types here.
+// Memory and kernel time are accounted in the gpu::Context (kernel "geometry.score").
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "vidmap/geometry/scorer.h"
+#include "vidmap/gpu/context.h"
 
 namespace vidmap::geometry {
 
-// True when the build has CUDA and a device is present.
-bool cudaScorerAvailable();
-
 class CudaHypothesisScorer {
  public:
-  CudaHypothesisScorer();
+  explicit CudaHypothesisScorer(gpu::Context& ctx);
   ~CudaHypothesisScorer();
   CudaHypothesisScorer(const CudaHypothesisScorer&) = delete;
   CudaHypothesisScorer& operator=(const CudaHypothesisScorer&) = delete;

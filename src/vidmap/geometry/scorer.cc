@@ -21,17 +21,35 @@ std::vector<HypothesisScore> scoreHypothesesCpu(ModelKind kind, const std::vecto
   const long nm = static_cast<long>(models.size() / ms);
   const long np = static_cast<long>(points.size() / ps);
   std::vector<HypothesisScore> out(nm);
-  parallelFor(nm, [&](std::int64_t m) {
-    const double* model = &models[m * ms];
-    double cost = 0;
-    int inl = 0;
-    for (long i = 0; i < np; ++i) {
-      const double r2 = batchResidualSq(kind, model, &points[i * ps]);
-      inl += r2 < threshold_sq;
-      cost += msacCost(r2, threshold_sq);
-    }
-    out[m] = {cost, inl};
-  });
+  // The kind is resolved once per call, so each inner loop calls one residual function.
+  auto scoreAll = [&](auto residual) {
+    parallelFor(nm, [&](std::int64_t m) {
+      const double* model = &models[m * ms];
+      double cost = 0;
+      int inl = 0;
+      for (long i = 0; i < np; ++i) {
+        const double r2 = residual(model, &points[i * ps]);
+        inl += r2 < threshold_sq;
+        cost += msacCost(r2, threshold_sq);
+      }
+      out[m] = {cost, inl};
+    });
+  };
+  switch (kind) {
+    case ModelKind::kEpipolar:
+      scoreAll(
+          [](const double* M, const double* p) { return sampsonSq(M, p[0], p[1], p[2], p[3]); });
+      break;
+    case ModelKind::kHomography:
+      scoreAll(
+          [](const double* H, const double* p) { return homographySq(H, p[0], p[1], p[2], p[3]); });
+      break;
+    case ModelKind::kProjection:
+      scoreAll([](const double* P, const double* p) {
+        return reprojectionSq(P, p[0], p[1], p[2], p[3], p[4]);
+      });
+      break;
+  }
   return out;
 }
 

@@ -12,8 +12,8 @@
 namespace vidmap::geometry {
 
 struct HypothesisScore {
-  double cost = 0;   // sum over points of min(r^2, t^2)
-  int inliers = 0;   // points with r^2 < t^2
+  double cost = 0;  // sum over points of min(r^2, t^2)
+  int inliers = 0;  // points with r^2 < t^2
 };
 
 // models: num_models x modelStride(kind) doubles; points: num_points x pointStride(kind).

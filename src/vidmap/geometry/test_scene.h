@@ -21,17 +21,17 @@ struct SceneOptions {
   int num_points = 200;
   double noise_px = 1.0;
   double outlier_ratio = 0.0;
-  double baseline = 1.0;       // distance between the centres (0: pure rotation)
+  double baseline = 1.0;  // distance between the centres (0: pure rotation)
   double max_rotation_deg = 20;
   double min_depth = 4, max_depth = 8;
-  bool planar = false;         // points on one plane
+  bool planar = false;  // points on one plane
   int width = 640, height = 480;
   double focal = 500;
 };
 
 struct TwoViewScene {
   Pinhole cam;
-  Pose rel;  // camera 1 -> camera 2 (|t| = baseline)
+  Pose rel;    // camera 1 -> camera 2 (|t| = baseline)
   Vec3List X;  // in camera 1's frame
   Vec2List px1, px2;
   std::vector<char> inlier;  // false for the planted outliers
@@ -106,7 +106,8 @@ inline PnPScene makePnPScene(const SceneOptions& o, std::uint64_t seed) {
     const Vec2 p(u(rng) * o.width, u(rng) * o.height);
     double depth = o.min_depth + u(rng) * (o.max_depth - o.min_depth);
     const Vec3 ray = s.cam.normalize(p).homogeneous();
-    if (o.planar) depth = 0.5 * (o.min_depth + o.max_depth) / Vec3(0.1, 0.2, 1).normalized().dot(ray);
+    if (o.planar)
+      depth = 0.5 * (o.min_depth + o.max_depth) / Vec3(0.1, 0.2, 1).normalized().dot(ray);
     const Vec3 Xc = depth * ray;
     s.X.push_back(s.pose.R.transpose() * (Xc - s.pose.t));
     s.px.push_back(p + o.noise_px * Vec2(g(rng), g(rng)));

@@ -14,12 +14,18 @@ void TriangulationOptions::check() const {
 
 const char* toString(TriangulationStatus s) {
   switch (s) {
-    case TriangulationStatus::kOk: return "ok";
-    case TriangulationStatus::kTooFewViews: return "fewer than two views";
-    case TriangulationStatus::kDegenerate: return "degenerate rays";
-    case TriangulationStatus::kBehindCamera: return "behind a camera";
-    case TriangulationStatus::kLargeError: return "reprojection error too large";
-    case TriangulationStatus::kSmallAngle: return "triangulation angle too small";
+    case TriangulationStatus::kOk:
+      return "ok";
+    case TriangulationStatus::kTooFewViews:
+      return "fewer than two views";
+    case TriangulationStatus::kDegenerate:
+      return "degenerate rays";
+    case TriangulationStatus::kBehindCamera:
+      return "behind a camera";
+    case TriangulationStatus::kLargeError:
+      return "reprojection error too large";
+    case TriangulationStatus::kSmallAngle:
+      return "triangulation angle too small";
   }
   return "?";
 }
@@ -115,8 +121,9 @@ TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
     poses.push_back(o.pose);
     xn.push_back(o.camera.normalize(o.pixel));
   }
-  const std::optional<Vec3> X = obs.size() == 2 ? triangulateOptimal(poses[0], poses[1], xn[0], xn[1])
-                                                : triangulateDlt(poses, xn);
+  const std::optional<Vec3> X = obs.size() == 2
+                                    ? triangulateOptimal(poses[0], poses[1], xn[0], xn[1])
+                                    : triangulateDlt(poses, xn);
   if (!X) return out;
   out.X = *X;
   for (const auto& o : obs) {
@@ -130,9 +137,9 @@ TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
   }
   for (size_t i = 0; i < obs.size(); ++i)
     for (size_t j = i + 1; j < obs.size(); ++j)
-      out.angle_deg = std::max(
-          out.angle_deg,
-          triangulationAngle(poses[i].center(), poses[j].center(), *X) * 180.0 / M_PI);
+      out.angle_deg =
+          std::max(out.angle_deg,
+                   triangulationAngle(poses[i].center(), poses[j].center(), *X) * 180.0 / M_PI);
   if (out.max_error_px > options.max_error_px) {
     out.status = TriangulationStatus::kLargeError;
   } else if (out.angle_deg < options.min_angle_deg) {

@@ -34,8 +34,8 @@ std::optional<Vec3> triangulateDlt(const std::vector<Pose>& poses, const Vec2Lis
 double triangulationAngle(const Vec3& c1, const Vec3& c2, const Vec3& X);
 
 struct TriangulationOptions {
-  double max_error_px = 4.0;        // reprojection error in every view
-  double min_angle_deg = 1.5;       // the largest angle between two viewing rays
+  double max_error_px = 4.0;   // reprojection error in every view
+  double min_angle_deg = 1.5;  // the largest angle between two viewing rays
   void check() const;
 };
 
@@ -45,7 +45,14 @@ struct TrackObservation {
   Vec2 pixel;
 };
 
-enum class TriangulationStatus { kOk, kTooFewViews, kDegenerate, kBehindCamera, kLargeError, kSmallAngle };
+enum class TriangulationStatus {
+  kOk,
+  kTooFewViews,
+  kDegenerate,
+  kBehindCamera,
+  kLargeError,
+  kSmallAngle
+};
 const char* toString(TriangulationStatus s);
 
 struct TrackTriangulation {

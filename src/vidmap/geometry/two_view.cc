@@ -11,11 +11,16 @@ namespace vidmap::geometry {
 
 const char* toString(TwoViewConfig c) {
   switch (c) {
-    case TwoViewConfig::kDegenerate: return "degenerate";
-    case TwoViewConfig::kCalibrated: return "calibrated";
-    case TwoViewConfig::kUncalibrated: return "uncalibrated";
-    case TwoViewConfig::kPlanar: return "planar";
-    case TwoViewConfig::kPanoramic: return "panoramic";
+    case TwoViewConfig::kDegenerate:
+      return "degenerate";
+    case TwoViewConfig::kCalibrated:
+      return "calibrated";
+    case TwoViewConfig::kUncalibrated:
+      return "uncalibrated";
+    case TwoViewConfig::kPlanar:
+      return "planar";
+    case TwoViewConfig::kPanoramic:
+      return "panoramic";
   }
   return "?";
 }
@@ -29,6 +34,7 @@ void TwoViewOptions::check() const {
   checkRange("two_view.min_e_f_inlier_ratio", min_e_f_inlier_ratio, 0.0, 1.0);
   checkRange("two_view.max_h_inlier_ratio", max_h_inlier_ratio, 0.0, 1.0);
   checkRange("two_view.min_triangulation_angle_deg", min_triangulation_angle_deg, 0.0, 90.0);
+  checkRange("two_view.loss_scale_px", loss_scale_px, 0.0, 1e4);
 }
 
 template <class M>
@@ -63,9 +69,9 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
                                      const Pinhole& cam1, const Pinhole& cam2,
                                      const TwoViewOptions& opt) {
   opt.check();
-  require(pts1.size() == pts2.size(),
-          "estimateRelativePose: pts1 has " + std::to_string(pts1.size()) +
-              " points but pts2 has " + std::to_string(pts2.size()));
+  require(pts1.size() == pts2.size(), "estimateRelativePose: pts1 has " +
+                                          std::to_string(pts1.size()) + " points but pts2 has " +
+                                          std::to_string(pts2.size()));
   requireFinite(pts1, "estimateRelativePose: pts1");
   requireFinite(pts2, "estimateRelativePose: pts2");
   cam1.check("estimateRelativePose: cam1");
@@ -87,10 +93,11 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   ro.min_iterations = opt.min_iterations;
   ro.max_iterations = opt.max_iterations;
   ro.seed = opt.seed;
+  ro.final_refinements = 1;  // the pose refinement below finishes the job
 
   // E in normalized units: the pixel threshold over the mean focal length (as COLMAP).
-  ro.max_error = opt.max_error_px * 4.0 /
-                 (cam1.fx + cam1.fy + cam2.fx + cam2.fy);
+  const double px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);
+  ro.max_error = opt.max_error_px * px_to_normalized;
   EssentialEstimator eest(x1, x2);
   const auto er = ransac(eest, ro);
   ro.max_error = opt.max_error_px;
@@ -142,9 +149,24 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   if (E_use.norm() > 0) {
     Pose rel;
     if (poseFromEssential(E_use, h1, h2, inl, &rel) >= 5) {
-      refineRelativePose(h1, h2, inl, &rel);
+      LmOptions lm;
+      lm.loss_scale = opt.loss_scale_px * px_to_normalized;
+      refineRelativePose(h1, h2, inl, &rel, lm);
       g.relative = rel;
       have_pose = true;
+      if (g.config == TwoViewConfig::kCalibrated) {
+        // The inliers of the refined E.
+        g.E = essentialFromPose(rel);
+        const Mat3R Er = g.E;
+        const double t2 = opt.max_error_px * px_to_normalized * opt.max_error_px * px_to_normalized;
+        g.num_inliers = 0;
+        for (int i = 0; i < n; ++i) {
+          g.inlier_mask[i] = eest.residualSq(Er, i) < t2;
+          g.num_inliers += g.inlier_mask[i];
+        }
+        g.num_e_inliers = g.num_inliers;
+        inl = maskToIndices(g.inlier_mask);
+      }
     }
   }
   // Triangulate the inliers in camera 1's frame; keep those in front, within the error, and
@@ -180,6 +202,11 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
       g.config = TwoViewConfig::kPanoramic;
       const Mat3 Hn = cam2.K().inverse() * g.H * cam1.K();
       const double det = Hn.determinant();
+      if (!(std::abs(det) > 0) || !std::isfinite(det)) {
+        g.config = TwoViewConfig::kDegenerate;
+        g.message = "the homography of a pure rotation is singular";
+        return g;
+      }
       g.relative.R = nearestRotation(Hn / std::cbrt(det));
       g.relative.t.setZero();
       g.inlier_mask = hr.inlier_mask;

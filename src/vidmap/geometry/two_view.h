@@ -25,7 +25,7 @@ enum class TwoViewConfig {
 const char* toString(TwoViewConfig c);
 
 struct TwoViewOptions {
-  double max_error_px = 4.0;          // RANSAC inlier threshold (pixels)
+  double max_error_px = 4.0;  // RANSAC inlier threshold (pixels)
   double confidence = 0.999;
   int min_iterations = 20;
   int max_iterations = 5000;
@@ -34,6 +34,7 @@ struct TwoViewOptions {
   double min_e_f_inlier_ratio = 0.95;
   double max_h_inlier_ratio = 0.8;
   double min_triangulation_angle_deg = 1.0;  // median angle below: panoramic; points below: dropped
+  double loss_scale_px = 1.0;  // Cauchy scale of the final pose refinement (0: least squares)
   bool estimate_fundamental = true;
   bool estimate_homography = true;
   void check() const;
@@ -43,7 +44,7 @@ struct TwoViewGeometry {
   TwoViewConfig config = TwoViewConfig::kDegenerate;
   std::string message;  // why the pair failed, or a note on the choice
   Mat3 E = Mat3::Zero(), F = Mat3::Zero(), H = Mat3::Zero();  // F and H in pixels
-  Pose relative;        // camera 1 -> camera 2, |t| = 1 (t = 0 when panoramic)
+  Pose relative;                  // camera 1 -> camera 2, |t| = 1 (t = 0 when panoramic)
   std::vector<char> inlier_mask;  // inliers of the chosen model
   int num_inliers = 0;
   int num_e_inliers = 0, num_f_inliers = 0, num_h_inliers = 0;

@@ -1,1 +1,157 @@
+// Two-view verification on synthetic scenes with known truth: noise 0.5-1 px, 0-70% outliers.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "vidmap/geometry/refine.h"
+#include "vidmap/geometry/test_scene.h"
+#include "vidmap/geometry/two_view.h"
+
+namespace vidmap::geometry {
+namespace {
+
+using testing::makeTwoViewScene;
+using testing::SceneOptions;
+
+struct Case {
+  double noise_px;
+  double outliers;
+};
+
+class TwoViewAccuracy : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TwoViewAccuracy, PoseAndInliersWithinTheNoise) {
+  const Case c = GetParam();
+  SceneOptions o;
+  o.num_points = 300;
+  o.noise_px = c.noise_px;
+  o.outlier_ratio = c.outliers;
+  double sum_r = 0, sum_t = 0, oracle_r = 0, oracle_t = 0, worst_recall = 1;
+  const int trials = 5;
+  for (int trial = 0; trial < trials; ++trial) {
+    const auto s = makeTwoViewScene(o, 100 * trial + static_cast<int>(c.outliers * 10));
+    TwoViewOptions opt;
+    opt.seed = trial;
+    opt.max_error_px = 3 * c.noise_px;  // the 3-sigma threshold of the noise
+    const TwoViewGeometry g = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, opt);
+    ASSERT_EQ(g.config, TwoViewConfig::kCalibrated) << g.message;
+    sum_r += testing::rotationErrorDeg(g.relative.R, s.rel.R);
+    sum_t += testing::directionErrorDeg(g.relative.t, s.rel.t);
+    // The oracle: the Sampson-optimal pose on the true inliers, started at the truth. Its error
+    // is what the noise alone costs on this scene.
+    std::vector<int> truth_in;
+    for (size_t i = 0; i < s.inlier.size(); ++i)
+      if (s.inlier[i]) truth_in.push_back(static_cast<int>(i));
+    Pose oracle{s.rel.R, s.rel.t.normalized()};
+    refineRelativePose(toNormalized(s.px1, s.cam), toNormalized(s.px2, s.cam), truth_in, &oracle);
+    oracle_r += testing::rotationErrorDeg(oracle.R, s.rel.R);
+    oracle_t += testing::directionErrorDeg(oracle.t, s.rel.t);
+    int found = 0, false_in = 0;
+    for (size_t i = 0; i < s.inlier.size(); ++i) {
+      found += s.inlier[i] && g.inlier_mask[i];
+      false_in += !s.inlier[i] && g.inlier_mask[i];
+    }
+    const int true_in = static_cast<int>(truth_in.size());
+    worst_recall = std::min(worst_recall, static_cast<double>(found) / true_in);
+    // Random outliers fall within the threshold band of an epipolar line now and then (about
+    // 2 x threshold / 500 px of them here), never many more.
+    EXPECT_LE(false_in, 3.0 * 2 * opt.max_error_px / 500 * (s.inlier.size() - true_in) + 2);
+    EXPECT_GE(static_cast<int>(g.points.size()), found * 8 / 10);
+  }
+  // Mean errors over the trials within a factor of the oracle's (plus a small floor). The oracle
+  // knows the true inliers; RANSAC also keeps the outliers that happen to fall within the
+  // threshold band of their epipolar line (0-7 of them here), which bias the pose, more so the
+  // fewer true inliers remain: the factor grows with the outlier ratio.
+  const double factor = 1.5 + 2.0 * c.outliers;
+  EXPECT_LT(sum_r, factor * oracle_r + 0.02 * trials) << "oracle " << oracle_r / trials;
+  EXPECT_LT(sum_t, factor * oracle_t + 0.2 * trials) << "oracle " << oracle_t / trials;
+  EXPECT_LT(sum_r / trials, 0.5 * c.noise_px);
+  EXPECT_LT(sum_t / trials, 5.0 * c.noise_px);
+  EXPECT_GE(worst_recall, 0.95);
+  RecordProperty("rotation_error_deg", std::to_string(sum_r / trials));
+  RecordProperty("oracle_rotation_error_deg", std::to_string(oracle_r / trials));
+  std::printf(
+      "noise %.1f outliers %.0f%%: rotation %.3f deg (oracle %.3f), translation %.3f deg "
+      "(oracle %.3f), worst recall %.3f\n",
+      c.noise_px, 100 * c.outliers, sum_r / trials, oracle_r / trials, sum_t / trials,
+      oracle_t / trials, worst_recall);
+}
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, TwoViewAccuracy,
+                         ::testing::Values(Case{0.5, 0.0}, Case{1.0, 0.0}, Case{0.5, 0.3},
+                                           Case{1.0, 0.3}, Case{1.0, 0.5}, Case{1.0, 0.7}),
+                         [](const auto& info) {
+                           return "noise" + std::to_string(int(info.param.noise_px * 10)) +
+                                  "_outliers" + std::to_string(int(info.param.outliers * 100));
+                         });
+
+TEST(TwoView, TriangulatedPointsMatchTheTruthUpToScale) {
+  SceneOptions o;
+  o.noise_px = 0.5;
+  const auto s = makeTwoViewScene(o, 77);
+  const auto g = estimateRelativePose(s.px1, s.px2, s.cam, s.cam);
+  ASSERT_TRUE(g.success());
+  ASSERT_GT(g.points.size(), 150u);
+  // The scale of the reconstruction is |t| = 1 against the true baseline 1.
+  std::vector<double> rel;
+  for (size_t k = 0; k < g.points.size(); ++k)
+    rel.push_back((g.points[k] - s.X[g.point_indices[k]]).norm() / s.X[g.point_indices[k]].norm());
+  std::sort(rel.begin(), rel.end());
+  EXPECT_LT(rel[rel.size() / 2], 0.02);
+  EXPECT_GT(g.median_triangulation_angle_deg, 5.0);
+}
+
+TEST(TwoView, DeterministicForASeed) {
+  SceneOptions o;
+  o.outlier_ratio = 0.4;
+  const auto s = makeTwoViewScene(o, 5);
+  TwoViewOptions opt;
+  opt.seed = 42;
+  const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, opt);
+  const auto b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, opt);
+  EXPECT_EQ(a.inlier_mask, b.inlier_mask);
+  EXPECT_EQ(a.relative.R, b.relative.R);
+  EXPECT_EQ(a.relative.t, b.relative.t);
+}
+
+TEST(TwoView, PlanarSceneIsDetected) {
+  SceneOptions o;
+  o.planar = true;
+  o.noise_px = 0.5;
+  o.outlier_ratio = 0.2;
+  const auto s = makeTwoViewScene(o, 9);
+  const auto g = estimateRelativePose(s.px1, s.px2, s.cam, s.cam);
+  EXPECT_EQ(g.config, TwoViewConfig::kPlanar) << g.message;
+  EXPECT_GT(g.num_h_inliers, 0.8 * g.num_e_inliers);
+  // The five-point solver handles planes; the pose is one of the two that a plane admits.
+  EXPECT_GT(g.points.size(), 100u);
+}
+
+TEST(TwoView, PureRotationIsPanoramic) {
+  SceneOptions o;
+  o.baseline = 0;
+  o.noise_px = 0.5;
+  o.outlier_ratio = 0.3;
+  const auto s = makeTwoViewScene(o, 11);
+  const auto g = estimateRelativePose(s.px1, s.px2, s.cam, s.cam);
+  ASSERT_EQ(g.config, TwoViewConfig::kPanoramic) << g.message;
+  EXPECT_LT(testing::rotationErrorDeg(g.relative.R, s.rel.R), 0.1);
+  EXPECT_EQ(g.relative.t, Vec3::Zero());
+  EXPECT_TRUE(g.points.empty());
+}
+
+TEST(TwoView, WrongIntrinsicsFallBackToTheFundamentalMatrix) {
+  SceneOptions o;
+  o.noise_px = 0.5;
+  o.num_points = 300;
+  o.max_rotation_deg = 30;
+  const auto s = makeTwoViewScene(o, 13);
+  Pinhole wrong = s.cam;
+  wrong.fx = wrong.fy = 200;  // far from the true 500 px: E fits badly, F fits
+  const auto g = estimateRelativePose(s.px1, s.px2, wrong, wrong);
+  EXPECT_EQ(g.config, TwoViewConfig::kUncalibrated) << g.message;
+  EXPECT_GE(g.num_f_inliers, 290);
+}
+
+}  // namespace
+}  // namespace vidmap::geometry

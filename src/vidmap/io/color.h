@@ -6,10 +6,12 @@
 
 namespace vidmap::io {
 
+// Written as R + 0.587 (G - R) + 0.114 (B - R), the same value since the weights sum to 1,
+// so that a gray pixel (R = G = B) maps to exactly R, without a branch.
 VIDMAP_HD inline float lumaRec601(float r, float g, float b) {
-  if (r == g && g == b) return r;  // the weights sum to 1: gray stays exactly gray
-  float y = 0.299f * r + 0.587f * g + 0.114f * b;
-  return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);  // white may round to 1 + 1 ulp
+  float y = r + 0.587f * (g - r) + 0.114f * (b - r);
+  y = y < 0.f ? 0.f : y;  // float rounding near the ends of [0, 1]
+  return y > 1.f ? 1.f : y;
 }
 
 }  // namespace vidmap::io

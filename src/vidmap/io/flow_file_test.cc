@@ -20,7 +20,7 @@ std::vector<unsigned char> floBytes(float tag, int w, int h, const std::vector<f
   std::memcpy(b.data(), &tag, 4);
   std::memcpy(b.data() + 4, &w, 4);
   std::memcpy(b.data() + 8, &h, 4);
-  std::memcpy(b.data() + 12, uv.data(), uv.size() * 4);
+  if (!uv.empty()) std::memcpy(b.data() + 12, uv.data(), uv.size() * 4);
   return b;
 }
 

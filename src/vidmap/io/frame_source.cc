@@ -88,18 +88,20 @@ std::unique_ptr<FrameSource> openFrameSource(const fs::path& path,
 namespace detail {
 
 void grayFromRgb(const RgbImage& rgb, GrayImage& gray) {
-  static const auto unit = [] {
+  static const auto lut = [] {
     std::array<float, 256> u{};
     for (int v = 0; v < 256; ++v) u[v] = static_cast<float>(v) / 255;
     return u;
   }();
   gray.resize(rgb.width(), rgb.height());
+  const long w = rgb.width();
   const Rgb8* c = rgb.data();
+  const float* unit = lut.data();
   float* g = gray.data();
-  forRows(rgb.height(), rgb.pixels(), [&](std::int64_t y) {
-    for (long i = y * rgb.width(); i < (y + 1) * rgb.width(); ++i) {
-      g[i] = lumaRec601(unit[c[i].r], unit[c[i].g], unit[c[i].b]);
-    }
+  forRows(rgb.height(), rgb.pixels(), [=](std::int64_t y) {
+    const Rgb8* in = c + y * w;
+    float* out = g + y * w;
+    for (long x = 0; x < w; ++x) out[x] = lumaRec601(unit[in[x].r], unit[in[x].g], unit[in[x].b]);
   });
 }
 

@@ -2,7 +2,9 @@
 // list file ("timestamp path" lines, '#' comments, paths relative to the list's folder) and
 // (c) a video file decoded by FFmpeg. Video and lists are sampled at `fps`: for each target
 // time t0 + k / fps the source yields the first frame whose timestamp is >= that time, and a
-// frame is yielded at most once (targets it already covers are skipped).
+// frame is yielded at most once (targets it already covers are skipped). Video: damaged
+// packets and frames are skipped, a truncated file ends after its last whole frame; rotation
+// metadata and non-square pixel aspect are not applied.
 #pragma once
 
 #include <filesystem>

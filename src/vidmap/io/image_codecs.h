@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "vidmap/core/image.h"
 #include "vidmap/core/parallel.h"
 
 namespace vidmap::io::detail {
@@ -21,12 +22,19 @@ void forRows(std::int64_t rows, std::int64_t pixels, F&& f) {
   }
 }
 
+// Decoders and the video path write RGB rows straight into RgbImage memory.
+static_assert(sizeof(Rgb8) == 3 && alignof(Rgb8) == 1, "Rgb8 must be three packed bytes");
+
 struct RawImage {
   int width = 0, height = 0;
   int channels = 1;  // 1 (gray) or 3 (RGB), interleaved, alpha removed
   int maxval = 255;  // samples lie in [0, maxval]
   int fileBitDepth = 8;
-  std::vector<std::uint16_t> samples;  // width * height * channels
+  // The samples, in one of three places: 8-bit colour is decoded straight into `rgb8` (the
+  // final RGB image, no copy); other 8-bit data into `bytes`; deeper samples into `samples`.
+  RgbImage rgb8;
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint16_t> samples;
 };
 
 // Largest image accepted: bounds memory before any allocation for a corrupt header.

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "vidmap/core/error.h"
-#include "vidmap/core/parallel.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/color.h"
 #include "vidmap/io/image_codecs.h"
@@ -21,12 +21,14 @@ std::vector<std::uint8_t> readFileBytes(const std::string& path, const char* wha
   auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) throw Error(std::string(what) + " does not exist: " + path);
   if (fs::is_directory(status)) throw Error(std::string(what) + " is a folder: " + path);
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw Error("cannot open " + std::string(what) + ": " + path);
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                                  std::istreambuf_iterator<char>());
-  if (f.bad()) throw Error("cannot read " + std::string(what) + ": " + path);
-  if (bytes.empty()) throw Error(std::string(what) + " is empty: " + path);
+  auto size = static_cast<std::streamoff>(f.tellg());
+  if (size <= 0) throw Error(std::string(what) + " is empty: " + path);
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(size));
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(bytes.data()), size);
+  if (f.gcount() != size) throw Error("cannot read " + std::string(what) + ": " + path);
   return bytes;
 }
 
@@ -53,26 +55,34 @@ detail::RawImage decodeFile(const fs::path& path, ImageFormat* format) {
   throw Error(name + ": unknown image format (not PNG, JPEG, PGM or PPM)");
 }
 
-void toGray(const detail::RawImage& raw, GrayImage& gray) {
-  std::vector<float> unit(raw.maxval + 1);  // sample -> [0, 1], one correctly rounded division
-  for (int v = 0; v <= raw.maxval; ++v) unit[v] = static_cast<float>(v) / raw.maxval;
+template <class T>
+void toGray(const detail::RawImage& raw, const T* s, GrayImage& gray) {
+  std::vector<float> lut(raw.maxval + 1);  // sample -> [0, 1], one correctly rounded division
+  for (int v = 0; v <= raw.maxval; ++v) lut[v] = static_cast<float>(v) / raw.maxval;
   gray.resize(raw.width, raw.height);
-  const std::uint16_t* s = raw.samples.data();
+  const long w = raw.width;
+  const bool colour = raw.channels == 3;
+  const float* unit = lut.data();
   float* g = gray.data();
-  detail::forRows(raw.height, static_cast<long>(raw.width) * raw.height, [&](std::int64_t y) {
-    long i0 = y * raw.width;
-    for (long i = i0; i < i0 + raw.width; ++i) {
-      g[i] = raw.channels == 1 ? unit[s[i]]
-                               : lumaRec601(unit[s[3 * i]], unit[s[3 * i + 1]], unit[s[3 * i + 2]]);
+  detail::forRows(raw.height, w * raw.height, [=](std::int64_t y) {
+    float* out = g + y * w;
+    if (colour) {
+      const T* in = s + 3 * y * w;
+      for (long x = 0; x < w; ++x) {
+        out[x] = lumaRec601(unit[in[3 * x]], unit[in[3 * x + 1]], unit[in[3 * x + 2]]);
+      }
+    } else {
+      const T* in = s + y * w;
+      for (long x = 0; x < w; ++x) out[x] = unit[in[x]];
     }
   });
 }
 
-void toRgb(const detail::RawImage& raw, RgbImage& rgb) {
+template <class T>
+void toRgb(const detail::RawImage& raw, const T* s, RgbImage& rgb) {
+  rgb.resize(raw.width, raw.height);
   std::vector<std::uint8_t> to8(raw.maxval + 1);
   for (long v = 0; v <= raw.maxval; ++v) to8[v] = (v * 255 + raw.maxval / 2) / raw.maxval;
-  rgb.resize(raw.width, raw.height);
-  const std::uint16_t* s = raw.samples.data();
   Rgb8* c = rgb.data();
   detail::forRows(raw.height, static_cast<long>(raw.width) * raw.height, [&](std::int64_t y) {
     long i0 = y * raw.width;
@@ -85,6 +95,26 @@ void toRgb(const detail::RawImage& raw, RgbImage& rgb) {
       }
     }
   });
+}
+
+void toGray(const detail::RawImage& raw, GrayImage& gray) {
+  if (!raw.rgb8.empty()) {
+    toGray(raw, reinterpret_cast<const std::uint8_t*>(raw.rgb8.data()), gray);
+  } else if (!raw.bytes.empty()) {
+    toGray(raw, raw.bytes.data(), gray);
+  } else {
+    toGray(raw, raw.samples.data(), gray);
+  }
+}
+
+void toRgb(detail::RawImage&& raw, RgbImage& rgb) {
+  if (!raw.rgb8.empty()) {
+    rgb = std::move(raw.rgb8);
+  } else if (!raw.bytes.empty()) {
+    toRgb(raw, raw.bytes.data(), rgb);
+  } else {
+    toRgb(raw, raw.samples.data(), rgb);
+  }
 }
 
 void writeBytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
@@ -108,9 +138,9 @@ ImageData readImage(const fs::path& path) {
   ImageData out;
   auto raw = decodeFile(path, &out.format);
   toGray(raw, out.gray);
-  toRgb(raw, out.rgb);
   out.bitDepth = raw.fileBitDepth;
   out.channels = raw.channels;
+  toRgb(std::move(raw), out.rgb);
   return out;
 }
 

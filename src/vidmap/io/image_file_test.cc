@@ -6,9 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-// clang-format off: jpeglib.h needs <cstdio> first
-#include <jpeglib.h>
-// clang-format on
 
 #include "vidmap/core/data_dir.h"
 #include "vidmap/io/io_test_util.h"
@@ -24,6 +21,7 @@ namespace fs = std::filesystem;
 using testing::expectError;
 using testing::freshDir;
 using testing::writeBytes;
+using testing::writeJpeg;
 using testing::writeText;
 
 // An independent PNG writer for the test inputs: libpng's write API with any colour type,
@@ -48,34 +46,6 @@ void writeRawPng(const fs::path& path, int w, int h, int colorType, int bitDepth
   png_write_image(png, ptrs.data());
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
-  std::fclose(f);
-}
-
-// An independent JPEG writer: libjpeg, quality 100, no chroma subsampling.
-void writeJpeg(const fs::path& path, int w, int h, int comps,
-               const std::vector<unsigned char>& px) {
-  jpeg_compress_struct c;
-  jpeg_error_mgr err;
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  jpeg_stdio_dest(&c, f);
-  c.image_width = w;
-  c.image_height = h;
-  c.input_components = comps;
-  c.in_color_space = comps == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 100, TRUE);
-  for (int i = 0; i < c.num_components; ++i)
-    c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
-  jpeg_start_compress(&c, TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<unsigned char*>(px.data()) + c.next_scanline * w * comps;
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
   std::fclose(f);
 }
 

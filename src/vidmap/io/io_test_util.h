@@ -5,7 +5,11 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+// clang-format off: jpeglib.h needs <cstdio> first
+#include <jpeglib.h>
+// clang-format on
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -73,6 +77,34 @@ void expectError(F&& f, const std::vector<std::string>& parts) {
       EXPECT_NE(what.find(p), std::string::npos) << "message '" << what << "' lacks '" << p << "'";
     }
   }
+}
+
+// An independent JPEG writer: libjpeg, quality 100, no chroma subsampling.
+inline void writeJpeg(const std::filesystem::path& path, int w, int h, int comps,
+                      const std::vector<unsigned char>& px) {
+  jpeg_compress_struct c;
+  jpeg_error_mgr err;
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  jpeg_stdio_dest(&c, f);
+  c.image_width = w;
+  c.image_height = h;
+  c.input_components = comps;
+  c.in_color_space = comps == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 100, TRUE);
+  for (int i = 0; i < c.num_components; ++i)
+    c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = const_cast<unsigned char*>(px.data()) + c.next_scanline * w * comps;
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::fclose(f);
 }
 
 }  // namespace vidmap::io::testing

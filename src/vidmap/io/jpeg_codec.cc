@@ -89,20 +89,24 @@ RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& n
   if (w == 0 || h == 0) throw Error(name + ": zero-size image");
   if (w * h > kMaxPixels) throw Error(name + ": image is too large");
   if (channels != 1 && channels != 3) throw Error(name + ": unsupported JPEG colour layout");
-  size_t rowBytes = static_cast<size_t>(w) * channels;
-  std::vector<std::uint8_t> buffer(rowBytes * h);
-  if (!readRows(&s, buffer.data(), rowBytes)) {
-    throw Error(name + ": corrupt JPEG (" + s.err.message + ")");
-  }
-  if (s.err.corruption[0]) throw Error(name + ": corrupt JPEG (" + s.err.corruption + ")");
-
   RawImage raw;
   raw.width = static_cast<int>(w);
   raw.height = static_cast<int>(h);
   raw.channels = channels;
   raw.maxval = 255;
   raw.fileBitDepth = 8;
-  raw.samples.assign(buffer.begin(), buffer.end());
+  std::uint8_t* dst;  // rows go straight to their final place
+  if (channels == 3) {
+    raw.rgb8.resize(raw.width, raw.height);
+    dst = reinterpret_cast<std::uint8_t*>(raw.rgb8.data());
+  } else {
+    raw.bytes.resize(static_cast<size_t>(w) * h);
+    dst = raw.bytes.data();
+  }
+  if (!readRows(&s, dst, static_cast<size_t>(w) * channels)) {
+    throw Error(name + ": corrupt JPEG (" + s.err.message + ")");
+  }
+  if (s.err.corruption[0]) throw Error(name + ": corrupt JPEG (" + s.err.corruption + ")");
   return raw;
 }
 

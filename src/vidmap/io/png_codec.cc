@@ -150,22 +150,31 @@ RawImage decodePng(const std::vector<std::uint8_t>& bytes, const std::string& na
   if ((h.channels != 1 && h.channels != 3) || (h.bitDepth != 8 && h.bitDepth != 16)) {
     throw Error(name + ": unsupported PNG layout");
   }
-  std::vector<std::uint8_t> buffer(h.rowBytes * h.height);
-  std::vector<png_bytep> rows(h.height);
-  for (png_uint_32 y = 0; y < h.height; ++y) rows[y] = buffer.data() + y * h.rowBytes;
-  if (!readRows(&s, rows.data())) throw Error(name + ": corrupt PNG (" + s.io.message + ")");
-
   RawImage raw;
   raw.width = static_cast<int>(h.width);
   raw.height = static_cast<int>(h.height);
   raw.channels = h.channels;
   raw.fileBitDepth = h.fileBitDepth;
   raw.maxval = h.bitDepth == 16 ? 65535 : 255;
-  size_t n = static_cast<size_t>(raw.width) * raw.height * raw.channels;
-  raw.samples.resize(n);
-  if (h.bitDepth == 8) {
-    for (size_t i = 0; i < n; ++i) raw.samples[i] = buffer[i];  // rowBytes = width * channels
+  // Rows go straight to their final place for 8-bit data (rows of width * channels bytes).
+  std::uint8_t* dst = nullptr;
+  std::vector<std::uint8_t> buffer;
+  if (h.bitDepth == 8 && h.channels == 3) {
+    raw.rgb8.resize(raw.width, raw.height);
+    dst = reinterpret_cast<std::uint8_t*>(raw.rgb8.data());
+  } else if (h.bitDepth == 8) {
+    raw.bytes.resize(h.rowBytes * h.height);
+    dst = raw.bytes.data();
   } else {
+    buffer.resize(h.rowBytes * h.height);
+    dst = buffer.data();
+  }
+  std::vector<png_bytep> rows(h.height);
+  for (png_uint_32 y = 0; y < h.height; ++y) rows[y] = dst + y * h.rowBytes;
+  if (!readRows(&s, rows.data())) throw Error(name + ": corrupt PNG (" + s.io.message + ")");
+  if (h.bitDepth == 16) {
+    size_t n = static_cast<size_t>(raw.width) * raw.height * raw.channels;
+    raw.samples.resize(n);
     for (size_t i = 0; i < n; ++i) raw.samples[i] = (buffer[2 * i] << 8) | buffer[2 * i + 1];
   }
   return raw;

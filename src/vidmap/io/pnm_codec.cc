@@ -1,5 +1,6 @@
 // Netpbm gray and colour maps: P2/P3 (plain text) and P5/P6 (binary, 16-bit samples are
 // big-endian when maxval > 255), after the format descriptions of netpbm's pgm(5) and ppm(5).
+#include <cstring>
 #include <string>
 
 #include "vidmap/core/error.h"
@@ -79,12 +80,26 @@ RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& na
   raw.maxval = static_cast<int>(maxval);
   raw.fileBitDepth = maxval > 255 ? 16 : 8;
   size_t n = static_cast<size_t>(w) * h * channels;
-  raw.samples.resize(n);
-  if (plain) {
-    for (size_t i = 0; i < n; ++i) {
-      long v = p.number("sample");
-      if (v > maxval) throw Error(name + ": corrupt PNM file (sample above maxval)");
+  bool bytes8 = maxval == 255;
+  if (bytes8) {
+    raw.bytes.resize(n);
+  } else {
+    raw.samples.resize(n);
+  }
+  auto put = [&](size_t i, long v) {
+    if (v > maxval) throw Error(name + ": corrupt PNM file (sample above maxval)");
+    if (bytes8) {
+      raw.bytes[i] = static_cast<std::uint8_t>(v);
+    } else {
       raw.samples[i] = static_cast<std::uint16_t>(v);
+    }
+  };
+  if (plain) {
+    for (size_t i = 0; i < n; ++i) put(i, p.number("sample"));
+    if (bytes8 && channels == 3) {
+      raw.rgb8.resize(raw.width, raw.height);
+      std::memcpy(raw.rgb8.data(), raw.bytes.data(), n);
+      raw.bytes.clear();
     }
     return raw;
   }
@@ -98,11 +113,17 @@ RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& na
                 std::to_string(need) + " sample bytes)");
   }
   const std::uint8_t* d = bytes.data() + pos;
-  for (size_t i = 0; i < n; ++i) {
-    std::uint16_t v = bps == 1 ? d[i] : static_cast<std::uint16_t>((d[2 * i] << 8) | d[2 * i + 1]);
-    if (v > maxval) throw Error(name + ": corrupt PNM file (sample above maxval)");
-    raw.samples[i] = v;
+  if (bytes8 && channels == 3) {  // every byte is <= 255
+    raw.bytes.clear();
+    raw.rgb8.resize(raw.width, raw.height);
+    std::memcpy(raw.rgb8.data(), d, n);
+    return raw;
   }
+  if (bytes8) {
+    raw.bytes.assign(d, d + n);
+    return raw;
+  }
+  for (size_t i = 0; i < n; ++i) put(i, bps == 1 ? d[i] : (d[2 * i] << 8) | d[2 * i + 1]);
   return raw;
 }
 

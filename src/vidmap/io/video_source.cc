@@ -197,8 +197,9 @@ class VideoSource : public FrameSource {
   void convert(Frame& out) {
     auto format = static_cast<AVPixelFormat>(frame_->format);
     bool shrink = info_.width < frame_->width;
-    int flags = (shrink ? SWS_AREA : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT |
-                SWS_FULL_CHR_H_INP;
+    // Full-resolution chroma for the RGB output; SWS_ACCURATE_RND is left off: it costs about
+    // 3 ms a 720p frame for sub-LSB rounding (docs/benchmarks.md, io).
+    int flags = (shrink ? SWS_AREA : SWS_BILINEAR) | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
     // sws_getCachedContext frees the old context when it makes a new one.
     sws_.reset(sws_getCachedContext(sws_.release(), frame_->width, frame_->height, format,
                                     info_.width, info_.height, AV_PIX_FMT_RGB24, flags, nullptr,

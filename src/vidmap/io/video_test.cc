@@ -154,7 +154,9 @@ TEST_F(Video, SamplingPicksTheFirstFrameAtOrAfterEachTarget) {
     o.fps = fps;
     auto s = openFrameSource(path, o);
     EXPECT_EQ(s->info().fps, fps);
-    if (fps == 4.0) EXPECT_EQ(s->info().frameCount, 8);
+    if (fps == 4.0) {
+      EXPECT_EQ(s->info().frameCount, 8);
+    }
     auto want = expectedPicks(fps);
     std::vector<Frame> frames;
     Frame f;
@@ -334,6 +336,15 @@ TEST_F(Video, WriterProblemsAreClearErrorsAndLeaveNothing) {
     EXPECT_FALSE(fs::exists(d / "partial.mkv"));  // only a temporary until finish()
   }  // destroyed without finish(): the temporary goes too
   EXPECT_TRUE(fs::is_empty(d)) << "left: " << fs::directory_iterator(d)->path();
+}
+
+TEST(VideoWithoutFfmpeg, IsAClearError) {
+  if (videoSupported()) GTEST_SKIP() << "this build has FFmpeg";
+  auto d = freshDir("noff");
+  testing::writeBytes(d / "a.mp4", std::vector<unsigned char>(100, 7));
+  expectError([&] { openFrameSource(d / "a.mp4"); }, {"a.mp4", "no video support"});
+  expectError([&] { VideoWriter(d / "b.mkv", 64, 48); }, {"b.mkv", "no video support"});
+  EXPECT_FALSE(videoCodecAvailable(VideoCodec::kFfv1));
 }
 
 }  // namespace

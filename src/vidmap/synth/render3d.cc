@@ -32,30 +32,48 @@ CameraView makeCameraView(const PinholeCamera& camera, const Pose& pose) {
   return v;
 }
 
-Image<Vec3> renderLinear(const Scene& scene, const PinholeCamera& camera, const Pose& pose,
-                         const RenderOptions& options) {
+namespace {
+
+// Renders every pixel and hands its colour to put(x, y, colour).
+template <class Put>
+void renderPixels(const Scene& scene, const PinholeCamera& camera, const Pose& pose,
+                  const RenderOptions& options, Put&& put) {
   const CameraView cam = makeCameraView(camera, pose);
   const SceneView sv = scene.view();
-  Image<Vec3> out(camera.width, camera.height);
-  const bool aa = options.antialias;
-  forRows(camera.height, options.parallel, [&](std::int64_t y) {
-    for (int x = 0; x < camera.width; ++x)
-      out(x, static_cast<int>(y)) = renderPixel(sv, cam, x, static_cast<int>(y), aa);
+  const int w = camera.width, h = camera.height;
+  if (!options.antialias) {
+    forRows(h, options.parallel, [&](std::int64_t y) {
+      for (int x = 0; x < w; ++x)
+        put(x, static_cast<int>(y), pointSampledPixel(sv, cam, x, static_cast<int>(y)));
+    });
+    return;
+  }
+  Image<Hit> centres(w, h);
+  forRows(h, options.parallel, [&](std::int64_t y) {
+    for (int x = 0; x < w; ++x)
+      centres(x, static_cast<int>(y)) = centreHit(sv, cam, x, static_cast<int>(y));
   });
+  forRows(h, options.parallel, [&](std::int64_t y) {
+    for (int x = 0; x < w; ++x)
+      put(x, static_cast<int>(y),
+          antialiasedPixel(sv, cam, centres.data(), w, h, x, static_cast<int>(y)));
+  });
+}
+
+}  // namespace
+
+Image<Vec3> renderLinear(const Scene& scene, const PinholeCamera& camera, const Pose& pose,
+                         const RenderOptions& options) {
+  Image<Vec3> out(camera.width, camera.height);
+  renderPixels(scene, camera, pose, options, [&](int x, int y, Vec3 c) { out(x, y) = c; });
   return out;
 }
 
 RgbImage renderImage(const Scene& scene, const PinholeCamera& camera, const Pose& pose,
                      const RenderOptions& options) {
-  const CameraView cam = makeCameraView(camera, pose);
-  const SceneView sv = scene.view();
   RgbImage out(camera.width, camera.height);
-  const bool aa = options.antialias;
-  forRows(camera.height, options.parallel, [&](std::int64_t y) {
-    for (int x = 0; x < camera.width; ++x) {
-      Vec3 c = renderPixel(sv, cam, x, static_cast<int>(y), aa);
-      out(x, static_cast<int>(y)) = Rgb8{toByte(c.x), toByte(c.y), toByte(c.z)};
-    }
+  renderPixels(scene, camera, pose, options, [&](int x, int y, Vec3 c) {
+    out(x, y) = Rgb8{toByte(c.x), toByte(c.y), toByte(c.z)};
   });
   return out;
 }

@@ -13,8 +13,9 @@
 namespace vidmap::synth {
 
 struct RenderOptions {
-  // true: 4 rotated-grid rays per pixel and textures prefiltered by the pixel footprint;
-  // false: one ray through the pixel centre, texture point-sampled (aliases).
+  // true: textures prefiltered by the pixel footprint, 4 rotated-grid rays on silhouettes
+  // (render_kernels.h); false: one ray through the pixel centre, texture point-sampled
+  // (aliases).
   bool antialias = true;
   // true: rows on all CPU threads; false: on the calling thread only (for callers that
   // render several frames at once).

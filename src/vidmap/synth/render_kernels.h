@@ -6,11 +6,13 @@
 // Because the camera-z component of that direction is 1, the ray parameter of a hit is the
 // hit's depth (camera z).
 //
-// Anti-aliasing (like multisampling): four rays on a rotated grid find the surfaces inside the
-// pixel. Where all four hit the same face, the texture is shaded once at the centre ray,
-// prefiltered by the pixel footprint; the footprint on the face comes from ray differentials
-// (Igehy, "Tracing ray differentials", SIGGRAPH 1999). On silhouettes each of the four
-// samples is shaded with half the footprint and the results are averaged.
+// Anti-aliasing (like multisampling), in two passes: first one ray through every pixel
+// centre finds the surface there (centreHit). A pixel whose 3x3 neighbourhood of centres
+// all meet the same face lies inside that face's image (faces are convex), so its texture
+// is shaded once at the centre ray, prefiltered by the pixel footprint; the footprint on the
+// face comes from ray differentials (Igehy, "Tracing ray differentials", SIGGRAPH 1999).
+// Other pixels (silhouettes, the image border) cast four rays on a rotated grid, shade each
+// with half the footprint and average them.
 #pragma once
 
 #include <cmath>
@@ -82,37 +84,43 @@ VIDMAP_HD inline void rotatedGridOffset(int k, double* ox, double* oy) {
   }
 }
 
-// The colour (linear [0, 1]) of pixel (x, y). antialias = false: one ray at the centre with
-// the texture point-sampled (the reference of a plain pinhole render).
-VIDMAP_HD inline Vec3 renderPixel(const SceneView& scene, const CameraView& cam, int x, int y,
-                                  bool antialias) {
-  if (!antialias) {
-    Vec3 d = pixelRay(cam, x, y);
-    return shadeHit(scene, cam, d, castRay(scene, cam.center, d), 0.0);
-  }
-  Vec3 dirs[4];
-  Hit hits[4];
-  bool same = true;
+// Pass 1: the surface at the centre of pixel (x, y).
+VIDMAP_HD inline Hit centreHit(const SceneView& scene, const CameraView& cam, int x, int y) {
+  return castRay(scene, cam.center, pixelRay(cam, x, y));
+}
+
+// The average of four rotated-grid rays, each shaded with half the pixel footprint.
+VIDMAP_HD inline Vec3 supersampledPixel(const SceneView& scene, const CameraView& cam, int x,
+                                        int y) {
+  Vec3 sum;
   for (int k = 0; k < 4; ++k) {
     double ox, oy;
     rotatedGridOffset(k, &ox, &oy);
-    dirs[k] = pixelRay(cam, x + ox, y + oy);
-    hits[k] = castRay(scene, cam.center, dirs[k]);
-    if (hits[k].face != hits[0].face) same = false;
+    Vec3 d = pixelRay(cam, x + ox, y + oy);
+    sum = sum + shadeHit(scene, cam, d, castRay(scene, cam.center, d), 0.5);
   }
-  if (same) {
-    Vec3 d = pixelRay(cam, x, y);
-    Hit h = hits[0];
-    if (h.face >= 0) {
-      // The centre ray meets the same (convex) face: intersect its plane directly.
-      const Face& f = scene.faces[h.face];
-      h.t = dot(f.normal, f.origin - cam.center) / dot(f.normal, d);
-    }
-    return shadeHit(scene, cam, d, h, 1.0);
-  }
-  Vec3 sum;
-  for (int k = 0; k < 4; ++k) sum = sum + shadeHit(scene, cam, dirs[k], hits[k], 0.5);
   return sum * 0.25;
+}
+
+// Pass 2: the anti-aliased colour (linear [0, 1]) of pixel (x, y), given the centre hits of
+// all pixels (row-major, width x height).
+VIDMAP_HD inline Vec3 antialiasedPixel(const SceneView& scene, const CameraView& cam,
+                                       const Hit* centres, int width, int height, int x, int y) {
+  const Hit h = centres[static_cast<long>(y) * width + x];
+  bool interior = x > 0 && y > 0 && x + 1 < width && y + 1 < height;
+  for (int dy = -1; dy <= 1 && interior; ++dy)
+    for (int dx = -1; dx <= 1 && interior; ++dx)
+      interior = centres[static_cast<long>(y + dy) * width + x + dx].face == h.face;
+  if (interior) return shadeHit(scene, cam, pixelRay(cam, x, y), h, 1.0);
+  return supersampledPixel(scene, cam, x, y);
+}
+
+// One ray through the pixel centre, the texture point-sampled (aliases; the reference of a
+// plain pinhole render).
+VIDMAP_HD inline Vec3 pointSampledPixel(const SceneView& scene, const CameraView& cam, int x,
+                                        int y) {
+  Vec3 d = pixelRay(cam, x, y);
+  return shadeHit(scene, cam, d, castRay(scene, cam.center, d), 0.0);
 }
 
 // The depth (camera z, metres) of the surface at the centre of pixel (x, y); 0 for the sky.

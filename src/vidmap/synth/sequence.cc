@@ -1,9 +1,11 @@
 #include "vidmap/synth/sequence.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <system_error>
@@ -12,7 +14,8 @@
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/io/atomic_file.h"
-#include "vidmap/synth/png_local.h"
+#include "vidmap/io/image_file.h"
+#include "vidmap/io/video_writer.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/scene3d.h"
 #include "vidmap/synth/truth_io.h"
@@ -58,6 +61,7 @@ std::string describe(const SequenceOptions& o, const PinholeCamera& c) {
        "\nheight " + std::to_string(c.height) + "\nhfov_deg " + num(o.hfovDeg) + "\nfx " +
        num(c.fx) + "\nfy " + num(c.fy) + "\ncx " + num(c.cx) + "\ncy " + num(c.cy) +
        "\nantialias " + (o.antialias ? "1" : "0") + "\ndepth " + (o.writeDepth ? "1" : "0") + "\n";
+  if (!o.video.empty()) s += "video " + fs::absolute(o.video).string() + "\n";
   return s;
 }
 
@@ -92,7 +96,7 @@ void SequenceOptions::check() const {
   parsePathKind(path);
 }
 
-bool sequenceVideoAvailable() { return false; }
+bool sequenceVideoAvailable() { return io::videoCodecAvailable(io::VideoCodec::kAuto); }
 
 SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o) {
   o.check();
@@ -105,12 +109,21 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
   if (fs::exists(outDir)) {
     if (!fs::is_directory(outDir)) throw Error(outDir.string() + " exists and is not a folder");
     if (!fs::is_empty(outDir) && !o.overwrite)
-      throw Error(outDir.string() + " exists and is not empty (use overwrite to replace it)");
+      throw Error(outDir.string() +
+                  " exists and is not empty (overwrite, --overwrite, replaces it)");
   }
-  if (!o.video.empty() && !sequenceVideoAvailable())
-    throw Error(
-        "MP4 output is not available in this build yet (io's video writer has not "
-        "landed); write the PNG sequence without a video");
+  if (!o.video.empty()) {
+    if (!sequenceVideoAvailable())
+      throw Error(
+          "video output is not available in this build (it needs FFmpeg); write the PNG "
+          "sequence without --video");
+    if (o.width % 2 != 0 || o.height % 2 != 0)
+      throw Error("video output needs an even width and height, got " + std::to_string(o.width) +
+                  "x" + std::to_string(o.height));
+    fs::path vdir = fs::absolute(o.video).parent_path();
+    if (!fs::is_directory(vdir))
+      throw Error("the folder for the video does not exist: " + vdir.string());
+  }
 
   const Scene scene = makeScene(o.scene, o.seed);
   PathOptions po;
@@ -133,30 +146,46 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
       depthPaths[i] = "depth/" + names[i];
     }
 
-    // Frames in parallel, each rendered on one thread (so that PNG compression runs in
-    // parallel too). OpenMP must not see an exception: keep the first and rethrow it.
+    // Frames in batches; the frames of a batch render in parallel, each on one thread (so PNG
+    // compression runs in parallel too), then go to the video in order. OpenMP must not see
+    // an exception: keep the first and rethrow it.
+    std::unique_ptr<io::VideoWriter> video;
+    if (!o.video.empty()) {
+      io::VideoWriterOptions vo;
+      vo.fps = o.fps;
+      video = std::make_unique<io::VideoWriter>(o.video, o.width, o.height, vo);
+    }
     std::exception_ptr failure;
     std::mutex failureMutex;
     RenderOptions ro;
     ro.antialias = o.antialias;
     ro.parallel = false;
-    parallelForDynamic(o.frames, [&](std::int64_t i) {
-      try {
-        {
-          std::lock_guard<std::mutex> lock(failureMutex);
-          if (failure) return;
-        }
-        const Pose& pose = result.frames[i].pose;
-        writePngRgb8(tmp / rgbPaths[i], renderImage(scene, result.camera, pose, ro));
-        if (o.writeDepth)
-          writePngGray16(tmp / depthPaths[i],
+    const int batch = std::max(1, 2 * maxThreads());
+    std::vector<RgbImage> images(batch);
+    for (int first = 0; first < o.frames; first += batch) {
+      const int count = std::min(batch, o.frames - first);
+      parallelForDynamic(count, [&](std::int64_t k) {
+        try {
+          {
+            std::lock_guard<std::mutex> lock(failureMutex);
+            if (failure) return;
+          }
+          const int i = first + static_cast<int>(k);
+          const Pose& pose = result.frames[i].pose;
+          images[k] = renderImage(scene, result.camera, pose, ro);
+          io::writePng(tmp / rgbPaths[i], images[k]);
+          if (o.writeDepth)
+            io::writePng(tmp / depthPaths[i],
                          depthToTum(renderDepth(scene, result.camera, pose, false)));
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failureMutex);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-    if (failure) std::rethrow_exception(failure);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failureMutex);
+          if (!failure) failure = std::current_exception();
+        }
+      });
+      if (failure) std::rethrow_exception(failure);
+      if (video)
+        for (int k = 0; k < count; ++k) video->write(images[k]);
+    }
 
     const std::string title = "synthetic sequence: scene " + o.scene + ", path " + o.path +
                               ", seed " + std::to_string(o.seed);
@@ -173,6 +202,11 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
     io::writeTextAtomically(tmp / "points3D.txt", formatColmapPoints3D());
     io::writeTextAtomically(tmp / "sequence.txt", describe(o, result.camera));
 
+    if (video) {
+      video->finish();  // renames the video into place
+      result.video = fs::absolute(o.video);
+    }
+
     // Into place: an empty or replaced OUTDIR goes only once the new one is complete.
     fs::path old;
     if (fs::exists(outDir)) {
@@ -183,6 +217,7 @@ SequenceResult writeSequence(const fs::path& outDirIn, const SequenceOptions& o)
     fs::rename(tmp, outDir, ec);
     if (ec) {
       if (!old.empty()) fs::rename(old, outDir);
+      if (!result.video.empty()) removeQuietly(result.video);
       throw Error("cannot rename " + tmp.string() + " to " + outDir.string() + ": " + ec.message());
     }
     if (!old.empty()) removeQuietly(old);

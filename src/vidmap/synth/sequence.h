@@ -8,7 +8,8 @@
 //   OUTDIR/sequence.txt               options, exact intrinsics, conventions
 //   OUTDIR/depth/frame_000000.png, depth.txt       with writeDepth: 16-bit depth, TUM style
 //                                                  (value / 5000 = metres, 0 = none)
-// and, with `video`, an H.264 MP4 of the frames (needs io's video writer; see writeSequence).
+// and, with `video`, a video of the frames through io::VideoWriter (codec by extension: .mp4
+// H.264 when FFmpeg has libx264, else MPEG-4; .mkv lossless FFV1), timestamps i / fps.
 // Everything is written under a temporary name beside OUTDIR and renamed at the end, so a
 // failure leaves no half-written sequence. The bytes depend only on the options (not on the
 // number of threads).
@@ -35,7 +36,7 @@ struct SequenceOptions {
   std::uint32_t seed = 1;
   bool antialias = true;
   bool writeDepth = false;
-  std::filesystem::path video;  // empty: no video
+  std::filesystem::path video;  // empty: no video; needs an even width and height
   bool overwrite = false;       // replace an existing non-empty OUTDIR
 
   // Throws vidmap::Error naming the bad option (frames, fps, width, height, hfov, scene,
@@ -54,7 +55,7 @@ struct SequenceResult {
 
 SequenceResult writeSequence(const std::filesystem::path& outDir, const SequenceOptions& options);
 
-// True when this build can write MP4 video.
+// True when this build can write video (FFmpeg).
 bool sequenceVideoAvailable();
 
 }  // namespace vidmap::synth

@@ -199,7 +199,7 @@ TEST(Sequence, BadOptionsGiveClearErrorsAndWriteNothing) {
   if (!sequenceVideoAvailable()) {
     o = small();
     o.video = root / "v.mp4";
-    expectError(o, "MP4");
+    expectError(o, "video");
     EXPECT_FALSE(fs::exists(root / "v.mp4"));
   }
   // A missing parent folder.

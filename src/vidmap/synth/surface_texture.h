@@ -1,7 +1,8 @@
 // The procedural texture painted on each face of a synthetic 3D scene: a colour albedo as a
 // function of the face's metric coordinates (s, t), rich at every scale so that corner
 // (KLT) and blob (SIFT) detectors find features from near and far:
-//   - fBm of gradient noise (Perlin, "Improving noise", SIGGRAPH 2002), 2 to 8 octaves,
+//   - fBm of gradient noise (the quintic fade of Perlin, "Improving noise", SIGGRAPH 2002;
+//     random gradients as in Perlin, "An image synthesizer", SIGGRAPH 1985), 7 octaves,
 //   - a checkerboard, axis-aligned on the face,
 //   - Gaussian blobs scattered one per cell of a jittered grid,
 //   - flat rectangles one per cell of a second grid (L-shaped corners),
@@ -111,7 +112,7 @@ VIDMAP_HD inline double fbm(double s, double t, double wavelength, int octaves, 
   double att = exp(-19.739208802178716 * sigma2 / (wavelength * wavelength));
   for (int k = 0; k < octaves; ++k) {
     norm += amp;
-    if (att > 1e-4) {
+    if (att > 1e-2) {  // below: less than 0.1 grey level
       sum += amp * att * gradientNoise(x + 17.31 * k, y - 5.77 * k, seed + 101U * k);
       att *= att;
       att *= att;
@@ -217,7 +218,7 @@ VIDMAP_HD inline Vec3 evalSurfaceTexture(const SurfaceTexture& tx, double s, dou
   lum += rectField(tx, s, t, fp);
   lum = lum < 0.03 ? 0.03 : (lum > 0.97 ? 0.97 : lum);
   double mixw =
-      clamp01(0.5 + 1.2 * fbm(s, t, 2.5 * tx.noiseWavelength, 2, 0.5, sigma2f, tx.seed ^ 0xc0105U));
+      clamp01(0.5 + 1.2 * fbm(s, t, 2.5 * tx.noiseWavelength, 1, 0.5, sigma2f, tx.seed ^ 0xc0105U));
   Vec3 tint = lerp(tx.tintA, tx.tintB, mixw);
   Vec3 c = tint * (lum * tx.shade);
   return {clamp01(c.x), clamp01(c.y), clamp01(c.z)};

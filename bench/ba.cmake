@@ -1,0 +1,16 @@
+# Bundle adjustment benchmarks: ba_bench (vidmap CPU/CUDA, and Ceres when found, in one run) and
+# ba_ceres_peer (Ceres alone, to carry to the GPU machine). Both print JSON lines.
+if(TARGET vidmap_ba)
+  add_executable(ba_bench ${CMAKE_CURRENT_LIST_DIR}/ba_bench.cc)
+  target_link_libraries(ba_bench PRIVATE vidmap::ba)
+  target_include_directories(ba_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+  vidmap_apply_flags(ba_bench)
+  if(TARGET vidmap_ba_ceres_peer)
+    target_link_libraries(ba_bench PRIVATE vidmap_ba_ceres_peer)
+    target_compile_definitions(ba_bench PRIVATE VIDMAP_HAVE_CERES=1)
+    add_executable(ba_ceres_peer ${CMAKE_CURRENT_LIST_DIR}/ba_ceres_peer.cc)
+    target_link_libraries(ba_ceres_peer PRIVATE vidmap_ba_ceres_peer)
+    target_include_directories(ba_ceres_peer PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+    vidmap_apply_flags(ba_ceres_peer)
+  endif()
+endif()

@@ -1,0 +1,196 @@
+// Bundle adjustment benchmark: time to convergence and per iteration of vidmap (CPU, and CUDA
+// when built and present) and, when built with Ceres, Ceres DENSE_SCHUR, SPARSE_SCHUR and
+// ITERATIVE_SCHUR on the same problems, the same cores and the same options, in one run.
+// Prints one JSON object per solve (and writes them to --out).
+//
+//   ba_bench [--threads N] [--backends cpu,cuda] [--ceres dense,sparse,iterative|none]
+//            [--vidmap-solvers auto,dense,iterative] [--max-iterations N] [--out FILE]
+//            [problem ...]        (BAL files or synthetic:IMAGESxPOINTS[:MODEL]; default: the
+//                                  BAL problems of shared/data/bal)
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ba_common.h"
+#include "vidmap/ba/backend.h"
+#include "vidmap/ba/solver.h"
+#include "vidmap/core/build_info.h"
+#include "vidmap/core/parallel.h"
+#if defined(VIDMAP_HAVE_CERES)
+#include "vidmap/ba/peer/ceres_peer.h"
+#endif
+
+using namespace vidmap;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');)
+    if (!t.empty()) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = maxThreads();
+  int maxIterations = 50;
+  std::vector<std::string> backends = {"cpu"}, ceresSolvers = {"dense", "sparse", "iterative"},
+                           vidmapSolvers = {"auto"}, problems;
+  std::string outPath;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--threads")
+      threads = std::stoi(next());
+    else if (a == "--backends")
+      backends = split(next());
+    else if (a == "--ceres")
+      ceresSolvers = split(next());
+    else if (a == "--vidmap-solvers")
+      vidmapSolvers = split(next());
+    else if (a == "--max-iterations")
+      maxIterations = std::stoi(next());
+    else if (a == "--out")
+      outPath = next();
+    else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    } else
+      problems.push_back(a);
+  }
+  if (problems.empty()) problems = bench::defaultProblems();
+  if (problems.empty()) {
+    std::fprintf(stderr,
+                 "no problems: pass BAL files or synthetic:IxP, or provide shared/data/bal\n");
+    return 2;
+  }
+  // Start the CUDA driver and the solver libraries before timing anything.
+  for (const auto& backend : backends)
+    if (backend == "cuda" && ba::cudaBackendAvailable()) {
+      ba::SyntheticOptions so;
+      so.numImages = 4;
+      so.numPoints = 50;
+      for (auto ls : {ba::LinearSolverType::kDenseSchur, ba::LinearSolverType::kIterativeSchur}) {
+        ba::Problem warm = ba::makeSyntheticScene(so).initial;
+        ba::Options ow;
+        ow.backend = ba::BackendType::kCuda;
+        ow.linearSolver = ls;
+        ba::solve(warm, ow);
+      }
+    }
+  std::vector<std::string> lines;
+  auto emit = [&](const bench::JsonLine& j) {
+    lines.push_back(j.str());
+    std::printf("%s\n", j.str().c_str());
+    std::fflush(stdout);
+  };
+  for (const auto& name : problems) {
+    ba::Problem problem;
+    try {
+      problem = bench::loadProblem(name);
+    } catch (const std::exception& e) {
+      bench::JsonLine j;
+      emit(j.add("problem", bench::baseName(name)).add("error", e.what()));
+      continue;
+    }
+    const std::string pname = bench::baseName(name);
+    ba::Options o;
+    o.numThreads = threads;
+    o.maxNumIterations = maxIterations;
+    for (const auto& backend : backends) {
+      if (backend == "cuda" && !ba::cudaBackendAvailable()) {
+        std::fprintf(stderr, "skipping cuda: no CUDA backend or device\n");
+        continue;
+      }
+      for (const auto& vs : vidmapSolvers) {
+        ba::Options ov = o;
+        ov.backend = backend == "cuda" ? ba::BackendType::kCuda : ba::BackendType::kCpu;
+        ov.linearSolver = vs == "dense"       ? ba::LinearSolverType::kDenseSchur
+                          : vs == "iterative" ? ba::LinearSolverType::kIterativeSchur
+                                              : ba::LinearSolverType::kAuto;
+        ba::Problem p = problem;
+        ba::Summary s;
+        try {
+          s = ba::solve(p, ov);
+        } catch (const std::exception& e) {
+          bench::JsonLine j;
+          emit(j.add("problem", pname)
+                   .add("solver", std::string("vidmap-") + backend)
+                   .add("error", e.what()));
+          continue;
+        }
+        bench::JsonLine j;
+        j.add("problem", pname)
+            .add("solver", std::string("vidmap-") + backend)
+            .add("linear_solver", ba::toString(s.linearSolver))
+            .add("threads", s.numThreads)
+            .add("images", s.numImages)
+            .add("points", s.numPoints)
+            .add("observations", s.numObservations)
+            .add("initial_cost", s.initialCost)
+            .add("final_cost", s.finalCost)
+            .add("iterations", s.numIterations())
+            .add("successful", s.numSuccessfulSteps)
+            .add("linear_iterations", s.numLinearSolverIterations)
+            .add("termination", ba::toString(s.termination))
+            .add("total_s", s.totalSeconds)
+            .add("per_iteration_s", s.minimizerSeconds / std::max(1, s.numIterations()))
+            .add("preprocessor_s", s.preprocessorSeconds)
+            .add("jacobian_s", s.jacobianEvaluationSeconds)
+            .add("residual_s", s.residualEvaluationSeconds)
+            .add("schur_s", s.schurSeconds)
+            .add("linear_solve_s", s.linearSolveSeconds)
+            .add("back_substitution_s", s.backSubstitutionSeconds)
+            .add("commit", build::kGitCommit);
+        emit(j);
+      }
+    }
+#if defined(VIDMAP_HAVE_CERES)
+    const bool joint =
+        problem.model == ba::CameraModel::kBal && problem.cameras.size() == problem.images.size();
+    for (const auto& cs : ceresSolvers) {
+      if (cs != "dense" && cs != "sparse" && cs != "iterative") continue;  // e.g. "none"
+      const auto solver = cs == "dense"    ? ba::peer::CeresSolver::kDenseSchur
+                          : cs == "sparse" ? ba::peer::CeresSolver::kSparseSchur
+                                           : ba::peer::CeresSolver::kIterativeSchur;
+      ba::Problem p = problem;
+      const auto r = ba::peer::solveWithCeres(
+          p, o, solver, joint ? ba::peer::CeresBlocks::kJoint : ba::peer::CeresBlocks::kSplit);
+      bench::JsonLine j;
+      j.add("problem", pname)
+          .add("solver", std::string("ceres-") + ba::peer::toString(solver))
+          .add("blocks", joint ? "joint" : "split")
+          .add("threads", threads)
+          .add("initial_cost", r.initialCost)
+          .add("final_cost", r.finalCost)
+          .add("iterations", r.iterations)
+          .add("successful", r.successfulSteps)
+          .add("linear_iterations", r.linearSolverIterations)
+          .add("termination", r.termination)
+          .add("total_s", r.totalSeconds)
+          .add("per_iteration_s", r.minimizerSeconds / std::max(1, r.iterations))
+          .add("preprocessor_s", r.preprocessorSeconds)
+          .add("jacobian_s", r.jacobianSeconds)
+          .add("residual_s", r.residualSeconds)
+          .add("linear_solver_s", r.linearSolverSeconds)
+          .add("commit", build::kGitCommit);
+      emit(j);
+    }
+#endif
+  }
+  if (!outPath.empty()) {
+    std::ofstream f(outPath);
+    for (const auto& l : lines) f << l << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,18 @@
+# Geometry benchmarks (plain mains printing JSON):
+# - geometry_vs_opencv: relative pose and PnP against OpenCV (findEssentialMat + recoverPose,
+#   solvePnPRansac) on the same correspondences, real pairs and synthetic scenes; OpenCV only.
+# - geometry_scorer: the batched hypothesis scorer, CPU against CUDA (512 x 4096).
+if(TARGET vidmap_geometry)
+  add_executable(geometry_scorer ${CMAKE_CURRENT_LIST_DIR}/geometry_scorer.cc)
+  target_link_libraries(geometry_scorer PRIVATE vidmap::geometry)
+  vidmap_apply_flags(geometry_scorer)
+  if(VIDMAP_HAVE_OPENCV)
+    find_package(OpenCV QUIET COMPONENTS core imgproc imgcodecs features2d calib3d)
+    if(OpenCV_FOUND)
+      add_executable(geometry_vs_opencv ${CMAKE_CURRENT_LIST_DIR}/geometry_vs_opencv.cc)
+      target_link_libraries(geometry_vs_opencv PRIVATE vidmap::geometry ${OpenCV_LIBS})
+      target_include_directories(geometry_vs_opencv PRIVATE ${OpenCV_INCLUDE_DIRS})
+      vidmap_apply_flags(geometry_vs_opencv)
+    endif()
+  endif()
+endif()

@@ -1,0 +1,292 @@
+// The KLT tracker on the GPU: push time at 640x360 and 1280x720 for 256 to 8192 tracks
+// (pyramid, forward, backward, check; and with the selection of a keyframe), per-kernel GPU
+// times, both tracking kernels, and the throughput in track-steps per second with K = 1, 4,
+// 16 sequences pushed together. Prints one JSON object. With --dump DIR it also writes the
+// frames and points of each case for bench/klt_opencv_pyrlk.py (the OpenCV peer).
+//
+// Timing: CUDA events around each push after a warm-up, medians of --reps pushes; the wall
+// time of a push includes staging the frame on the host, the upload, the kernels and the read.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vidmap/core/build_info.h"
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/device.h"
+#include "vidmap/klt/cuda_engine.h"
+#include "vidmap/synth/scene2d.h"
+#include "vidmap/synth/warp2d.h"
+
+namespace {
+
+using namespace vidmap;
+using klt::cuda::Engine;
+using klt::cuda::TrackKernel;
+using Clock = std::chrono::steady_clock;
+
+const char* kernelName(TrackKernel k) {
+  return k == TrackKernel::kWarp ? "warp"
+                                 : (k == TrackKernel::kWarpShared ? "warp-shared" : "lane");
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Frames {
+  Image<std::uint8_t> I, J;  // 8-bit, as a camera gives them (and as OpenCV reads them)
+};
+
+Image<std::uint8_t> toBytes(const GrayImage& g) {
+  Image<std::uint8_t> b(g.width(), g.height());
+  for (int y = 0; y < g.height(); ++y)
+    for (int x = 0; x < g.width(); ++x)
+      b(x, y) = static_cast<std::uint8_t>(std::lround(std::clamp(g(x, y), 0.0f, 1.0f) * 255.0f));
+  return b;
+}
+
+Frames makeFrames(int w, int h) {
+  synth::TexturedSceneOptions so;
+  so.width = w;
+  so.height = h;
+  const GrayImage I = synth::makeTexturedScene(so);
+  const double s = w / 640.0;
+  return {toBytes(I), toBytes(synth::warpImage(I, synth::translation(3.7 * s, -2.1 * s)))};
+}
+
+// n points uniform in the frame, 2 windows from the border (a fixed generator).
+std::vector<klt::TrackRecord> makePoints(int w, int h, int n, int hw) {
+  synth::Rng rng(7);
+  std::vector<klt::TrackRecord> p(n);
+  const double m = 2.0 * hw + 2;
+  for (auto& r : p)
+    r = klt::seedRecord(static_cast<float>(rng.uniform(m, w - 1 - m)),
+                        static_cast<float>(rng.uniform(m, h - 1 - m)), 0.0f);
+  return p;
+}
+
+struct PushStats {
+  double gpuMs = 0, kernelsMs = 0, wallMs = 0;
+  double keyGpuMs = 0, keyWallMs = 0;
+  std::map<std::string, double> kernelMs;  // medians per push, direct launches
+  int alive = 0, tracks = 0;
+  double meanIterations0 = 0;
+};
+
+// K sequences of n tracks each: pushes alternating the two frames, tracking every time.
+PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel, int reps,
+                  bool perKernel) {
+  const int w = fr.I.width(), h = fr.I.height();
+  klt::Options o = klt::optionsFor(w);
+  o.capacity = std::max(n, 1);
+  Engine e(ctx, K, w, h, o, kernel);
+  const auto seeds = makePoints(w, h, n, o.halfWindow);
+  const std::vector<int> ages(n, 1);
+  int slot = 0;
+  auto pushOnce = [&](bool track, bool select, bool graph, int frame) {
+    const Image<std::uint8_t>& img = frame % 2 ? fr.J : fr.I;
+    for (int q = 0; q < K; ++q) {
+      e.stageGray8(q, img.view());
+      e.stageSeeds(q, seeds.data(), n, ages.data());
+    }
+    const int cur = 1 - slot;
+    e.push(slot, cur, track, select, graph);
+    slot = cur;
+  };
+  PushStats st;
+  e.setTiming(true);
+  pushOnce(false, false, true, 0);
+  for (int i = 0; i < 5; ++i) pushOnce(true, false, true, i + 1);  // warm-up, graph capture
+  std::vector<double> gpu, kern, wall;
+  for (int i = 0; i < reps; ++i) {
+    const auto t = Clock::now();
+    pushOnce(true, false, true, i);
+    wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    gpu.push_back(e.lastPushMs());
+    kern.push_back(e.lastKernelsMs());
+  }
+  st.gpuMs = median(gpu);
+  st.kernelsMs = median(kern);
+  st.wallMs = median(wall);
+  // Alive tracks and the iterations at level 0 of the last push (sequence 0).
+  st.tracks = n;
+  double it = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto& r = e.checked(0)[i];
+    st.alive += klt::statusAlive(r.status);
+    it += klt::statusIterations(r.status);
+  }
+  st.meanIterations0 = n ? it / n : 0;
+  // Keyframe pushes: the same plus compaction and selection on the device.
+  gpu.clear();
+  wall.clear();
+  for (int i = 0; i < 2; ++i) pushOnce(true, true, true, i);
+  for (int i = 0; i < reps; ++i) {
+    const auto t = Clock::now();
+    pushOnce(true, true, true, i);
+    wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    gpu.push_back(e.lastPushMs());
+  }
+  st.keyGpuMs = median(gpu);
+  st.keyWallMs = median(wall);
+  if (perKernel) {
+    e.setTiming(false);
+    e.setProfiling(true);
+    std::map<std::string, std::vector<double>> per;
+    for (int i = 0; i < reps; ++i) {
+      ctx.profiler().reset();
+      pushOnce(true, i % 2 == 0, false, i);  // every other push a keyframe (selection)
+      for (const auto& k : ctx.profiler().stats()) per[k.name].push_back(k.gpuMs);
+    }
+    for (auto& [name, v] : per) st.kernelMs[name] = median(v);
+    e.setProfiling(false);
+  }
+  return st;
+}
+
+void writePgm(const std::string& path, const Image<std::uint8_t>& img) {
+  std::ofstream f(path, std::ios::binary);
+  f << "P5\n" << img.width() << " " << img.height() << "\n255\n";
+  f.write(reinterpret_cast<const char*>(img.data()), img.pixels());
+}
+
+// FLOPs of one track step (forward + backward), counted from kernels.h: per level a template
+// of n window pixels (two bilinear samples of 3 channels: 21 FLOPs, mask and sums: 22) and
+// per iteration n target pixels (bilinear 7, mask 1, four sums 7) plus the 2x2 solve.
+double flopsPerTrackStep(const klt::Options& o, double iterations) {
+  const double n = (2.0 * o.halfWindow + 1) * (2.0 * o.halfWindow + 1);
+  return 2.0 * o.levels * (n * 43.0 + iterations * (n * 15.0 + 30.0));
+}
+
+// Bytes a push must move through device memory: the frame (8-bit) in, level 0 written, the
+// pyramid (4/3 of level 0) read and written, its gradient (two floats) written; the tracks
+// read their windows from L2 (a few MB), which is not counted.
+double bytesPerPush(int w, int h) {
+  const double px = static_cast<double>(w) * h, pyr = px * 4.0 / 3.0;
+  return px * 1 + px * 4 + pyr * 4 * 2 + pyr * 8;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dump;
+  int reps = 30;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dump" && i + 1 < argc)
+      dump = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(3, std::atoi(argv[++i]));
+    else if (a == "--quick")
+      quick = true;
+  }
+  if (gpu::deviceCount() == 0) {
+    std::printf("{\"skipped\": \"%s\"}\n", gpu::noDeviceReason().c_str());
+    return 0;
+  }
+  gpu::Context ctx;
+  const auto info = ctx.info();
+  std::printf(
+      "{\n \"bench\": \"klt_cuda\",\n \"device\": \"%s\",\n \"sms\": %d,\n"
+      " \"commit\": \"%s\",\n \"no_fma\": %s,\n \"reps\": %d,\n",
+      info.name.c_str(), info.multiProcessors, build::kGitCommit,
+      build::kCudaNoFma ? "true" : "false", reps);
+
+  const int sizes[2][2] = {{640, 360}, {1280, 720}};
+  const std::vector<int> counts =
+      quick ? std::vector<int>{1024} : std::vector<int>{256, 1024, 4096, 8192};
+  std::string cases = "[";
+  std::printf(" \"push\": [\n");
+  bool first = true;
+  for (const auto& sz : sizes) {
+    const Frames fr = makeFrames(sz[0], sz[1]);
+    const klt::Options o = klt::optionsFor(sz[0]);
+    for (int n : counts) {
+      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane}) {
+        const bool perKernel = true;
+        const PushStats s = measure(ctx, fr, 1, n, k, reps, perKernel);
+        const double flops = flopsPerTrackStep(o, s.meanIterations0) * n;
+        const double floorUs = std::max(flops / 60e12, bytesPerPush(sz[0], sz[1]) / 4.3e12) * 1e6;
+        std::printf(
+            "%s  {\"width\": %d, \"height\": %d, \"tracks\": %d, \"kernel\": \"%s\", "
+            "\"alive\": %d, \"mean_iterations_level0\": %.2f, \"push_gpu_ms\": %.4f, "
+            "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, \"keyframe_push_gpu_ms\": "
+            "%.4f, \"keyframe_push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"flops_per_push\": %.4g, \"floor_us\": %.2f, \"kernel_ms\": {",
+            first ? "" : ",\n", sz[0], sz[1], n, kernelName(k), s.alive, s.meanIterations0, s.gpuMs,
+            s.kernelsMs, s.wallMs, s.keyGpuMs, s.keyWallMs, n / (s.gpuMs * 1e-3), flops, floorUs);
+        bool f2 = true;
+        for (const auto& [name, ms] : s.kernelMs) {
+          std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);
+          f2 = false;
+        }
+        std::printf("}}");
+        std::fflush(stdout);
+        first = false;
+      }
+      if (!dump.empty()) {
+        std::filesystem::create_directories(dump);
+        const std::string name =
+            std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + "_" + std::to_string(n);
+        writePgm(dump + "/" + name + "_prev.pgm", fr.I);
+        writePgm(dump + "/" + name + "_cur.pgm", fr.J);
+        std::ofstream pf(dump + "/" + name + "_points.txt");
+        for (const auto& p : makePoints(sz[0], sz[1], n, o.halfWindow)) {
+          char line[64];
+          std::snprintf(line, sizeof line, "%.6f %.6f\n", p.x, p.y);
+          pf << line;
+        }
+        char c[256];
+        std::snprintf(c, sizeof c,
+                      "%s{\"name\": \"%s\", \"width\": %d, \"height\": %d, \"window\": %d, "
+                      "\"levels\": %d, \"iterations\": %d, \"epsilon\": %g, \"fb_threshold\": %g}",
+                      cases.size() > 1 ? ", " : "", name.c_str(), sz[0], sz[1],
+                      2 * o.halfWindow + 1, o.levels, o.maxIterations, o.epsilonPx,
+                      o.fbThresholdPx);
+        cases += c;
+      }
+    }
+  }
+  std::printf("\n ],\n \"throughput\": [\n");
+  first = true;
+  struct T {
+    int w, h, n;
+  };
+  const std::vector<T> tp =
+      quick ? std::vector<T>{{640, 360, 1024}}
+            : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}};
+  for (const T& t : tp) {
+    const Frames fr = makeFrames(t.w, t.h);
+    for (int K : {1, 4, 16})
+      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared}) {
+        const PushStats s = measure(ctx, fr, K, t.n, k, reps, false);
+        std::printf(
+            "%s  {\"width\": %d, \"height\": %d, \"tracks_per_sequence\": %d, "
+            "\"sequences\": %d, \"kernel\": \"%s\", \"push_gpu_ms\": %.4f, "
+            "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
+            "\"keyframe_push_gpu_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"track_steps_per_s_wall\": %.4g}",
+            first ? "" : ",\n", t.w, t.h, t.n, K, kernelName(k), s.gpuMs, s.kernelsMs, s.wallMs,
+            s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3));
+        std::fflush(stdout);
+        first = false;
+      }
+  }
+  std::printf("\n ]\n}\n");
+  if (!dump.empty()) {
+    std::ofstream cf(dump + "/cases.json");
+    cf << cases << "]\n";
+  }
+  return 0;
+}

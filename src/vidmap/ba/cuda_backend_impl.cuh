@@ -1,0 +1,1113 @@
+// The CUDA backend's kernels and class template (see cuda_backend.cu). Included by one .cu
+// file per camera model, so the instantiations compile in parallel.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vidmap/ba/backend.h"
+#include "vidmap/ba/dispatch.h"
+#include "vidmap/ba/fold_maps.h"
+#include "vidmap/ba/schur.h"
+#include "vidmap/ba/update.h"
+#include "vidmap/core/error.h"
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/cuda_check.cuh"
+#include "vidmap/gpu/device.h"
+#include "vidmap/gpu/device_buffer.h"
+
+namespace vidmap::ba::cuda_detail {
+
+inline void check(cusolverStatus_t s, const char* what) {
+  if (s != CUSOLVER_STATUS_SUCCESS)
+    throw Error(std::string("bundle adjustment (cuSOLVER): ") + what + " failed, status " +
+                std::to_string(static_cast<int>(s)));
+}
+#define VM_SOLVER(call) check((call), #call)
+
+inline double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A resizable device array on a context's stream (gpu::DeviceBuffer underneath).
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(gpu::Context& ctx) : ctx_(&ctx) {}
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  void resize(size_t n) {
+    if (n == n_ && (n == 0 || !buf_.empty())) return;
+    n_ = n;
+    buf_ = n ? gpu::DeviceBuffer<T>(*ctx_, n) : gpu::DeviceBuffer<T>();
+  }
+  void upload(const std::vector<T>& v) {
+    resize(v.size());
+    if (n_) buf_.upload(std::span<const T>(v));
+  }
+  std::vector<T> download() const { return n_ ? buf_.download() : std::vector<T>(); }
+  void zero() {
+    if (n_) buf_.fillBytesAsync(0, ctx_->stream());
+  }
+  void copyFrom(const DeviceArray& o) {
+    resize(o.n_);
+    if (n_)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(data(), o.data(), n_ * sizeof(T), cudaMemcpyDeviceToDevice,
+                                        ctx_->stream().handle()));
+  }
+  T* data() { return n_ ? buf_.data() : nullptr; }
+  const T* data() const { return n_ ? buf_.data() : nullptr; }
+  size_t size() const { return n_; }
+
+ private:
+  gpu::Context* ctx_;
+  gpu::DeviceBuffer<T> buf_;
+  size_t n_ = 0;
+};
+
+constexpr int kThreads = 256;
+
+template <class F>
+__global__ void forEachKernel(int n, F f) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) f(i);
+}
+
+template <class F>
+void forEach(cudaStream_t st, int n, F f) {
+  if (n <= 0) return;
+  forEachKernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, st>>>(n, f);
+  VIDMAP_CUDA_CHECK_LAUNCH();
+}
+
+// Block b reduces [b * chunk, (b + 1) * chunk): each thread a fixed strided subset, then a tree.
+template <bool kMax>
+__global__ void reduceKernel(const double* v, int n, int chunk, double* out) {
+  __shared__ double sh[kThreads];
+  const int t = threadIdx.x;
+  const int begin = blockIdx.x * chunk, end = min(n, begin + chunk);
+  double s = 0.0;
+  for (int i = begin + t; i < end; i += kThreads) s = kMax ? fmax(s, v[i]) : s + v[i];
+  sh[t] = s;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
+    if (t < w) sh[t] = kMax ? fmax(sh[t], sh[t + w]) : sh[t] + sh[t + w];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = sh[0];
+}
+
+// One block per group (CSR start/items), W values per item, summed by a fixed tree.
+template <int W, int BS, class ItemF, class OutF>
+__global__ void groupReduceKernel(const int* start, const int* items, ItemF itemF, OutF outF) {
+  __shared__ double sh[W][BS];
+  const int g = blockIdx.x, t = threadIdx.x;
+  double acc[W];
+  for (int w = 0; w < W; ++w) acc[w] = 0.0;
+  for (int k = start[g] + t; k < start[g + 1]; k += BS) itemF(items[k], acc);
+  for (int w = 0; w < W; ++w) sh[w][t] = acc[w];
+  __syncthreads();
+  for (int s = BS / 2; s > 0; s >>= 1) {
+    if (t < s)
+      for (int w = 0; w < W; ++w) sh[w][t] += sh[w][t + s];
+    __syncthreads();
+  }
+  for (int w = t; w < W; w += BS) outF(g, w, sh[w][0]);
+}
+
+template <int W, int BS, class ItemF, class OutF>
+void groupReduce(cudaStream_t st, int groups, const int* start, const int* items, ItemF itemF,
+                 OutF outF) {
+  if (groups <= 0) return;
+  groupReduceKernel<W, BS><<<groups, BS, 0, st>>>(start, items, itemF, outF);
+  VIDMAP_CUDA_CHECK_LAUNCH();
+}
+
+// B(g) = sum over the pairs of segment g of Jc_a' N(a, b): one thread per output element, the
+// pairs in order (as accumulatePair on the CPU), staged through shared memory in tiles.
+template <int C>
+__global__ void segmentKernel(const int* segStart, const int* pairA, const int* pairB,
+                              const double* rec, const double* P, bool schur, double* segB) {
+  constexpr int RS = recordSize(C);
+  constexpr int kTile = 32;
+  __shared__ double sJa[kTile][2 * C];
+  __shared__ double sN[kTile][2 * C];
+  const int g = blockIdx.x, t = threadIdx.x;
+  const int r = t / C, c = t % C;
+  const bool active = t < C * C;
+  double acc = 0.0;
+  const double zeroP[6] = {0, 0, 0, 0, 0, 0};
+  for (int base = segStart[g]; base < segStart[g + 1]; base += kTile) {
+    const int n = min(kTile, segStart[g + 1] - base);
+    if (t < n) {
+      const int a = pairA[base + t], b = pairB[base + t];
+      const double* ra = rec + static_cast<size_t>(a) * RS;
+      pairFactor<C>(schur ? P + 6 * static_cast<size_t>(a) : zeroP,
+                    rec + static_cast<size_t>(b) * RS, a == b, sN[t]);
+      for (int k = 0; k < 2 * C; ++k) sJa[t][k] = ra[8 + k];
+    }
+    __syncthreads();
+    if (active)
+      for (int e = 0; e < n; ++e) acc += sJa[e][r] * sN[e][c] + sJa[e][C + r] * sN[e][C + c];
+    __syncthreads();
+  }
+  if (active) segB[static_cast<size_t>(g) * C * C + t] = acc;
+}
+
+// Shared camera block of the Schur-Jacobi preconditioner (one block per shared camera):
+// sum of Jint'Jint over its observations minus, per point, W Vinv W' (see cpu_backend.cc).
+template <int C>
+__global__ void sharedBlockKernel(int numObs, const int* obsImage, const int* imageShared,
+                                  const int* sharedCams, int numVarPoints, const int* varPoints,
+                                  const int* pointObsStart, const int* pointObs, const double* rec,
+                                  const double* Vinv, bool schur,
+                                  double* out /* K*K per shared camera */) {
+  constexpr int K = C - kPoseDims;
+  constexpr int RS = recordSize(C);
+  constexpr int BS = 128;
+  __shared__ double sh[K * K > 0 ? K * K : 1][BS];
+  const int q = blockIdx.x, t = threadIdx.x;
+  const int cam = sharedCams[q];
+  double acc[K * K > 0 ? K * K : 1];
+  for (int e = 0; e < K * K; ++e) acc[e] = 0.0;
+  for (int a = t; a < numObs; a += BS) {
+    if (imageShared[obsImage[a]] != cam) continue;
+    const double* Ji = rec + static_cast<size_t>(a) * RS + 8 + kPoseDims;
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) acc[i * K + j] += Ji[i] * Ji[j] + Ji[C + i] * Ji[C + j];
+  }
+  if (schur)
+    for (int v = t; v < numVarPoints; v += BS) {
+      const int p = varPoints[v];
+      double W[3 * (K > 0 ? K : 1)];
+      for (int e = 0; e < 3 * K; ++e) W[e] = 0.0;
+      bool any = false;
+      for (int u = pointObsStart[p]; u < pointObsStart[p + 1]; ++u) {
+        const int a = pointObs[u];
+        if (imageShared[obsImage[a]] != cam) continue;
+        any = true;
+        const double* ra = rec + static_cast<size_t>(a) * RS;
+        const double* Jp = ra + 2;
+        const double* Ji = ra + 8 + kPoseDims;
+        for (int i = 0; i < K; ++i)
+          for (int k = 0; k < 3; ++k) W[i * 3 + k] += Ji[i] * Jp[k] + Ji[C + i] * Jp[3 + k];
+      }
+      if (!any) continue;
+      const double* Vi = Vinv + 9 * static_cast<size_t>(p);
+      for (int i = 0; i < K; ++i) {
+        double wv[3];
+        sym3Times(Vi, W + 3 * i, wv);
+        for (int j = 0; j < K; ++j)
+          acc[i * K + j] -= wv[0] * W[3 * j] + wv[1] * W[3 * j + 1] + wv[2] * W[3 * j + 2];
+      }
+    }
+  for (int e = 0; e < K * K; ++e) sh[e][t] = acc[e];
+  __syncthreads();
+  for (int s = BS / 2; s > 0; s >>= 1) {
+    if (t < s)
+      for (int e = 0; e < K * K; ++e) sh[e][t] += sh[e][t + s];
+    __syncthreads();
+  }
+  for (int e = t; e < K * K; e += BS) out[static_cast<size_t>(q) * K * K + e] = sh[e][0];
+}
+
+template <CameraModel M, RotationType R, int C>
+class CudaBackend final : public Backend {
+  static constexpr int RS = recordSize(C);
+  static constexpr int K = Projection<M>::kParams;
+
+ public:
+  explicit CudaBackend(const BackendInput& in)
+      : s_(*in.structure), o_(*in.options), explicit_(in.explicitSchur) {
+    loss_ = makeLoss(o_.loss, o_.lossScale);
+    nObs_ = s_.numObs();
+    nVar_ = static_cast<int>(s_.varPoints.size());
+    nSeg_ = static_cast<int>(s_.segA.size());
+    const Parameters x = extractParameters(*in.problem);
+    rot_.upload(x.rotation), trans_.upload(x.translation), intr_.upload(x.intrinsics);
+    pts_.upload(x.points);
+    cRot_.copyFrom(rot_), cTrans_.copyFrom(trans_), cIntr_.copyFrom(intr_), cPts_.copyFrom(pts_);
+    obsImage_.upload(s_.obsImage), obsPoint_.upload(s_.obsPoint), obsXY_.upload(s_.obsXY);
+    imageCamera_.upload(s_.imageCamera), colMap_.upload(s_.colMap), pointCol_.upload(s_.pointCol);
+    cameraCol_.upload(s_.cameraCol.empty() ? std::vector<int>{-1} : s_.cameraCol);
+    varPoints_.upload(s_.varPoints.empty() ? std::vector<int>{0} : s_.varPoints);
+    pointObsStart_.upload(s_.pointObsStart), pointObs_.upload(s_.pointObs);
+    imageObsStart_.upload(s_.imageObsStart), imageObs_.upload(s_.imageObs);
+    segStart_.upload(s_.segStart), pairA_.upload(s_.pairA), pairB_.upload(s_.pairB);
+    imageShared_.upload(s_.imageShared);
+    sharedCams_.upload(s_.sharedCameras.empty() ? std::vector<int>{-1} : s_.sharedCameras);
+    std::vector<std::uint8_t> rv(s_.rotationVaries), tv(s_.translationVaries), cv(s_.cameraVaries);
+    rotVaries_.upload(rv), transVaries_.upload(tv), camVaries_.upload(cv);
+    buildFoldMaps();
+
+    rec_.resize(static_cast<size_t>(nObs_) * RS);
+    P_.resize(static_cast<size_t>(nObs_) * 6);
+    P_.zero();
+    u_.resize(static_cast<size_t>(nObs_) * 2);
+    obsTmp_.resize(std::max(nObs_, 1));
+    const size_t nE = static_cast<size_t>(s_.numImages) * C;
+    for (auto* a : {&scaleE_, &gE_, &colE_, &rhsE_, &yE_, &xE_}) a->resize(std::max<size_t>(nE, 1));
+    const size_t nF = std::max(s_.nF, 1);
+    for (auto* a : {&scaleF_, &gF_, &colF_, &rhsF_, &yF_, &deltaF_, &D2F_}) a->resize(nF);
+    std::vector<double> ones(s_.nF, 1.0);
+    if (s_.nF) scaleF_.upload(ones);
+    std::vector<double> sp(static_cast<size_t>(s_.numPoints) * 3, 0.0);
+    for (int j : s_.varPoints) sp[3 * j] = sp[3 * j + 1] = sp[3 * j + 2] = 1.0;
+    scaleP_.upload(sp);
+    const size_t np = static_cast<size_t>(s_.numPoints);
+    V0_.resize(np * 6), gP_.resize(np * 3), Vinv_.resize(np * 9), yP_.resize(np * 3);
+    deltaP_.resize(np * 3);
+    V0_.zero(), gP_.zero(), Vinv_.zero(), yP_.zero(), deltaP_.zero();
+    segB_.resize(std::max<size_t>(static_cast<size_t>(nSeg_) * C * C, 1));
+    itemTmp_.resize(
+        std::max<size_t>({static_cast<size_t>(s_.numImages), static_cast<size_t>(s_.numCameras),
+                          static_cast<size_t>(nVar_), 1}));
+    partial_.resize(4096);
+    scalar_.resize(1);
+    if (explicit_ && s_.nF > 0) {
+      S_.resize(static_cast<size_t>(s_.nF) * s_.nF);
+      VM_SOLVER(cusolverDnCreate(&solver_));
+      VM_SOLVER(cusolverDnSetStream(solver_, st_));
+      int lwork = 0;
+      VM_SOLVER(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(),
+                                            s_.nF, &lwork));
+      work_.resize(std::max(lwork, 1));
+      info_.resize(1);
+    }
+  }
+
+  ~CudaBackend() override {
+    if (solver_) cusolverDnDestroy(solver_);
+  }
+
+  bool linearize(bool computeScaling, double* cost, double* gradientMaxNorm) override {
+    const double t0 = now();
+    if (computeScaling) updateScaleE();
+    *cost = evaluateAll();
+    if (!std::isfinite(*cost)) {
+      times.jacobian += now() - t0;
+      return false;
+    }
+    if (computeScaling) {
+      reduceImages();
+      reducePoints();
+      if (o_.jacobiScaling) {
+        double* sF = scaleF_.data();
+        const double* cF = colF_.data();
+        forEach(st_, s_.nF, [=] __device__(int c) { sF[c] = 1.0 / (1.0 + sqrt(cF[c])); });
+        double* sP = scaleP_.data();
+        const double* V0 = V0_.data();
+        const int* vp = varPoints_.data();
+        forEach(st_, nVar_, [=] __device__(int v) {
+          const int j = vp[v];
+          sP[3 * j] = 1.0 / (1.0 + sqrt(V0[6 * j]));
+          sP[3 * j + 1] = 1.0 / (1.0 + sqrt(V0[6 * j + 3]));
+          sP[3 * j + 2] = 1.0 / (1.0 + sqrt(V0[6 * j + 5]));
+        });
+        updateScaleE();
+        double* rec = rec_.data();
+        const double* sE = scaleE_.data();
+        const int *oi = obsImage_.data(), *op = obsPoint_.data();
+        forEach(st_, nObs_, [=] __device__(int a) {
+          double* r = rec + static_cast<size_t>(a) * RS;
+          const double* sp = sP + 3 * op[a];
+          const double* sc = sE + static_cast<size_t>(oi[a]) * C;
+          for (int i = 0; i < 2; ++i) {
+            for (int k = 0; k < 3; ++k) r[2 + 3 * i + k] *= sp[k];
+            for (int k = 0; k < C; ++k) r[8 + C * i + k] *= sc[k];
+          }
+        });
+      }
+    }
+    reduceImages();
+    reducePoints();
+    *gradientMaxNorm = gradientMax();
+    times.jacobian += now() - t0;
+    return true;
+  }
+
+  StepResult computeStep(double radius) override {
+    StepResult res;
+    double t0 = now();
+    const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
+    {
+      double* D2 = D2F_.data();
+      const double* cF = colF_.data();
+      forEach(st_, s_.nF,
+              [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
+    }
+    // Point elimination.
+    {
+      const int* vp = varPoints_.data();
+      const double* V0 = V0_.data();
+      double* Vinv = Vinv_.data();
+      double* P = P_.data();
+      const double* rec = rec_.data();
+      const int *ps = pointObsStart_.data(), *po = pointObs_.data();
+      double* bad = itemTmp_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        const double* V = V0 + 6 * j;
+        const double d2[3] = {fmin(fmax(V[0], minD), maxD) / radius,
+                              fmin(fmax(V[3], minD), maxD) / radius,
+                              fmin(fmax(V[5], minD), maxD) / radius};
+        double* Vi = Vinv + 9 * static_cast<size_t>(j);
+        if (!invertPoint(V, d2, Vi)) {
+          bad[v] = 1.0;
+          return;
+        }
+        bad[v] = 0.0;
+        for (int t = ps[j]; t < ps[j + 1]; ++t) {
+          const int a = po[t];
+          pointProjector(rec + static_cast<size_t>(a) * RS, Vi, P + 6 * static_cast<size_t>(a));
+        }
+      });
+      if (nVar_ > 0 && reduce(itemTmp_.data(), nVar_, true) > 0.0) {
+        res.message = "the 3x3 block of a point is not positive definite";
+        times.schur += now() - t0;
+        return res;
+      }
+    }
+    // Reduced right-hand side per image, folded.
+    {
+      const double *rec = rec_.data(), *P = P_.data(), *gP = gP_.data();
+      const int *op = obsPoint_.data(), *pc = pointCol_.data();
+      double* rhsE = rhsE_.data();
+      groupReduce<C, 128>(
+          st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
+          [=] __device__(int a, double* acc) {
+            const int j = op[a];
+            accumulateReducedRhs<C>(rec + static_cast<size_t>(a) * RS,
+                                    pc[j] >= 0 ? P + 6 * static_cast<size_t>(a) : nullptr,
+                                    gP + 3 * j, acc);
+          },
+          [=] __device__(int g, int w, double v) { rhsE[static_cast<size_t>(g) * C + w] = v; });
+      foldVector(rhsE_.data(), rhsF_.data());
+    }
+    if (nSeg_ > 0) {
+      auto timer = ctx_.profiler().time("ba_segments", ctx_.stream());
+      segmentKernel<C><<<nSeg_, 128, 0, st_>>>(
+          segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(), P_.data(),
+          explicit_ || o_.preconditioner == PreconditionerType::kSchurJacobi, segB_.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    times.schur += now() - t0;
+
+    yF_.zero();
+    if (s_.nF > 0) {
+      if (explicit_) {
+        t0 = now();
+        S_.zero();
+        {
+          auto timer = ctx_.profiler().time("ba_fold_schur", ctx_.stream());
+          double* S = S_.data();
+          const double* B = segB_.data();
+          const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data();
+          const std::int64_t* ft = foldMatTarget_.data();
+          const double* ff = foldMatFactor_.data();
+          forEach(st_, static_cast<int>(foldMatTargetHost_), [=] __device__(int e) {
+            double v = 0.0;
+            for (int k = fs[e]; k < fs[e + 1]; ++k) v += ff[k] * B[fsrc[k]];
+            S[ft[e]] = v;
+          });
+          const double* D2 = D2F_.data();
+          const int n = s_.nF;
+          forEach(st_, n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
+        }
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+        times.schur += now() - t0;
+        t0 = now();
+        // Row-major upper = column-major lower.
+        auto timer = ctx_.profiler().time("ba_potrf_potrs", ctx_.stream());
+        VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
+                                   work_.data(), static_cast<int>(work_.size()), info_.data()));
+        int info = 0;
+        VIDMAP_CUDA_CHECK(
+            cudaMemcpyAsync(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost, st_));
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+        if (info != 0) {
+          times.linearSolve += now() - t0;
+          res.message = "the reduced camera system is not positive definite";
+          return res;
+        }
+        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
+                                          cudaMemcpyDeviceToDevice, st_));
+        VM_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(), s_.nF,
+                                   yF_.data(), s_.nF, info_.data()));
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+        res.linearIterations = 1;
+        times.linearSolve += now() - t0;
+      } else {
+        t0 = now();
+        if (!buildPreconditioner(&res.message)) {
+          times.schur += now() - t0;
+          return res;
+        }
+        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+        times.schur += now() - t0;
+        t0 = now();
+        const bool ok = conjugateGradients(&res);
+        times.linearSolve += now() - t0;
+        if (!ok) return res;
+      }
+    }
+    t0 = now();
+    if (s_.nF > 0 && !std::isfinite(reduce(yF_.data(), s_.nF, false))) {
+      res.message = "the reduced camera system gave a step that is not finite";
+      times.backSubstitution += now() - t0;
+      return res;
+    }
+    gather(yF_.data(), yE_.data());
+    {
+      const int* vp = varPoints_.data();
+      const int *ps = pointObsStart_.data(), *po = pointObs_.data(), *oi = obsImage_.data();
+      const double *rec = rec_.data(), *gP = gP_.data(), *Vinv = Vinv_.data(), *yE = yE_.data();
+      double* yP = yP_.data();
+      double* chk = itemTmp_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        double acc[3] = {gP[3 * j], gP[3 * j + 1], gP[3 * j + 2]};
+        for (int t = ps[j]; t < ps[j + 1]; ++t) {
+          const int a = po[t];
+          const double* ra = rec + static_cast<size_t>(a) * RS;
+          double z[2];
+          cameraTimes<C>(ra, yE + static_cast<size_t>(oi[a]) * C, z);
+          z[0] = -z[0], z[1] = -z[1];
+          pointTransposeTimes(ra, z, acc);
+        }
+        sym3Times(Vinv + 9 * static_cast<size_t>(j), acc, yP + 3 * j);
+        chk[v] = yP[3 * j] + yP[3 * j + 1] + yP[3 * j + 2];
+      });
+      if (nVar_ > 0 && !std::isfinite(reduce(itemTmp_.data(), nVar_, false))) {
+        res.message = "the back-substitution gave a point step that is not finite";
+        times.backSubstitution += now() - t0;
+        return res;
+      }
+    }
+    {
+      const double *rec = rec_.data(), *yE = yE_.data(), *yP = yP_.data();
+      const int *oi = obsImage_.data(), *op = obsPoint_.data(), *pc = pointCol_.data();
+      double* out = obsTmp_.data();
+      forEach(st_, nObs_, [=] __device__(int a) {
+        const int j = op[a];
+        out[a] = modelCostChange<C>(rec + static_cast<size_t>(a) * RS,
+                                    yE + static_cast<size_t>(oi[a]) * C,
+                                    pc[j] >= 0 ? yP + 3 * j : nullptr);
+      });
+      res.modelCostChange = reduce(obsTmp_.data(), nObs_, false);
+    }
+    {
+      double* dF = deltaF_.data();
+      const double *yF = yF_.data(), *sF = scaleF_.data();
+      forEach(st_, s_.nF, [=] __device__(int c) { dF[c] = -yF[c] * sF[c]; });
+      double* dP = deltaP_.data();
+      const double *yP = yP_.data(), *sP = scaleP_.data();
+      const int* vp = varPoints_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        for (int k = 0; k < 3; ++k) dP[3 * j + k] = -yP[3 * j + k] * sP[3 * j + k];
+      });
+    }
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    res.ok = true;
+    times.backSubstitution += now() - t0;
+    return res;
+  }
+
+  void evaluateCandidate(double* cost, double* stepNorm) override {
+    const double t0 = now();
+    double sq = 0.0;
+    {
+      const double *rot = rot_.data(), *trans = trans_.data(), *dF = deltaF_.data();
+      double *cRot = cRot_.data(), *cTrans = cTrans_.data(), *out = itemTmp_.data();
+      const int* cm = colMap_.data();
+      const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
+      forEach(st_, s_.numImages, [=] __device__(int i) {
+        double d[6];
+        for (int k = 0; k < 6; ++k) {
+          const int m = cm[static_cast<size_t>(i) * C + k];
+          d[k] = m >= 0 ? dF[m] : 0.0;
+        }
+        double s = 0.0;
+        if (rv[i]) {
+          plusRotation<R>(rot + 4 * i, d, cRot + 4 * i);
+          for (int k = 0; k < rotationParams(R); ++k) {
+            const double v = rot[4 * i + k] - cRot[4 * i + k];
+            s += v * v;
+          }
+        }
+        if (tv[i])
+          for (int k = 0; k < 3; ++k) {
+            cTrans[3 * i + k] = trans[3 * i + k] + d[3 + k];
+            const double v = trans[3 * i + k] - cTrans[3 * i + k];
+            s += v * v;
+          }
+        out[i] = s;
+      });
+      sq += reduce(itemTmp_.data(), s_.numImages, false);
+    }
+    {
+      const double *intr = intr_.data(), *dF = deltaF_.data();
+      double *cIntr = cIntr_.data(), *out = itemTmp_.data();
+      const int* cc = cameraCol_.data();
+      const std::uint8_t* cv = camVaries_.data();
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
+        double s = 0.0;
+        if (cv[c])
+          for (int k = 0; k < K; ++k) {
+            const int m = cc[static_cast<size_t>(c) * K + k];
+            cIntr[K * c + k] = intr[K * c + k] + (m >= 0 ? dF[m] : 0.0);
+            const double v = intr[K * c + k] - cIntr[K * c + k];
+            s += v * v;
+          }
+        out[c] = s;
+      });
+      sq += reduce(itemTmp_.data(), s_.numCameras, false);
+    }
+    {
+      const double *pts = pts_.data(), *dP = deltaP_.data();
+      double *cPts = cPts_.data(), *out = itemTmp_.data();
+      const int* vp = varPoints_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        double s = 0.0;
+        for (int k = 0; k < 3; ++k) {
+          cPts[3 * j + k] = pts[3 * j + k] + dP[3 * j + k];
+          const double e = pts[3 * j + k] - cPts[3 * j + k];
+          s += e * e;
+        }
+        out[v] = s;
+      });
+      if (nVar_ > 0) sq += reduce(itemTmp_.data(), nVar_, false);
+    }
+    *stepNorm = std::sqrt(sq);
+    *cost = costAt(cRot_, cTrans_, cIntr_, cPts_);
+    times.residual += now() - t0;
+  }
+
+  void acceptCandidate() override {
+    rot_.copyFrom(cRot_), trans_.copyFrom(cTrans_), intr_.copyFrom(cIntr_), pts_.copyFrom(cPts_);
+  }
+
+  double parameterNorm() override {
+    double sq = 0.0;
+    {
+      const double *rot = rot_.data(), *trans = trans_.data();
+      const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, s_.numImages, [=] __device__(int i) {
+        double s = 0.0;
+        if (rv[i])
+          for (int k = 0; k < rotationParams(R); ++k) s += rot[4 * i + k] * rot[4 * i + k];
+        if (tv[i])
+          for (int k = 0; k < 3; ++k) s += trans[3 * i + k] * trans[3 * i + k];
+        out[i] = s;
+      });
+      sq += reduce(itemTmp_.data(), s_.numImages, false);
+    }
+    {
+      const double* intr = intr_.data();
+      const std::uint8_t* cv = camVaries_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
+        double s = 0.0;
+        if (cv[c])
+          for (int k = 0; k < K; ++k) s += intr[K * c + k] * intr[K * c + k];
+        out[c] = s;
+      });
+      sq += reduce(itemTmp_.data(), s_.numCameras, false);
+    }
+    if (nVar_ > 0) {
+      const double* pts = pts_.data();
+      const int* vp = varPoints_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const double* X = pts + 3 * vp[v];
+        out[v] = X[0] * X[0] + X[1] * X[1] + X[2] * X[2];
+      });
+      sq += reduce(itemTmp_.data(), nVar_, false);
+    }
+    return std::sqrt(sq);
+  }
+
+  Parameters parameters() override {
+    Parameters x;
+    x.rotation = rot_.download();
+    x.translation = trans_.download();
+    x.intrinsics = intr_.download();
+    x.points = pts_.download();
+    return x;
+  }
+
+  // (Helpers are public: nvcc's extended lambdas cannot live in private member functions.)
+  // Deterministic sum (or max) of n doubles on the device.
+  double reduce(const double* v, int n, bool isMax) {
+    if (n <= 0) return 0.0;
+    const int chunk = 4096;
+    int blocks = (n + chunk - 1) / chunk;
+    if (blocks > static_cast<int>(partial_.size())) partial_.resize(blocks);
+    if (isMax)
+      reduceKernel<true><<<blocks, kThreads, 0, st_>>>(v, n, chunk, partial_.data());
+    else
+      reduceKernel<false><<<blocks, kThreads, 0, st_>>>(v, n, chunk, partial_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+    if (isMax)
+      reduceKernel<true><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
+    else
+      reduceKernel<false><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+    double r = 0.0;
+    VIDMAP_CUDA_CHECK(
+        cudaMemcpyAsync(&r, scalar_.data(), sizeof(double), cudaMemcpyDeviceToHost, st_));
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    return r;
+  }
+
+  void updateScaleE() {
+    double* sE = scaleE_.data();
+    const double* sF = scaleF_.data();
+    const int* cm = colMap_.data();
+    forEach(st_, s_.numImages * C, [=] __device__(int t) {
+      const int m = cm[t];
+      sE[t] = m >= 0 ? sF[m] : 0.0;
+    });
+  }
+
+  double evaluateAll() {
+    auto timer = ctx_.profiler().time("ba_evaluate", ctx_.stream());
+    const LossParams L = loss_;
+    const double *rot = rot_.data(), *trans = trans_.data(), *intr = intr_.data(),
+                 *pts = pts_.data();
+    const double *xy = obsXY_.data(), *sE = scaleE_.data(), *sP = scaleP_.data();
+    const int *oi = obsImage_.data(), *op = obsPoint_.data(), *ic = imageCamera_.data();
+    double* rec = rec_.data();
+    double* out = obsTmp_.data();
+    forEach(st_, nObs_, [=] __device__(int a) {
+      const int i = oi[a], j = op[a];
+      out[a] = evaluateObservation<M, R, C>(L, rot + 4 * i, trans + 3 * i,
+                                            intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j,
+                                            xy + 2 * a, sE + static_cast<size_t>(i) * C, sP + 3 * j,
+                                            rec + static_cast<size_t>(a) * RS);
+    });
+    return reduce(obsTmp_.data(), nObs_, false);
+  }
+
+  double costAt(DeviceArray<double>& rotA, DeviceArray<double>& transA, DeviceArray<double>& intrA,
+                DeviceArray<double>& ptsA) {
+    auto timer = ctx_.profiler().time("ba_cost", ctx_.stream());
+    const LossParams L = loss_;
+    const double *rot = rotA.data(), *trans = transA.data(), *intr = intrA.data(),
+                 *pts = ptsA.data();
+    const double* xy = obsXY_.data();
+    const int *oi = obsImage_.data(), *op = obsPoint_.data(), *ic = imageCamera_.data();
+    double* out = obsTmp_.data();
+    forEach(st_, nObs_, [=] __device__(int a) {
+      const int i = oi[a], j = op[a];
+      out[a] =
+          observationCost<M, R>(L, rot + 4 * i, trans + 3 * i,
+                                intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j, xy + 2 * a);
+    });
+    return reduce(obsTmp_.data(), nObs_, false);
+  }
+
+  void reduceImages() {
+    const double* rec = rec_.data();
+    double *gE = gE_.data(), *colE = colE_.data();
+    groupReduce<2 * C, 128>(
+        st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
+        [=] __device__(int a, double* acc) {
+          accumulateImageGradient<C>(rec + static_cast<size_t>(a) * RS, acc, acc + C);
+        },
+        [=] __device__(int g, int w, double v) {
+          if (w < C)
+            gE[static_cast<size_t>(g) * C + w] = v;
+          else
+            colE[static_cast<size_t>(g) * C + w - C] = v;
+        });
+    foldVector(gE_.data(), gF_.data());
+    foldVector(colE_.data(), colF_.data());
+  }
+
+  void reducePoints() {
+    const int* vp = varPoints_.data();
+    const int *ps = pointObsStart_.data(), *po = pointObs_.data();
+    const double* rec = rec_.data();
+    double *V0 = V0_.data(), *gP = gP_.data();
+    forEach(st_, nVar_, [=] __device__(int v) {
+      const int j = vp[v];
+      double V[6] = {0, 0, 0, 0, 0, 0}, g[3] = {0, 0, 0};
+      for (int t = ps[j]; t < ps[j + 1]; ++t)
+        accumulatePoint(rec + static_cast<size_t>(po[t]) * RS, V, g);
+      for (int k = 0; k < 6; ++k) V0[6 * j + k] = V[k];
+      for (int k = 0; k < 3; ++k) gP[3 * j + k] = g[k];
+    });
+  }
+
+  double gradientMax() {
+    double mx = 0.0;
+    const double *gF = gF_.data(), *sF = scaleF_.data();
+    {
+      const double *rot = rot_.data(), *trans = trans_.data();
+      const int* cm = colMap_.data();
+      const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, s_.numImages, [=] __device__(int i) {
+        double g[6];
+        for (int k = 0; k < 6; ++k) {
+          const int m = cm[static_cast<size_t>(i) * C + k];
+          g[k] = m >= 0 ? -gF[m] / sF[m] : 0.0;
+        }
+        double sq = 0.0, m = 0.0;
+        if (rv[i]) rotationDifference<R>(rot + 4 * i, g, &sq, &m);
+        if (tv[i])
+          for (int k = 0; k < 3; ++k) {
+            const double x = trans[3 * i + k];
+            m = fmax(m, fabs(x - (x + g[3 + k])));
+          }
+        out[i] = m;
+      });
+      mx = std::max(mx, reduce(itemTmp_.data(), s_.numImages, true));
+    }
+    {
+      const double* intr = intr_.data();
+      const int* cc = cameraCol_.data();
+      const std::uint8_t* cv = camVaries_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, s_.numCameras, [=] __device__(int c) {
+        double m = 0.0;
+        if (cv[c])
+          for (int k = 0; k < K; ++k) {
+            const int col = cc[static_cast<size_t>(c) * K + k];
+            const double x = intr[K * c + k];
+            const double g = col >= 0 ? -gF[col] / sF[col] : 0.0;
+            m = fmax(m, fabs(x - (x + g)));
+          }
+        out[c] = m;
+      });
+      mx = std::max(mx, reduce(itemTmp_.data(), s_.numCameras, true));
+    }
+    if (nVar_ > 0) {
+      const double *pts = pts_.data(), *gP = gP_.data(), *sP = scaleP_.data();
+      const int* vp = varPoints_.data();
+      double* out = itemTmp_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        double m = 0.0;
+        for (int k = 0; k < 3; ++k) {
+          const double x = pts[3 * j + k];
+          const double g = -gP[3 * j + k] / sP[3 * j + k];
+          m = fmax(m, fabs(x - (x + g)));
+        }
+        out[v] = m;
+      });
+      mx = std::max(mx, reduce(itemTmp_.data(), nVar_, true));
+    }
+    return mx;
+  }
+
+  void buildFoldMaps() {
+    const FoldMaps f = ba::buildFoldMaps(s_, explicit_);
+    foldVecStart_.upload(f.vecStart);
+    foldVecSrc_.upload(f.vecSrc.empty() ? std::vector<int>{0} : f.vecSrc);
+    foldMatTargetHost_ = f.matTarget.size();
+    foldMatStart_.upload(f.matStart);
+    foldMatSrc_.upload(f.matSrc.empty() ? std::vector<int>{0} : f.matSrc);
+    foldMatFactor_.upload(f.matFactor.empty() ? std::vector<double>{0} : f.matFactor);
+    foldMatTarget_.upload(f.matTarget.empty() ? std::vector<std::int64_t>{0} : f.matTarget);
+  }
+
+  void foldVector(const double* e, double* f) {
+    const int *fs = foldVecStart_.data(), *src = foldVecSrc_.data();
+    forEach(st_, s_.nF, [=] __device__(int m) {
+      double v = 0.0;
+      for (int k = fs[m]; k < fs[m + 1]; ++k) v += e[src[k]];
+      f[m] = v;
+    });
+  }
+
+  void gather(const double* f, double* e) {
+    const int* cm = colMap_.data();
+    forEach(st_, s_.numImages * C, [=] __device__(int t) {
+      const int m = cm[t];
+      e[t] = m >= 0 ? f[m] : 0.0;
+    });
+  }
+
+  // y = S x without forming S.
+  void schurTimes(const double* x, double* y) {
+    auto timer = ctx_.profiler().time("ba_schur_product", ctx_.stream());
+    gather(x, xE_.data());
+    {
+      const double *rec = rec_.data(), *xE = xE_.data();
+      const int* oi = obsImage_.data();
+      double* u = u_.data();
+      forEach(st_, nObs_, [=] __device__(int a) {
+        cameraTimes<C>(rec + static_cast<size_t>(a) * RS, xE + static_cast<size_t>(oi[a]) * C,
+                       u + 2 * static_cast<size_t>(a));
+      });
+    }
+    {
+      const int* vp = varPoints_.data();
+      const int *ps = pointObsStart_.data(), *po = pointObs_.data();
+      const double *rec = rec_.data(), *P = P_.data();
+      double* u = u_.data();
+      forEach(st_, nVar_, [=] __device__(int v) {
+        const int j = vp[v];
+        double t[3] = {0, 0, 0};
+        for (int q = ps[j]; q < ps[j + 1]; ++q) {
+          const int a = po[q];
+          const double* Pa = P + 6 * static_cast<size_t>(a);
+          const double* z = u + 2 * static_cast<size_t>(a);
+          for (int k = 0; k < 3; ++k) t[k] += Pa[k] * z[0] + Pa[3 + k] * z[1];
+        }
+        for (int q = ps[j]; q < ps[j + 1]; ++q) {
+          const int a = po[q];
+          const double* Jp = rec + static_cast<size_t>(a) * RS + 2;
+          u[2 * a] -= Jp[0] * t[0] + Jp[1] * t[1] + Jp[2] * t[2];
+          u[2 * a + 1] -= Jp[3] * t[0] + Jp[4] * t[1] + Jp[5] * t[2];
+        }
+      });
+    }
+    {
+      const double *rec = rec_.data(), *u = u_.data();
+      double* yE = yE_.data();
+      groupReduce<C, 128>(
+          st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
+          [=] __device__(int a, double* acc) {
+            cameraTransposeTimes<C>(rec + static_cast<size_t>(a) * RS,
+                                    u + 2 * static_cast<size_t>(a), acc);
+          },
+          [=] __device__(int g, int w, double v) { yE[static_cast<size_t>(g) * C + w] = v; });
+    }
+    foldVector(yE_.data(), y);
+    const double* D2 = D2F_.data();
+    forEach(st_, s_.nF, [=] __device__(int c) { y[c] += D2[c] * x[c]; });
+  }
+
+  // Block Jacobi: blocks of each image's exclusive columns (from the diagonal segment) and of
+  // each shared camera; inverted in place.
+  bool buildPreconditioner(std::string* message) {
+    if (precOffset_.size() == 0) {
+      std::vector<int> off, size, inv, img;
+      int acc = 0;
+      for (int i = 0; i < s_.numImages; ++i)
+        if (s_.exclSize[i] > 0) {
+          off.push_back(s_.exclOffset[i]), size.push_back(s_.exclSize[i]), inv.push_back(acc);
+          img.push_back(i);
+          acc += s_.exclSize[i] * s_.exclSize[i];
+        }
+      numImageBlocks_ = static_cast<int>(off.size());
+      for (int cam : s_.sharedCameras) {
+        off.push_back(s_.sharedOffset[cam]), size.push_back(s_.sharedSize[cam]), inv.push_back(acc);
+        img.push_back(cam);
+        acc += s_.sharedSize[cam] * s_.sharedSize[cam];
+      }
+      numBlocks_ = static_cast<int>(off.size());
+      precOffset_.upload(off), precSize_.upload(size), precInvStart_.upload(inv);
+      precOwner_.upload(img);
+      precInv_.resize(std::max(acc, 1));
+      std::vector<int> diag(s_.diagSegment);
+      diagSeg_.upload(diag);
+      std::vector<int> camMask(s_.cameraConstant.begin(), s_.cameraConstant.end());
+      camConst_.upload(camMask);
+      sharedRaw_.resize(std::max<size_t>(s_.sharedCameras.size() * K * K, 1));
+    }
+    const bool schur = o_.preconditioner == PreconditionerType::kSchurJacobi;
+    if (!s_.sharedCameras.empty() && C > kPoseDims) {
+      sharedBlockKernel<C><<<static_cast<int>(s_.sharedCameras.size()), 128, 0, st_>>>(
+          nObs_, obsImage_.data(), imageShared_.data(), sharedCams_.data(), nVar_,
+          varPoints_.data(), pointObsStart_.data(), pointObs_.data(), rec_.data(), Vinv_.data(),
+          schur, sharedRaw_.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    const int *off = precOffset_.data(), *size = precSize_.data(), *invStart = precInvStart_.data();
+    const int *owner = precOwner_.data(), *diag = diagSeg_.data(), *cm = colMap_.data();
+    const int* camConst = camConst_.data();
+    const double *B = segB_.data(), *D2 = D2F_.data(), *raw = sharedRaw_.data();
+    double* inv = precInv_.data();
+    double* bad = itemTmp_.data();
+    const int nImageBlocks = numImageBlocks_;
+    if (static_cast<int>(itemTmp_.size()) < numBlocks_) itemTmp_.resize(numBlocks_);
+    bad = itemTmp_.data();
+    forEach(st_, numBlocks_, [=] __device__(int b) {
+      const int n = size[b], o = off[b];
+      double A[kMaxCameraCols * kMaxCameraCols],
+          work[kMaxCameraCols * kMaxCameraCols + kMaxCameraCols];
+      for (int e = 0; e < n * n; ++e) A[e] = 0.0;
+      if (b < nImageBlocks) {
+        const int i = owner[b];
+        const int g = diag[i];
+        if (g >= 0)
+          for (int r = 0; r < C; ++r) {
+            const int Rr = cm[static_cast<size_t>(i) * C + r];
+            if (Rr < o || Rr >= o + n) continue;
+            for (int c = 0; c < C; ++c) {
+              const int Cc = cm[static_cast<size_t>(i) * C + c];
+              if (Cc < o || Cc >= o + n) continue;
+              A[(Rr - o) * n + (Cc - o)] = B[static_cast<size_t>(g) * C * C + r * C + c];
+            }
+          }
+      } else {
+        const int q = b - nImageBlocks;
+        const int mask = camConst[owner[b]];
+        for (int r = 0, rr = 0; r < K; ++r) {
+          if (mask & (1 << r)) continue;
+          for (int c = 0, cc = 0; c < K; ++c) {
+            if (mask & (1 << c)) continue;
+            A[rr * n + cc++] = raw[static_cast<size_t>(q) * K * K + r * K + c];
+          }
+          ++rr;
+        }
+      }
+      for (int k = 0; k < n; ++k) A[k * n + k] += D2[o + k];
+      const bool ok = invertSpd(A, n, work);
+      bad[b] = ok ? 0.0 : 1.0;
+      for (int e = 0; e < n * n; ++e) inv[invStart[b] + e] = A[e];
+    });
+    if (numBlocks_ > 0 && reduce(itemTmp_.data(), numBlocks_, true) > 0.0) {
+      *message = "a block of the preconditioner is not positive definite";
+      return false;
+    }
+    return true;
+  }
+
+  void applyPreconditioner(const double* r, double* z) {
+    const int *off = precOffset_.data(), *size = precSize_.data(), *invStart = precInvStart_.data();
+    const double* inv = precInv_.data();
+    forEach(st_, numBlocks_, [=] __device__(int b) {
+      const int n = size[b], o = off[b];
+      const double* Ai = inv + invStart[b];
+      for (int i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int k = 0; k < n; ++k) s += Ai[i * n + k] * r[o + k];
+        z[o + i] = s;
+      }
+    });
+  }
+
+  double dot(const double* a, const double* b) {
+    double* t = cgDot_.data();
+    forEach(st_, s_.nF, [=] __device__(int i) { t[i] = a[i] * b[i]; });
+    return reduce(cgDot_.data(), s_.nF, false);
+  }
+
+  // Ceres' ConjugateGradientsSolver (see cpu_backend.cc); vectors on the device, the scalar
+  // decisions on the host.
+  bool conjugateGradients(StepResult* res) {
+    const int n = s_.nF;
+    for (auto* a : {&cgR_, &cgP_, &cgZ_, &cgQ_, &cgTmp_, &cgDot_}) a->resize(n);
+    double* x = yF_.data();
+    const double* b = rhsF_.data();
+    yF_.zero();
+    const double normB = std::sqrt(dot(b, b));
+    if (normB == 0.0) return true;
+    double *r = cgR_.data(), *p = cgP_.data(), *z = cgZ_.data(), *q = cgQ_.data(),
+           *tmp = cgTmp_.data();
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(r, b, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
+    double rho = 1.0, Q0 = 0.0;
+    for (int it = 1;; ++it) {
+      res->linearIterations = it;
+      applyPreconditioner(r, z);
+      const double lastRho = rho;
+      rho = dot(r, z);
+      if (rho == 0.0 || std::isinf(rho) || std::isnan(rho)) {
+        res->message = "conjugate gradients: rho = r'z is zero or not finite";
+        return false;
+      }
+      if (it == 1) {
+        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(p, z, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
+      } else {
+        const double beta = rho / lastRho;
+        if (beta == 0.0 || std::isinf(beta)) {
+          res->message = "conjugate gradients: beta is zero or infinite";
+          return false;
+        }
+        forEach(st_, n, [=] __device__(int i) { p[i] = z[i] + beta * p[i]; });
+      }
+      schurTimes(p, q);
+      const double pq = dot(p, q);
+      if (pq <= 0.0 || std::isinf(pq)) break;
+      const double alpha = rho / pq;
+      if (std::isinf(alpha)) {
+        res->message = "conjugate gradients: alpha is infinite";
+        return false;
+      }
+      forEach(st_, n, [=] __device__(int i) { x[i] += alpha * p[i]; });
+      if (it % o_.residualResetPeriod == 0) {
+        schurTimes(x, tmp);
+        forEach(st_, n, [=] __device__(int i) { r[i] = b[i] - tmp[i]; });
+      } else {
+        forEach(st_, n, [=] __device__(int i) { r[i] -= alpha * q[i]; });
+      }
+      double* t = cgDot_.data();
+      forEach(st_, n, [=] __device__(int i) { t[i] = -x[i] * (b[i] + r[i]); });
+      const double Q1 = reduce(cgDot_.data(), n, false);
+      const double zeta = it * (Q1 - Q0) / Q1;
+      if (zeta < o_.eta && it >= o_.minLinearSolverIterations) break;
+      Q0 = Q1;
+      if (it >= o_.maxLinearSolverIterations) break;
+    }
+    return true;
+  }
+
+  gpu::Context ctx_;
+  cudaStream_t st_ = ctx_.stream().handle();
+  const Structure& s_;
+  const Options& o_;
+  bool explicit_;
+  LossParams loss_;
+  int nObs_ = 0, nVar_ = 0, nSeg_ = 0;
+  DeviceArray<double> rot_{ctx_}, trans_{ctx_}, intr_{ctx_}, pts_{ctx_}, cRot_{ctx_}, cTrans_{ctx_},
+      cIntr_{ctx_}, cPts_{ctx_};
+  DeviceArray<int> obsImage_{ctx_}, obsPoint_{ctx_}, imageCamera_{ctx_}, colMap_{ctx_},
+      pointCol_{ctx_}, cameraCol_{ctx_}, varPoints_{ctx_};
+  DeviceArray<double> obsXY_{ctx_};
+  DeviceArray<int> pointObsStart_{ctx_}, pointObs_{ctx_}, imageObsStart_{ctx_}, imageObs_{ctx_},
+      segStart_{ctx_}, pairA_{ctx_}, pairB_{ctx_};
+  DeviceArray<int> imageShared_{ctx_}, sharedCams_{ctx_};
+  DeviceArray<std::uint8_t> rotVaries_{ctx_}, transVaries_{ctx_}, camVaries_{ctx_};
+  DeviceArray<int> foldVecStart_{ctx_}, foldVecSrc_{ctx_}, foldMatStart_{ctx_}, foldMatSrc_{ctx_};
+  DeviceArray<std::int64_t> foldMatTarget_{ctx_};
+  DeviceArray<double> foldMatFactor_{ctx_};
+  size_t foldMatTargetHost_ = 0;
+  DeviceArray<double> rec_{ctx_}, P_{ctx_}, u_{ctx_}, obsTmp_{ctx_}, itemTmp_{ctx_}, partial_{ctx_},
+      scalar_{ctx_};
+  DeviceArray<double> scaleE_{ctx_}, gE_{ctx_}, colE_{ctx_}, rhsE_{ctx_}, yE_{ctx_}, xE_{ctx_};
+  DeviceArray<double> scaleF_{ctx_}, gF_{ctx_}, colF_{ctx_}, rhsF_{ctx_}, yF_{ctx_}, deltaF_{ctx_},
+      D2F_{ctx_};
+  DeviceArray<double> scaleP_{ctx_}, V0_{ctx_}, gP_{ctx_}, Vinv_{ctx_}, yP_{ctx_}, deltaP_{ctx_};
+  DeviceArray<double> segB_{ctx_}, S_{ctx_}, work_{ctx_};
+  DeviceArray<int> info_{ctx_};
+  cusolverDnHandle_t solver_ = nullptr;
+  DeviceArray<int> precOffset_{ctx_}, precSize_{ctx_}, precInvStart_{ctx_}, precOwner_{ctx_},
+      diagSeg_{ctx_}, camConst_{ctx_};
+  DeviceArray<double> precInv_{ctx_}, sharedRaw_{ctx_};
+  int numBlocks_ = 0, numImageBlocks_ = 0;
+  DeviceArray<double> cgR_{ctx_}, cgP_{ctx_}, cgZ_{ctx_}, cgQ_{ctx_}, cgTmp_{ctx_}, cgDot_{ctx_};
+};
+
+template <CameraModel M, RotationType R>
+std::unique_ptr<Backend> makeFor(const BackendInput& in) {
+  constexpr int K = numIntrinsics(M);
+  if (in.structure->C == kPoseDims) return std::make_unique<CudaBackend<M, R, kPoseDims>>(in);
+  return std::make_unique<CudaBackend<M, R, kPoseDims + K>>(in);
+}
+
+// One model, both rotations (instantiated in cuda_backend_<model>.cu).
+template <CameraModel M>
+std::unique_ptr<Backend> makeForModel(const BackendInput& in) {
+  if (in.structure->rotation == RotationType::kQuaternion)
+    return makeFor<M, RotationType::kQuaternion>(in);
+  return makeFor<M, RotationType::kAngleAxis>(in);
+}
+
+}  // namespace vidmap::ba::cuda_detail

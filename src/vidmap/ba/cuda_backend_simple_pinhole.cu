@@ -1,0 +1,6 @@
+// The CUDA backend for SimplePinhole cameras (both rotation types); see cuda_backend.cu.
+#include "vidmap/ba/cuda_backend_impl.cuh"
+
+namespace vidmap::ba::cuda_detail {
+template std::unique_ptr<Backend> makeForModel<CameraModel::kSimplePinhole>(const BackendInput&);
+}  // namespace vidmap::ba::cuda_detail

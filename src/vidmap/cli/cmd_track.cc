@@ -1,0 +1,338 @@
+// `vidmap track INPUT --out tracks.csv|json`: KLT tracks of a video or an image sequence
+// (klt::Tracker, design 000_c38999b64056711c). Writes every track at every frame (id, frame,
+// x, y, status: "alive" or the end reason at the frame where it ended), prints a progress bar
+// and a summary (alive per frame, ends by reason, track lengths), and writes the run record.
+//
+// Keyframes (selection of new points): the first frame, every --keyframe-every frames, and
+// any frame after which fewer than --refill-below x capacity tracks are alive.
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "vidmap/cli/commands.h"
+#include "vidmap/core/error.h"
+#include "vidmap/io/atomic_file.h"
+#include "vidmap/io/run_record.h"
+#include "vidmap/klt/tracker.h"
+
+#if __has_include("vidmap/io/frame_source.h")
+#include "vidmap/io/frame_source.h"
+#define VIDMAP_TRACK_HAS_FRAME_SOURCE 1
+#endif
+#if defined(VIDMAP_HAVE_CUDA) && __has_include("vidmap/klt/cuda_backend.h")
+#include "vidmap/gpu/context.h"
+#include "vidmap/klt/cuda_backend.h"
+#define VIDMAP_TRACK_HAS_CUDA 1
+#endif
+
+namespace vidmap::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Args {
+  std::string input, out, record, backend = "cpu";
+  double fps = 4;
+  int width = 0;
+  int keyframeEvery = 4;
+  double refillBelow = 0.5;
+  int maxFrames = 0;
+  bool quiet = false;
+  klt::Options klt;  // values given on the command line (applied over optionsFor(width))
+  std::vector<std::pair<std::string, CLI::Option*>> kltSet;
+};
+
+// One row of the output: a track at a frame.
+struct Observation {
+  std::int64_t id;
+  int frame;
+  float x, y;
+  int status;  // 0 alive, else the end reason
+};
+
+void addKltOptions(CLI::App* cmd, Args& a) {
+  auto opt = [&](const char* name, auto* field, const char* help) {
+    a.kltSet.emplace_back(name, cmd->add_option(std::string("--klt.") + name, *field, help));
+  };
+  opt("levels", &a.klt.levels, "pyramid levels (default 5, 6 from 960 px)");
+  opt("halfWindow", &a.klt.halfWindow, "window half size (default 7: 15 x 15; 10 from 960 px)");
+  opt("maxIterations", &a.klt.maxIterations, "iterations per level (20)");
+  opt("epsilonPx", &a.klt.epsilonPx, "convergence step in px (0.03)");
+  opt("minEigThreshold", &a.klt.minEigThreshold, "lambda_min per window pixel (1e-6)");
+  opt("fbThresholdPx", &a.klt.fbThresholdPx, "forward-backward bound in px (0.5 at 640 px)");
+  opt("nccThreshold", &a.klt.nccThreshold, "NCC bound (0.8)");
+  opt("photometric", &a.klt.photometric, "0 SSD, 1 mean removed, 2 mean and variance (2)");
+  opt("blockSize", &a.klt.blockSize, "lambda_min block of the selection (3)");
+  opt("qualityLevel", &a.klt.qualityLevel, "selection quality (0.01)");
+  opt("minDistancePx", &a.klt.minDistancePx, "spacing of tracks in px (8 at 640 px)");
+  opt("maxAgeFrames", &a.klt.maxAgeFrames, "oldest track in frames (16)");
+  opt("capacity", &a.klt.capacity, "most tracks (1024, at most 8192)");
+  opt("chunkTracks", &a.klt.chunkTracks, "tracks per backend call (0: all)");
+}
+
+klt::Options resolveOptions(const Args& a, int width) {
+  klt::Options o = klt::optionsFor(width);
+  for (const auto& [name, option] : a.kltSet) {
+    if (option->count() == 0) continue;
+#define VIDMAP_TAKE(field) \
+  if (name == #field) o.field = a.klt.field;
+    VIDMAP_TAKE(levels)
+    VIDMAP_TAKE(halfWindow)
+    VIDMAP_TAKE(maxIterations)
+    VIDMAP_TAKE(epsilonPx)
+    VIDMAP_TAKE(minEigThreshold)
+    VIDMAP_TAKE(fbThresholdPx)
+    VIDMAP_TAKE(nccThreshold)
+    VIDMAP_TAKE(photometric)
+    VIDMAP_TAKE(blockSize)
+    VIDMAP_TAKE(qualityLevel)
+    VIDMAP_TAKE(minDistancePx)
+    VIDMAP_TAKE(maxAgeFrames)
+    VIDMAP_TAKE(capacity)
+    VIDMAP_TAKE(chunkTracks)
+#undef VIDMAP_TAKE
+  }
+  o.check();
+  return o;
+}
+
+void recordOptions(io::RunRecord& rec, const Args& a, const klt::Options& o) {
+  rec.setOption("input", a.input);
+  rec.setOption("out", a.out);
+  rec.setOption("fps", a.fps);
+  rec.setOption("width", a.width);
+  rec.setOption("backend", a.backend);
+  rec.setOption("keyframe_every", a.keyframeEvery);
+  rec.setOption("refill_below", a.refillBelow);
+  rec.setOption("klt.levels", o.levels);
+  rec.setOption("klt.halfWindow", o.halfWindow);
+  rec.setOption("klt.maxIterations", o.maxIterations);
+  rec.setOption("klt.epsilonPx", o.epsilonPx);
+  rec.setOption("klt.minEigThreshold", o.minEigThreshold);
+  rec.setOption("klt.fbThresholdPx", o.fbThresholdPx);
+  rec.setOption("klt.nccThreshold", o.nccThreshold);
+  rec.setOption("klt.photometric", o.photometric);
+  rec.setOption("klt.blockSize", o.blockSize);
+  rec.setOption("klt.qualityLevel", o.qualityLevel);
+  rec.setOption("klt.minDistancePx", o.minDistancePx);
+  rec.setOption("klt.maxAgeFrames", o.maxAgeFrames);
+  rec.setOption("klt.capacity", o.capacity);
+  rec.setOption("klt.chunkTracks", o.chunkTracks);
+}
+
+std::string statusName(int status) { return klt::endReasonName(status); }
+
+std::string toCsv(const std::vector<Observation>& obs) {
+  std::ostringstream s;
+  s << "id,frame,x,y,status\n";
+  char line[128];
+  for (const auto& o : obs) {
+    std::snprintf(line, sizeof line, "%lld,%d,%.4f,%.4f,%s\n", static_cast<long long>(o.id),
+                  o.frame, o.x, o.y, statusName(o.status).c_str());
+    s << line;
+  }
+  return s.str();
+}
+
+std::string toJson(const std::vector<Observation>& obs, int frames, const std::string& input) {
+  std::ostringstream s;
+  s << "{\"format\": \"vidmap.tracks\", \"version\": 1, \"frames\": " << frames
+    << ", \"columns\": [\"id\", \"frame\", \"x\", \"y\", \"status\"],\n \"observations\": [\n";
+  char line[128];
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const auto& o = obs[i];
+    std::snprintf(line, sizeof line, "  [%lld, %d, %.4f, %.4f, \"%s\"]%s\n",
+                  static_cast<long long>(o.id), o.frame, o.x, o.y, statusName(o.status).c_str(),
+                  i + 1 < obs.size() ? "," : "");
+    s << line;
+  }
+  s << " ]}\n";
+  return s.str();
+}
+
+// The length of each track in frames, in buckets 1, 2, 3-4, 5-8, 9-16, 17-32, 33+.
+std::array<int, 7> lengthHistogram(const std::map<std::int64_t, int>& lengths) {
+  std::array<int, 7> h{};
+  for (const auto& [id, len] : lengths) {
+    int b = 0;
+    while (b < 6 && len > (1 << b)) ++b;
+    ++h[b];
+  }
+  return h;
+}
+
+void progress(bool on, int frame, long total, int alive) {
+  if (!on) return;
+  if (total > 0) {
+    const int width = 30, done = static_cast<int>(width * std::min<long>(frame, total) / total);
+    std::fprintf(stderr, "\r  [%s%s] %d/%ld frames, %d alive   ", std::string(done, '=').c_str(),
+                 std::string(width - done, ' ').c_str(), frame, total, alive);
+  } else {
+    std::fprintf(stderr, "\r  %d frames, %d alive   ", frame, alive);
+  }
+  std::fflush(stderr);
+}
+
+#if defined(VIDMAP_TRACK_HAS_FRAME_SOURCE)
+void run(const Args& a) {
+  using Clock = std::chrono::steady_clock;
+  require(!a.out.empty(), "vidmap track: --out is required");
+  const fs::path out(a.out);
+  const std::string ext = out.extension().string();
+  require(ext == ".csv" || ext == ".json",
+          "vidmap track: --out must end in .csv or .json, not '" + a.out + "'");
+  require(a.keyframeEvery >= 0, "vidmap track: --keyframe-every must be >= 0");
+  require(a.refillBelow >= 0 && a.refillBelow <= 1,
+          "vidmap track: --refill-below must be in [0, 1]");
+  const fs::path recordPath = a.record.empty()
+                                  ? out.parent_path() / (out.stem().string() + ".run.json")
+                                  : fs::path(a.record);
+  for (const fs::path& p : {out, recordPath}) {
+    const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    require(fs::is_directory(folder),
+            "vidmap track: the output folder '" + folder.string() + "' does not exist");
+  }
+
+  io::RunRecord rec;
+  rec.setCommand("vidmap track " + a.input + " --out " + a.out);
+  io::FrameSourceOptions so;
+  so.fps = a.fps;
+  so.width = a.width;
+  so.check();
+  std::unique_ptr<io::FrameSource> source = io::openFrameSource(a.input, so);
+  const io::FrameSourceInfo& info = source->info();
+  const klt::Options o = resolveOptions(a, info.width);
+  recordOptions(rec, a, o);
+
+  std::unique_ptr<klt::Backend> backend;
+#if defined(VIDMAP_TRACK_HAS_CUDA)
+  std::unique_ptr<gpu::Context> ctx;
+#endif
+  if (a.backend == "cuda") {
+#if defined(VIDMAP_TRACK_HAS_CUDA)
+    ctx = std::make_unique<gpu::Context>();
+    backend = klt::makeCudaBackend(*ctx, info.width, info.height, o);
+#else
+    throw Error("vidmap track: --backend cuda needs a build with the CUDA backend of the tracker");
+#endif
+  } else {
+    require(a.backend == "cpu",
+            "vidmap track: --backend must be cpu or cuda, not '" + a.backend + "'");
+  }
+  klt::Tracker tracker(info.width, info.height, o, std::move(backend));
+
+  const bool bar = !a.quiet && isatty(fileno(stderr));
+  if (!a.quiet)
+    std::fprintf(stderr,
+                 "vidmap track: %s, %d x %d, %.3g fps, %s backend, %d levels, %d x %d window\n",
+                 a.input.c_str(), info.width, info.height, info.fps, tracker.backend().name(),
+                 o.levels, 2 * o.halfWindow + 1, 2 * o.halfWindow + 1);
+  std::vector<Observation> obs;
+  std::vector<int> alivePerFrame;
+  std::array<std::int64_t, klt::kEndReasonCount> ends{};
+  std::map<std::int64_t, int> lengths;  // frames each track was seen
+  io::Frame frame;
+  int n = 0;
+  for (;;) {
+    if (a.maxFrames > 0 && n >= a.maxFrames) break;
+    const auto t0 = Clock::now();
+    if (!source->next(frame)) break;
+    rec.addStage("decode", std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    const bool keyframe = n == 0 || (a.keyframeEvery > 0 && n % a.keyframeEvery == 0) ||
+                          tracker.tracks().size() < a.refillBelow * o.capacity;
+    const klt::StepReport r = tracker.push(frame.gray, keyframe);
+    rec.addStage("klt.upload", r.msUpload);
+    rec.addStage("klt.pyramid", r.msPyramid);
+    if (r.tracksIn > 0) {
+      rec.addStage("klt.track", r.msTrack);
+      rec.addStage("klt.check", r.msCheck);
+    }
+    if (r.selection) rec.addStage("klt.select", r.msSelect);
+    for (const auto& e : tracker.ended()) {
+      obs.push_back({e.id, n, e.x, e.y, e.reason});
+      ++ends[e.reason];
+      lengths[e.id] = e.age + 1;
+    }
+    const klt::TrackTable& t = tracker.tracks();
+    for (int i = 0; i < t.size(); ++i) {
+      obs.push_back({t.id[i], n, t.x[i], t.y[i], 0});
+      lengths[t.id[i]] = t.age[i] + 1;
+    }
+    alivePerFrame.push_back(t.size());
+    ++n;
+    progress(bar, n, info.frameCount, t.size());
+  }
+  if (bar) std::fprintf(stderr, "\n");
+  require(n > 0, "vidmap track: '" + a.input + "' gave no frames");
+
+  const auto t0 = Clock::now();
+  std::sort(obs.begin(), obs.end(), [](const Observation& p, const Observation& q) {
+    return p.id != q.id ? p.id < q.id : p.frame < q.frame;
+  });
+  io::writeTextAtomically(out, ext == ".csv" ? toCsv(obs) : toJson(obs, n, a.input));
+  rec.addStage("write", std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  rec.setCount("frames", n);
+  rec.setCount("tracks", static_cast<std::int64_t>(lengths.size()));
+  rec.setCount("observations", static_cast<std::int64_t>(obs.size()));
+  for (int r = 1; r < klt::kEndReasonCount; ++r)
+    rec.setCount(std::string("klt.ends.") + klt::endReasonName(r), ends[r]);
+#if defined(VIDMAP_TRACK_HAS_CUDA)
+  if (ctx) rec.addGpuUsage(*ctx);
+#endif
+  rec.write(recordPath);
+
+  // The summary.
+  std::printf("%d frames, %zu tracks, %zu observations -> %s (run record %s)\n", n, lengths.size(),
+              obs.size(), a.out.c_str(), recordPath.string().c_str());
+  std::printf("alive per frame:");
+  const int shown = std::min<int>(n, 40);
+  for (int i = 0; i < shown; ++i)
+    std::printf(" %d", alivePerFrame[(i * (n - 1)) / std::max(1, shown - 1)]);
+  std::printf(n > shown ? " (%d of %d frames shown)\n" : "\n", shown, n);
+  std::printf("ends by reason:");
+  for (int r = 1; r < klt::kEndReasonCount; ++r)
+    if (ends[r]) std::printf(" %s %lld", klt::endReasonName(r), static_cast<long long>(ends[r]));
+  std::printf("\ntrack length (frames):");
+  const auto h = lengthHistogram(lengths);
+  const char* labels[] = {"1", "2", "3-4", "5-8", "9-16", "17-32", "33+"};
+  for (int b = 0; b < 7; ++b) std::printf(" %s: %d", labels[b], h[b]);
+  std::printf("\n");
+}
+#else
+void run(const Args&) {
+  throw Error("vidmap track: this build has no frame input (io/frame_source.h)");
+}
+#endif
+
+}  // namespace
+
+void addTrackCommand(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd =
+      app.add_subcommand("track", "Track points through a video or an image sequence (KLT)");
+  cmd->add_option("input", args->input, "video file, image folder or TUM-style list")->required();
+  cmd->add_option("--out", args->out, "tracks.csv or tracks.json")->required();
+  cmd->add_option("--record", args->record, "run record (default: <out stem>.run.json)");
+  cmd->add_option("--fps", args->fps, "frames per second sampled from a video (default 4)");
+  cmd->add_option("--width", args->width, "resize frames to this width (default: native)");
+  cmd->add_option("--backend", args->backend, "cpu or cuda (default cpu)");
+  cmd->add_option("--keyframe-every", args->keyframeEvery,
+                  "select new points every N frames (default 4; 0: never after the first)");
+  cmd->add_option("--refill-below", args->refillBelow,
+                  "also select when fewer than this fraction of capacity is alive (default 0.5)");
+  cmd->add_option("--max-frames", args->maxFrames, "stop after N frames (default: all)");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  addKltOptions(cmd, *args);
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace vidmap::cli

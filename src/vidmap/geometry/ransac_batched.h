@@ -1,0 +1,78 @@
+// RANSAC with batched hypothesis scoring, for the GPU (the design's pair verification: a batch
+// of 256-512 hypotheses costs one launch instead of one launch each; seeds/002 items 2-3).
+// Each round draws `batch_samples` minimal samples, solves them all, scores every model with
+// one call of `score` (scoreHypothesesCpu, or CudaHypothesisScorer::score), keeps the best,
+// locally optimises it on the CPU, and re-checks the adaptive stopping rule between rounds; the
+// final refinement is that of ransac(). For a given seed and batch size the result does not
+// depend on the scorer, only on the scores it returns.
+#pragma once
+
+#include <vector>
+
+#include "vidmap/geometry/ransac.h"
+#include "vidmap/geometry/scorer.h"
+
+namespace vidmap::geometry {
+
+// score(models_flat, threshold_sq) -> one HypothesisScore per model; flatten(model, &flat)
+// appends a model's row-major entries (the layout of score.h).
+template <class Estimator, class Flatten, class Score>
+RansacResult<typename Estimator::Model> ransacBatched(const Estimator& est,
+                                                      const RansacOptions& opt, int batch_samples,
+                                                      Flatten&& flatten, Score&& score) {
+  using Model = typename Estimator::Model;
+  constexpr int s = Estimator::kSampleSize;
+  opt.check();
+  checkRange("ransac.batch_samples", batch_samples, 1, 65535);
+  RansacResult<Model> res;
+  const int n = est.numData();
+  if (n < s) return res;
+  const double t2 = opt.max_error * opt.max_error;
+  SplitMix64 rng(opt.seed);
+  std::vector<Model> models;
+  std::vector<double> flat;
+  int sample[s];
+  double best_cost = std::numeric_limits<double>::infinity();
+  int best_inliers = 0;
+  Model best{};
+  int needed = opt.max_iterations;
+  int it = 0;
+  while (it < opt.max_iterations && !(it >= opt.min_iterations && it >= needed)) {
+    const int count = std::min(batch_samples, opt.max_iterations - it);
+    models.clear();
+    for (int b = 0; b < count; ++b) {
+      detail::drawSample(rng, n, s, sample);
+      est.estimate(sample, &models);
+    }
+    it += count;
+    if (models.empty()) continue;
+    flat.clear();
+    for (const Model& m : models) flatten(m, &flat);
+    const std::vector<HypothesisScore> scores = score(flat, t2);
+    const int k = bestHypothesis(scores);
+    if (k < 0 || !(scores[k].cost < best_cost)) continue;
+    const int previous_inliers = best_inliers;
+    best = models[k];
+    best_cost = scores[k].cost;
+    best_inliers = scores[k].inliers;
+    if (opt.local_optimization && best_inliers > s && best_inliers > previous_inliers) {
+      Model lo = best;
+      est.refine(inlierIndices(est, best, t2), &lo);
+      int lo_inl = 0;
+      const double lo_cost = msacScore(est, lo, t2, best_cost, &lo_inl);
+      if (lo_cost < best_cost) {
+        best = lo;
+        best_cost = lo_cost;
+        best_inliers = lo_inl;
+      }
+    }
+    needed = ransacIterationsNeeded(static_cast<double>(best_inliers) / n, s, opt.confidence,
+                                    opt.max_iterations);
+  }
+  res.iterations = it;
+  if (best_inliers < s) return res;
+  detail::finishRansac(est, opt, best, best_cost, &res);
+  return res;
+}
+
+}  // namespace vidmap::geometry

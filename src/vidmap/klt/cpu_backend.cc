@@ -1,0 +1,276 @@
+#include "vidmap/klt/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
+
+namespace vidmap::klt {
+
+namespace {
+
+// A parallel loop only when the work is worth waking the threads for: a fork and join costs
+// microseconds, and much more when the cores are shared with other processes.
+template <class F>
+void rows(std::int64_t n, std::int64_t pixelsPerRow, F&& f) {
+  if (n * pixelsPerRow < 16384) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelFor(n, f);
+  }
+}
+
+template <class F>
+void tracks(std::int64_t n, F&& f) {
+  if (n < 8) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    parallelForDynamic(n, f);
+  }
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int width, int height, const Options& options)
+    : width_(width), height_(height), options_(options) {
+  options_.checkFrame(width, height);
+  layout_ = makeLayout(width, height, options_.levels);
+  grid_ = makeCellGrid(width, height, options_.minDistancePx);
+  for (int s = 0; s < 2; ++s) {
+    gray_[s].assign(layout_.total, 0.0f);
+    grad_[s].assign(2 * layout_.total, 0.0f);
+  }
+  for (auto& r : records_) r.assign(options_.capacity, TrackRecord{});
+  eig_.assign(static_cast<std::size_t>(width) * height, 0.0f);
+  picks_.assign(grid_.count(), Pick{});
+  trackStart_.assign(grid_.count() + 1, 0);
+  trackXY_.assign(2 * static_cast<std::size_t>(options_.capacity), 0.0f);
+  keep_.assign(grid_.count(), 0);
+  scratch_.assign(options_.levels > 1 ? static_cast<std::size_t>(height) * layout_.width[1] : 0,
+                  0.0f);
+}
+
+void CpuBackend::checkSlot(int slot) const {
+  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+}
+
+void CpuBackend::checkRange(int begin, int end) const {
+  require(begin >= 0 && begin <= end && end <= options_.capacity,
+          "klt: track range [" + std::to_string(begin) + ", " + std::to_string(end) +
+              ") is outside the capacity " + std::to_string(options_.capacity));
+}
+
+void CpuBackend::uploadGray(int slot, ImageView<const float> gray) {
+  checkSlot(slot);
+  require(gray.width == width_ && gray.height == height_,
+          "klt: frame is " + std::to_string(gray.width) + " x " + std::to_string(gray.height) +
+              ", the tracker was made for " + std::to_string(width_) + " x " +
+              std::to_string(height_));
+  float* dst = gray_[slot].data();
+  for (int y = 0; y < height_; ++y)
+    std::memcpy(dst + static_cast<std::size_t>(y) * width_, &gray(0, y), sizeof(float) * width_);
+}
+
+void CpuBackend::uploadRgb(int slot, ImageView<const Rgb8> rgb) {
+  checkSlot(slot);
+  require(rgb.width == width_ && rgb.height == height_,
+          "klt: frame is " + std::to_string(rgb.width) + " x " + std::to_string(rgb.height) +
+              ", the tracker was made for " + std::to_string(width_) + " x " +
+              std::to_string(height_));
+  float* dst = gray_[slot].data();
+  rows(height_, width_, [&](std::int64_t y) {
+    for (int x = 0; x < width_; ++x) {
+      const Rgb8 p = rgb(x, static_cast<int>(y));
+      dst[y * width_ + x] = grayFromRgb(p.r, p.g, p.b);
+    }
+  });
+}
+
+// Two passes per level (x blurs of every source row into a scratch image, then y blurs),
+// and Scharr by rows: the functions of kernels.h, called with unclamped taps where no tap is
+// clamped (the same values). A test compares every pixel with pyrDownPixel and scharrPixel.
+void CpuBackend::buildPyramid(int slot) {
+  checkSlot(slot);
+  float* g = gray_[slot].data();
+  for (int l = 1; l < layout_.levels; ++l) {
+    const float* src = g + layout_.offset[l - 1];
+    float* dst = g + layout_.offset[l];
+    const int sw = layout_.width[l - 1], sh = layout_.height[l - 1];
+    const int w = layout_.width[l], h = layout_.height[l];
+    float* hx = scratch_.data();    // sh x w
+    const int xEnd = (sw - 3) / 2;  // last x with 2x + 2 <= sw - 1
+    rows(sh, sw, [&](std::int64_t r) {
+      const float* row = src + r * sw;
+      float* out = hx + r * w;
+      for (int x = 0; x < w; ++x) {
+        if (x >= 1 && x <= xEnd)
+          out[x] =
+              binomial5(row[2 * x - 2], row[2 * x - 1], row[2 * x], row[2 * x + 1], row[2 * x + 2]);
+        else
+          out[x] = pyrDownX(row, sw, x);
+      }
+    });
+    rows(h, w, [&](std::int64_t y) {
+      const float* r[5];
+      for (int k = 0; k < 5; ++k)
+        r[k] = hx +
+               static_cast<std::int64_t>(clampInt(2 * static_cast<int>(y) + k - 2, 0, sh - 1)) * w;
+      float* out = dst + y * w;
+      for (int x = 0; x < w; ++x) out[x] = binomial5(r[0][x], r[1][x], r[2][x], r[3][x], r[4][x]);
+    });
+  }
+  float* d = grad_[slot].data();
+  for (int l = 0; l < layout_.levels; ++l) {
+    const float* src = g + layout_.offset[l];
+    float* dst = d + 2 * layout_.offset[l];
+    const int w = layout_.width[l], h = layout_.height[l];
+    rows(h, w, [&](std::int64_t yy) {
+      const int y = static_cast<int>(yy);
+      const float* r0 = src + static_cast<std::int64_t>(clampInt(y - 1, 0, h - 1)) * w;
+      const float* r1 = src + static_cast<std::int64_t>(y) * w;
+      const float* r2 = src + static_cast<std::int64_t>(clampInt(y + 1, 0, h - 1)) * w;
+      float* out = dst + 2 * yy * w;
+      for (int x = 0; x < w; ++x) {
+        if (x >= 1 && x <= w - 2) {
+          out[2 * x] = scharrX(r0[x - 1], r0[x + 1], r1[x - 1], r1[x + 1], r2[x - 1], r2[x + 1]);
+          out[2 * x + 1] = scharrY(r0[x - 1], r2[x - 1], r0[x], r2[x], r0[x + 1], r2[x + 1]);
+        } else {
+          scharrPixel(src, w, h, x, y, &out[2 * x], &out[2 * x + 1]);
+        }
+      }
+    });
+  }
+}
+
+void CpuBackend::uploadSeeds(const TrackRecord* seeds, int count) {
+  checkRange(0, count);
+  std::copy(seeds, seeds + count, records_[0].begin());
+}
+
+void CpuBackend::track(Direction direction, int prevSlot, int curSlot, int begin, int end) {
+  checkSlot(prevSlot);
+  checkSlot(curSlot);
+  checkRange(begin, end);
+  const PyramidView prev = pyramid(prevSlot), cur = pyramid(curSlot);
+  const TrackParams p = trackParams(options_);
+  const bool forward = direction == Direction::kForward;
+  const TrackRecord* in = forward ? records_[0].data() : records_[1].data();
+  TrackRecord* out = forward ? records_[1].data() : records_[2].data();
+  tracks(end - begin, [&](std::int64_t k) {
+    TrackScratch scratch;
+    const std::int64_t i = begin + k;
+    out[i] = forward ? trackForward(prev, cur, in[i], p, &scratch)
+                     : trackBackward(prev, cur, in[i], p, &scratch);
+  });
+}
+
+void CpuBackend::check(int begin, int end) {
+  checkRange(begin, end);
+  const TrackRecord *s = records_[0].data(), *f = records_[1].data(), *b = records_[2].data();
+  TrackRecord* out = records_[3].data();
+  for (int i = begin; i < end; ++i)
+    out[i] = checkTrack(s[i], f[i], b[i], options_.fbThresholdPx, options_.nccThreshold);
+}
+
+void CpuBackend::readRecords(RecordBuffer which, int begin, int count, TrackRecord* out) {
+  checkRange(begin, begin + count);
+  const auto& r = records_[static_cast<int>(which)];
+  std::copy(r.begin() + begin, r.begin() + begin + count, out);
+}
+
+void CpuBackend::eigenMap(int slot) {
+  checkSlot(slot);
+  const float* grad = grad_[slot].data();
+  std::vector<float> rowMax(height_, 0.0f);
+  rows(height_, width_, [&](std::int64_t y) {
+    float m = 0.0f;
+    for (int x = 0; x < width_; ++x) {
+      const float v = minEigenPixel(grad, width_, height_, x, static_cast<int>(y),
+                                    options_.blockSize, options_.halfWindow);
+      eig_[y * width_ + x] = v;
+      m = std::max(m, v);
+    }
+    rowMax[y] = m;
+  });
+  eigenMax_ = *std::max_element(rowMax.begin(), rowMax.end());
+}
+
+SelectCounts CpuBackend::select(int aliveCount) {
+  checkRange(0, aliveCount);
+  const int cells = grid_.count();
+  const TrackRecord* seeds = records_[0].data();
+  // Bucket the alive tracks by cell (a counting sort).
+  std::fill(trackStart_.begin(), trackStart_.end(), 0);
+  std::vector<int> cellOfTrack(aliveCount);
+  for (int i = 0; i < aliveCount; ++i) {
+    cellOfTrack[i] = cellOf(grid_, seeds[i].x, seeds[i].y);
+    ++trackStart_[cellOfTrack[i] + 1];
+  }
+  for (int c = 0; c < cells; ++c) trackStart_[c + 1] += trackStart_[c];
+  std::vector<int> fill(trackStart_.begin(), trackStart_.end() - 1);
+  for (int i = 0; i < aliveCount; ++i) {
+    const int slot = fill[cellOfTrack[i]]++;
+    trackXY_[2 * slot] = seeds[i].x;
+    trackXY_[2 * slot + 1] = seeds[i].y;
+  }
+  const float threshold = options_.qualityLevel * eigenMax_;
+  rows(cells, grid_.cellPx * grid_.cellPx, [&](std::int64_t c) {
+    const bool occupied = trackStart_[c + 1] > trackStart_[c];
+    picks_[c] =
+        selectCell(eig_.data(), width_, height_, grid_, static_cast<int>(c), threshold, occupied);
+  });
+  rows(cells, 9, [&](std::int64_t c) {
+    keep_[c] = picks_[c].score > 0.0f &&
+               keepPick(picks_.data(), grid_, static_cast<int>(c), options_.minDistancePx,
+                        trackStart_.data(), trackXY_.data());
+  });
+  std::vector<int> kept;
+  for (int c = 0; c < cells; ++c)
+    if (keep_[c]) kept.push_back(c);
+  SelectCounts counts;
+  counts.selected = static_cast<int>(kept.size());
+  const int room = options_.capacity - aliveCount;
+  if (counts.selected > room) {
+    std::vector<int> order = kept;
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return pickStronger(picks_[a].score, a, picks_[b].score, b); });
+    order.resize(room);
+    std::sort(order.begin(), order.end());
+    kept = order;
+  }
+  counts.appended = static_cast<int>(kept.size());
+  TrackRecord* out = records_[0].data() + aliveCount;
+  for (int i = 0; i < counts.appended; ++i) {
+    const Pick& p = picks_[kept[i]];
+    out[i] = seedRecord(p.x, p.y, p.score);
+  }
+  return counts;
+}
+
+void CpuBackend::readLevel(int slot, int level, float* gray, float* grad) {
+  checkSlot(slot);
+  require(level >= 0 && level < layout_.levels, "klt: no level " + std::to_string(level));
+  const std::int64_t n = layout_.pixels(level), off = layout_.offset[level];
+  if (gray) std::copy(gray_[slot].begin() + off, gray_[slot].begin() + off + n, gray);
+  if (grad) std::copy(grad_[slot].begin() + 2 * off, grad_[slot].begin() + 2 * (off + n), grad);
+}
+
+void CpuBackend::readEigenMap(float* out) { std::copy(eig_.begin(), eig_.end(), out); }
+
+std::size_t CpuBackend::residentBytes() const {
+  std::size_t b = 0;
+  for (int s = 0; s < 2; ++s) b += (gray_[s].size() + grad_[s].size()) * sizeof(float);
+  for (const auto& r : records_) b += r.size() * sizeof(TrackRecord);
+  b += eig_.size() * sizeof(float) + picks_.size() * sizeof(Pick) +
+       trackStart_.size() * sizeof(int) + trackXY_.size() * sizeof(float) + keep_.size() +
+       scratch_.size() * sizeof(float);
+  return b;
+}
+
+std::unique_ptr<Backend> makeCpuBackend(int width, int height, const Options& options) {
+  return std::make_unique<CpuBackend>(width, height, options);
+}
+
+}  // namespace vidmap::klt

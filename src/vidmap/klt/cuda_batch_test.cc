@@ -1,0 +1,149 @@
+// K sequences pushed together (CudaBatchTracker) equal K separate Trackers: the CUDA Tracker
+// bit for bit in every build (the same kernels on the same data), and the CPU Tracker bit for
+// bit with -fmad=false. Graph replay equals direct launches. Labelled gpu.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "vidmap/core/error.h"
+#include "vidmap/klt/cuda_batch_tracker.h"
+#include "vidmap/klt/cuda_test_util.h"
+#include "vidmap/synth/scene2d.h"
+#include "vidmap/synth/warp2d.h"
+
+namespace vidmap::klt {
+namespace {
+
+constexpr int kSequences = 3;
+constexpr int kFrames = 6;
+
+// Frame f of sequence q: scene q moving by its own shift per frame.
+GrayImage frameOf(const std::vector<GrayImage>& scenes, int q, int f) {
+  const double dx[kSequences] = {2.3, -3.1, 0.7}, dy[kSequences] = {-1.4, 2.2, 4.1};
+  return synth::warpImage(scenes[q], synth::translation(dx[q] * f, dy[q] * f));
+}
+
+bool keyframeOf(int q, int f) { return f % (2 + q) == 0; }
+
+void expectSameTable(const TrackTable& a, const TrackTable& b, const char* what, int q, int f) {
+  SCOPED_TRACE(std::string(what) + " sequence " + std::to_string(q) + " push " + std::to_string(f));
+  ASSERT_EQ(a.id, b.id);
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_EQ(a.y, b.y);
+  EXPECT_EQ(a.age, b.age);
+  EXPECT_EQ(a.measure, b.measure);
+  EXPECT_EQ(a.seedFrame, b.seedFrame);
+}
+
+TEST(CudaBatch, EqualsSeparateTrackers) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  std::vector<GrayImage> scenes;
+  for (int q = 0; q < kSequences; ++q) {
+    synth::TexturedSceneOptions so;
+    so.seed = 11 + q;
+    scenes.push_back(synth::makeTexturedScene(so));
+  }
+  Options o = optionsFor(640);
+  o.maxAgeFrames = 3;  // the age rule runs too
+  for (CudaTrackKernel k : cudatest::trackKernels()) {
+    for (bool graph : {true, false}) {
+      {
+        CudaBatchTracker batch(ctx, kSequences, 640, 360, o, {k});
+        batch.setUseGraph(graph);
+        std::vector<Tracker> cuda, cpu;
+        for (int q = 0; q < kSequences; ++q) {
+          cuda.emplace_back(640, 360, o, makeCudaBackend(ctx, 640, 360, o, {k}));
+          cpu.emplace_back(640, 360, o);
+        }
+        for (int f = 0; f < kFrames; ++f) {
+          std::vector<GrayImage> frames;
+          std::vector<ImageView<const float>> views;
+          bool flags[kSequences];
+          for (int q = 0; q < kSequences; ++q) frames.push_back(frameOf(scenes, q, f));
+          for (int q = 0; q < kSequences; ++q) {
+            views.push_back(std::as_const(frames[q]).view());
+            flags[q] = keyframeOf(q, f);
+          }
+          const auto reports = batch.push(views, std::span<const bool>(flags, kSequences));
+          std::int64_t live = 0;
+          for (int q = 0; q < kSequences; ++q) {
+            const StepReport rc = cuda[q].push(frames[q], flags[q]);
+            cpu[q].push(frames[q], flags[q]);
+            live += static_cast<std::int64_t>(cuda[q].residentBytes());
+            EXPECT_EQ(reports[q].ends, rc.ends);
+            EXPECT_EQ(reports[q].selected, rc.selected);
+            EXPECT_EQ(reports[q].appended, rc.appended);
+            expectSameTable(batch.tracks(q), cuda[q].tracks(), "batch vs cuda tracker", q, f);
+            if (cudatest::kBitExact)
+              expectSameTable(batch.tracks(q), cpu[q].tracks(), "batch vs cpu tracker", q, f);
+            std::printf("[batch %s %s] seq %d push %d: alive %d ended %d appended %d\n",
+                        cudaTrackKernelName(k), graph ? "graph" : "direct", q, f, reports[q].alive,
+                        reports[q].ended(), reports[q].appended);
+          }
+          EXPECT_EQ(ctx.memory().liveBytes(),
+                    live + static_cast<std::int64_t>(batch.residentBytes()));
+        }
+      }
+      EXPECT_EQ(ctx.memory().liveBytes(), 0);
+    }
+  }
+}
+
+// 8-bit frames (a quarter of the upload) give the bits of float frames holding v / 255.
+TEST(CudaBatch, EightBitFramesEqualFloatFrames) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  const GrayImage scene = synth::makeTexturedScene({});
+  const Options o = optionsFor(640);
+  CudaBatchTracker bytes(ctx, 2, 640, 360, o), floats(ctx, 2, 640, 360, o);
+  for (int f = 0; f < 3; ++f) {
+    std::vector<Image<std::uint8_t>> b8;
+    std::vector<GrayImage> f32;
+    for (int q = 0; q < 2; ++q) {
+      const GrayImage g = synth::warpImage(scene, synth::translation(1.7 * f * (q + 1), -0.9 * f));
+      Image<std::uint8_t> b(640, 360);
+      GrayImage v(640, 360);
+      for (int y = 0; y < 360; ++y)
+        for (int x = 0; x < 640; ++x) {
+          b(x, y) = static_cast<std::uint8_t>(std::lround(std::clamp(g(x, y), 0.0f, 1.0f) * 255));
+          v(x, y) = static_cast<float>(b(x, y)) / 255.0f;
+        }
+      b8.push_back(std::move(b));
+      f32.push_back(std::move(v));
+    }
+    const std::vector<ImageView<const std::uint8_t>> vb = {std::as_const(b8[0]).view(),
+                                                           std::as_const(b8[1]).view()};
+    const std::vector<ImageView<const float>> vf = {std::as_const(f32[0]).view(),
+                                                    std::as_const(f32[1]).view()};
+    bytes.push(vb);
+    floats.push(vf);
+    for (int q = 0; q < 2; ++q)
+      expectSameTable(bytes.tracks(q), floats.tracks(q), "u8 vs float", q, f);
+  }
+}
+
+TEST(CudaBatch, BadInputIsAnError) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  EXPECT_THROW(CudaBatchTracker(ctx, 0, 640, 360, optionsFor(640)), Error);
+  EXPECT_THROW(CudaBatchTracker(ctx, 2, 8, 8, optionsFor(640)), Error);
+  CudaBatchTracker batch(ctx, 2, 320, 200, optionsFor(320));
+  const GrayImage a(320, 200, 0.5f), wrong(321, 200, 0.5f);
+  std::vector<ImageView<const float>> one = {a.view()};
+  EXPECT_THROW(batch.push(one), Error);
+  std::vector<ImageView<const float>> bad = {a.view(), wrong.view()};
+  EXPECT_THROW(batch.push(bad), Error);
+  std::vector<ImageView<const float>> good = {a.view(), a.view()};
+  bool flags[1] = {true};
+  EXPECT_THROW(batch.push(good, std::span<const bool>(flags, 1)), Error);
+  EXPECT_NO_THROW(batch.push(good));
+}
+
+}  // namespace
+}  // namespace vidmap::klt

@@ -1,0 +1,144 @@
+#include "vidmap/klt/cuda_batch_tracker.h"
+
+#include <chrono>
+#include <string>
+
+#include "vidmap/core/error.h"
+#include "vidmap/klt/cuda_engine.h"
+
+namespace vidmap::klt {
+
+CudaBatchTracker::CudaBatchTracker(gpu::Context& ctx, int sequences, int width, int height,
+                                   const Options& options, const CudaBackendOptions& cuda)
+    : engine_(std::make_unique<cuda::Engine>(
+          ctx, sequences, width, height, options,
+          cuda::engineKernel(cuda.kernel,
+                             static_cast<std::int64_t>(sequences) * options.capacity))),
+      tables_(sequences),
+      ended_(sequences),
+      seeds_(sequences),
+      ages_(sequences),
+      nextId_(sequences, 0) {
+  engine_->setProfiling(cuda.profile);
+}
+
+CudaBatchTracker::~CudaBatchTracker() = default;
+
+int CudaBatchTracker::sequences() const { return engine_->sequences(); }
+int CudaBatchTracker::width() const { return engine_->width(); }
+int CudaBatchTracker::height() const { return engine_->height(); }
+const Options& CudaBatchTracker::options() const { return engine_->options(); }
+std::size_t CudaBatchTracker::residentBytes() const { return engine_->residentBytes(); }
+void CudaBatchTracker::setProfiling(bool on) { engine_->setProfiling(on); }
+
+std::vector<StepReport> CudaBatchTracker::push(std::span<const ImageView<const float>> frames,
+                                               std::span<const bool> keyframes) {
+  return pushImpl([&](int q) { engine_->stageGray(q, frames[q]); }, frames.size(), keyframes);
+}
+
+std::vector<StepReport> CudaBatchTracker::push(std::span<const ImageView<const Rgb8>> frames,
+                                               std::span<const bool> keyframes) {
+  return pushImpl([&](int q) { engine_->stageRgb(q, frames[q]); }, frames.size(), keyframes);
+}
+
+std::vector<StepReport> CudaBatchTracker::push(
+    std::span<const ImageView<const std::uint8_t>> frames, std::span<const bool> keyframes) {
+  return pushImpl([&](int q) { engine_->stageGray8(q, frames[q]); }, frames.size(), keyframes);
+}
+
+template <class Stage>
+std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t count,
+                                                   std::span<const bool> keyframes) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const int K = sequences();
+  require(
+      count == static_cast<std::size_t>(K),
+      "klt batch: " + std::to_string(count) + " frames for " + std::to_string(K) + " sequences");
+  require(keyframes.empty() || keyframes.size() == static_cast<std::size_t>(K),
+          "klt batch: " + std::to_string(keyframes.size()) + " keyframe flags for " +
+              std::to_string(K) + " sequences");
+  const int cur = frame_ == 0 ? 0 : 1 - prevSlot_;
+  const bool track = frame_ > 0;
+  std::vector<bool> selects(K, frame_ == 0);
+  bool anySelect = frame_ == 0;
+  for (int q = 0; q < K && !keyframes.empty(); ++q)
+    if (keyframes[q]) selects[q] = anySelect = true;
+
+  // Stage the frames, and the table of each sequence as seeds with the age after this push.
+  for (int q = 0; q < K; ++q) {
+    stage(q);
+    const TrackTable& t = tables_[q];
+    seeds_[q].resize(t.size());
+    ages_[q].resize(t.size());
+    for (int i = 0; i < t.size(); ++i) {
+      seeds_[q][i] = seedRecord(t.x[i], t.y[i], t.measure[i]);
+      ages_[q][i] = t.age[i] + 1;
+    }
+    static const int kNoAges = 0;  // a non-null pointer: an empty table still has its ages
+    engine_->stageSeeds(q, seeds_[q].data(), t.size(), t.size() ? ages_[q].data() : &kNoAges);
+  }
+  engine_->push(prevSlot_, cur, track, anySelect, useGraph_);
+
+  // The host tables follow the device: survivors in order, then the picks.
+  std::vector<StepReport> reports(K);
+  for (int q = 0; q < K; ++q) {
+    StepReport& r = reports[q];
+    TrackTable& t = tables_[q];
+    r.frame = frame_;
+    r.tracksIn = t.size();
+    ended_[q].clear();
+    if (track && t.size() > 0) {
+      const TrackRecord* checked = engine_->checked(q);
+      TrackTable next;
+      for (int i = 0; i < t.size(); ++i) {
+        const TrackRecord& c = checked[i];
+        const int age = t.age[i] + 1;
+        int reason = statusReason(c.status);
+        if (reason == 0 && age > options().maxAgeFrames) reason = static_cast<int>(EndReason::kAge);
+        if (reason != 0) {
+          ++r.ends[reason];
+          ended_[q].push_back({t.id[i], reason, c.x, c.y, t.seedFrame[i], age});
+          continue;
+        }
+        next.id.push_back(t.id[i]);
+        next.x.push_back(c.x);
+        next.y.push_back(c.y);
+        next.seedFrame.push_back(t.seedFrame[i]);
+        next.seedX.push_back(t.seedX[i]);
+        next.seedY.push_back(t.seedY[i]);
+        next.seedKeypoint.push_back(t.seedKeypoint[i]);
+        next.age.push_back(age);
+        next.measure.push_back(c.measure);
+      }
+      t = std::move(next);
+    }
+    if (selects[q]) {
+      r.selection = true;
+      r.selected = engine_->selected(q);
+      r.appended = engine_->appended(q);
+      const TrackRecord* picks = engine_->picks(q);
+      for (int i = 0; i < r.appended; ++i) {
+        const TrackRecord& p = picks[i];
+        t.id.push_back(nextId_[q]++);
+        t.x.push_back(p.x);
+        t.y.push_back(p.y);
+        t.seedFrame.push_back(frame_);
+        t.seedX.push_back(p.x);
+        t.seedY.push_back(p.y);
+        t.seedKeypoint.push_back(-1);
+        t.age.push_back(0);
+        t.measure.push_back(p.measure);
+      }
+    }
+    r.alive = t.size();
+    r.chunks = track ? 1 : 0;
+  }
+  prevSlot_ = cur;
+  ++frame_;
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (auto& r : reports) r.msTotal = ms;
+  return reports;
+}
+
+}  // namespace vidmap::klt

@@ -1,0 +1,746 @@
+#include "vidmap/klt/cuda_engine.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <string>
+#include <utility>
+
+#include "vidmap/core/error.h"
+#include "vidmap/gpu/cuda_check.cuh"
+#include "vidmap/klt/cuda_kernels.cuh"
+
+namespace vidmap::klt::cuda {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t{15}; }
+
+unsigned blocksFor(std::int64_t n, int block) {
+  return static_cast<unsigned>((std::max<std::int64_t>(n, 1) + block - 1) / block);
+}
+
+// Unpacks the staged seeds (dense, per-sequence offsets) into records[0], ages and alive[].
+__global__ void unpackSeedsKernel(BatchView v, const int* counts, const int* offsets,
+                                  const TrackRecord* seeds, const int* ages, int* agesOut) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int n = counts[seq];
+  if (i == 0) v.alive[seq] = n;
+  if (i >= n) return;
+  const std::int64_t g = static_cast<std::int64_t>(seq) * v.capacity + i;
+  v.records[0][g] = seeds[offsets[seq] + i];
+  if (ages) agesOut[g] = ages[offsets[seq] + i];
+}
+
+// Flags of compactAlive: alive after the check and not older than maxAge.
+__global__ void aliveFlagKernel(BatchView v, const int* counts, const int* ages, int maxAge,
+                                int* flag) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.capacity) return;
+  const std::int64_t g = static_cast<std::int64_t>(seq) * v.capacity + i;
+  flag[g] = i < counts[seq] && statusAlive(v.records[3][g].status) && ages[g] <= maxAge ? 1 : 0;
+}
+
+__global__ void aliveScatterKernel(BatchView v, const int* flag, const int* pos) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const std::int64_t base = static_cast<std::int64_t>(seq) * v.capacity;
+  if (i == 0) v.alive[seq] = pos[base + v.capacity] - pos[base];
+  if (i >= v.capacity || !flag[base + i]) return;
+  const TrackRecord r = v.records[3][base + i];
+  v.records[0][base + pos[base + i] - pos[base]] = seedRecord(r.x, r.y, r.measure);
+}
+
+// The outbox: counts, the checked records in the staged (dense) order, the picks.
+__global__ void packOutputKernel(BatchView v, const int* counts, const int* offsets, bool checked,
+                                 bool picks, int maxPicks, int* outSelected, int* outAppended,
+                                 TrackRecord* outChecked, TrackRecord* outPicks) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const std::int64_t base = static_cast<std::int64_t>(seq) * v.capacity;
+  if (i == 0 && picks) {
+    outSelected[seq] = v.sel.selected[seq];
+    outAppended[seq] = v.sel.appended[seq];
+  }
+  if (checked && i < counts[seq]) outChecked[offsets[seq] + i] = v.records[3][base + i];
+  if (picks && i < maxPicks && i < v.sel.appended[seq])
+    outPicks[static_cast<std::int64_t>(seq) * maxPicks + i] = v.records[0][base + v.alive[seq] + i];
+}
+
+int bitsFor(int v) {
+  int b = 0;
+  while ((1 << b) <= v) ++b;
+  return b;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+PinnedBytes::PinnedBytes(std::size_t bytes) : size_(bytes) {
+  if (bytes) VIDMAP_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&data_), bytes, 0));
+}
+
+PinnedBytes::~PinnedBytes() {
+  if (data_) cudaFreeHost(data_);
+}
+
+PinnedBytes::PinnedBytes(PinnedBytes&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+
+PinnedBytes& PinnedBytes::operator=(PinnedBytes&& o) noexcept {
+  if (this != &o) {
+    if (data_) cudaFreeHost(data_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+struct Engine::Graph {
+  cudaGraphExec_t exec = nullptr;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+};
+
+Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Options& options,
+               TrackKernel kernel)
+    : ctx_(ctx), options_(options), kernel_(kernel) {
+  options_.checkFrame(width, height);
+  require(sequences >= 1 && sequences <= 4095,
+          "klt cuda: sequences = " + std::to_string(sequences) + " is out of range [1, 4095]");
+  ctx_.makeCurrent();
+  params_ = trackParams(options_);
+  const int K = sequences, cap = options_.capacity;
+  BatchView& v = view_;
+  v.sequences = K;
+  v.width = width;
+  v.height = height;
+  v.capacity = cap;
+  v.layout = makeLayout(width, height, options_.levels);
+  v.sel.grid = makeCellGrid(width, height, options_.minDistancePx);
+  const int cells = v.sel.grid.count();
+  require(cells < (1 << 20), "klt cuda: " + std::to_string(cells) +
+                                 " selection cells exceed 2^20 (raise klt.minDistancePx)");
+  const std::size_t total = static_cast<std::size_t>(v.layout.total);
+  const std::size_t kcap = static_cast<std::size_t>(K) * cap;
+  const std::size_t kcells = static_cast<std::size_t>(K) * cells;
+
+  gray_ = gpu::DeviceBuffer<float>(ctx_, 2 * K * total);
+  grad_ = gpu::DeviceBuffer<float>(ctx_, 4 * K * total);
+  for (auto& r : records_) r = gpu::DeviceBuffer<TrackRecord>(ctx_, kcap);
+  eig_ = gpu::DeviceBuffer<float>(ctx_, K * static_cast<std::size_t>(v.pixels()));
+  eigMax_ = gpu::DeviceBuffer<unsigned>(ctx_, K);
+  alive_ = gpu::DeviceBuffer<int>(ctx_, K);
+  ages_ = gpu::DeviceBuffer<int>(ctx_, kcap);
+  cellCount_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
+  trackStart_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
+  trackXY_ = gpu::DeviceBuffer<float>(ctx_, 2 * kcap);
+  trackCell_ = gpu::DeviceBuffer<int>(ctx_, kcap);
+  picks_ = gpu::DeviceBuffer<Pick>(ctx_, kcells);
+  keys_ = gpu::DeviceBuffer<std::uint64_t>(ctx_, kcells);
+  sorted_ = gpu::DeviceBuffer<std::uint64_t>(ctx_, kcells);
+  take_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
+  takePos_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
+  selCounts_ = gpu::DeviceBuffer<int>(ctx_, 2 * static_cast<std::size_t>(K));
+  aliveFlag_ = gpu::DeviceBuffer<int>(ctx_, kcap + 1);
+  alivePos_ = gpu::DeviceBuffer<int>(ctx_, kcap + 1);
+
+  // The inbox and the outbox.
+  in_.frames = 0;
+  in_.counts = align16(static_cast<std::size_t>(K) * v.pixels() * 4);
+  in_.offsets = in_.counts + align16(4 * static_cast<std::size_t>(K));
+  in_.seeds = in_.offsets + align16(4 * static_cast<std::size_t>(K));
+  in_.ages = in_.seeds + align16(16 * kcap);
+  in_.bytes = in_.ages + align16(4 * kcap);
+  out_.maxPicks = std::min(cap, cells);
+  out_.selected = 0;
+  out_.appended = align16(4 * static_cast<std::size_t>(K));
+  out_.picks = out_.appended + align16(4 * static_cast<std::size_t>(K));
+  out_.checked = out_.picks + 16 * static_cast<std::size_t>(K) * out_.maxPicks;
+  out_.bytes = out_.checked + 16 * kcap;
+  inbox_ = gpu::DeviceBuffer<std::uint8_t>(ctx_, in_.bytes);
+  outbox_ = gpu::DeviceBuffer<std::uint8_t>(ctx_, out_.bytes);
+  stage_ = PinnedBytes(in_.bytes);
+  result_ = PinnedBytes(out_.bytes);
+  counts_.assign(K, 0);
+  offsets_.assign(K, 0);
+  staged_.assign(K, Staged{});
+
+  // CUB scratch: the largest of the scans and the sort.
+  const int nCells = static_cast<int>(kcells + 1), nCap = static_cast<int>(kcap + 1);
+  std::size_t b = 0, need = 0;
+  VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int*>(nullptr),
+                                                  static_cast<int*>(nullptr), nCells));
+  need = std::max(need, b);
+  VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<int*>(nullptr),
+                                                  static_cast<int*>(nullptr), nCap));
+  need = std::max(need, b);
+  VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, static_cast<std::uint64_t*>(nullptr),
+                                                   static_cast<std::uint64_t*>(nullptr),
+                                                   static_cast<int>(kcells)));
+  need = std::max(need, b);
+  cubBytes_ = std::max<std::size_t>(need, 16);
+  cubTemp_ = gpu::DeviceBuffer<std::uint8_t>(ctx_, cubBytes_);
+
+  v.gray = gray_.data();
+  v.grad = grad_.data();
+  for (int i = 0; i < 4; ++i) v.records[i] = records_[i].data();
+  v.eig = eig_.data();
+  v.eigMax = eigMax_.data();
+  v.alive = alive_.data();
+  v.sel.cellCount = cellCount_.data();
+  v.sel.trackStart = trackStart_.data();
+  v.sel.trackXY = trackXY_.data();
+  v.sel.trackCell = trackCell_.data();
+  v.sel.picks = picks_.data();
+  v.sel.keys = keys_.data();
+  v.sel.sorted = sorted_.data();
+  v.sel.take = take_.data();
+  v.sel.takePos = takePos_.data();
+  v.sel.selected = selCounts_.data();
+  v.sel.appended = selCounts_.data() + K;
+
+  // Defined contents everywhere (the pyramids of an unused slot, the end markers of scans).
+  cudaStream_t s = ctx_.stream().handle();
+  for (auto* buf : {&gray_, &grad_, &eig_, &trackXY_})
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(buf->data(), 0, buf->bytes(), s));
+  for (auto& r : records_) VIDMAP_CUDA_CHECK(cudaMemsetAsync(r.data(), 0, r.bytes(), s));
+  for (auto* buf : {&alive_, &ages_, &cellCount_, &trackStart_, &trackCell_, &take_, &takePos_,
+                    &selCounts_, &aliveFlag_, &alivePos_})
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(buf->data(), 0, buf->bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(eigMax_.data(), 0, eigMax_.bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(picks_.data(), 0, picks_.bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(keys_.data(), 0, keys_.bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(sorted_.data(), 0, sorted_.bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(inbox_.data(), 0, inbox_.bytes(), s));
+  VIDMAP_CUDA_CHECK(cudaMemsetAsync(outbox_.data(), 0, outbox_.bytes(), s));
+  cudaEvent_t e = nullptr;
+  VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  uploadDone_ = e;
+  ctx_.synchronize();
+}
+
+Engine::~Engine() {
+  if (uploadDone_) cudaEventDestroy(uploadDone_);
+}
+
+void Engine::waitForUpload() {
+  if (!uploadPending_) return;
+  VIDMAP_CUDA_CHECK(cudaEventSynchronize(uploadDone_));
+  uploadPending_ = false;
+}
+
+std::size_t Engine::residentBytes() const {
+  std::size_t b = gray_.bytes() + grad_.bytes() + eig_.bytes() + trackXY_.bytes() +
+                  eigMax_.bytes() + picks_.bytes() + keys_.bytes() + sorted_.bytes() +
+                  inbox_.bytes() + outbox_.bytes() + cubTemp_.bytes();
+  for (const auto& r : records_) b += r.bytes();
+  for (const auto* buf : {&alive_, &ages_, &cellCount_, &trackStart_, &trackCell_, &take_,
+                          &takePos_, &selCounts_, &aliveFlag_, &alivePos_})
+    b += buf->bytes();
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staging and transfers
+
+void Engine::stageGray(int seq, ImageView<const float> gray) {
+  require(gray.width == width() && gray.height == height(),
+          "klt: frame is " + std::to_string(gray.width) + " x " + std::to_string(gray.height) +
+              ", the tracker was made for " + std::to_string(width()) + " x " +
+              std::to_string(height()));
+  require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kGrayFloat,
+          "klt cuda: frames of one push must have one format");
+  stagedFormat_ = FrameFormat::kGrayFloat;
+  waitForUpload();
+  float* dst = reinterpret_cast<float*>(stage_.data() + in_.frames) + seq * view_.pixels();
+  copyRows(dst, gray.data, sizeof(float) * width(), sizeof(float) * gray.stride, height());
+}
+
+void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
+  require(rgb.width == width() && rgb.height == height(),
+          "klt: frame is " + std::to_string(rgb.width) + " x " + std::to_string(rgb.height) +
+              ", the tracker was made for " + std::to_string(width()) + " x " +
+              std::to_string(height()));
+  require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kRgb8,
+          "klt cuda: frames of one push must have one format");
+  static_assert(sizeof(Rgb8) == 3, "Rgb8 is three bytes");
+  stagedFormat_ = FrameFormat::kRgb8;
+  waitForUpload();
+  std::uint8_t* dst = stage_.data() + in_.frames + 3 * seq * view_.pixels();
+  copyRows(dst, rgb.data, 3 * static_cast<std::size_t>(width()),
+           3 * static_cast<std::size_t>(rgb.stride), height());
+}
+
+void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
+  require(gray.width == width() && gray.height == height(),
+          "klt: frame is " + std::to_string(gray.width) + " x " + std::to_string(gray.height) +
+              ", the tracker was made for " + std::to_string(width()) + " x " +
+              std::to_string(height()));
+  require(stagedFormat_ == FrameFormat::kNone || stagedFormat_ == FrameFormat::kGray8,
+          "klt cuda: frames of one push must have one format");
+  stagedFormat_ = FrameFormat::kGray8;
+  waitForUpload();
+  std::uint8_t* dst = stage_.data() + in_.frames + seq * view_.pixels();
+  copyRows(dst, gray.data, width(), gray.stride, height());
+}
+
+void Engine::stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages) {
+  require(count >= 0 && count <= options_.capacity, "klt: " + std::to_string(count) +
+                                                        " seeds exceed the capacity " +
+                                                        std::to_string(options_.capacity));
+  counts_[seq] = count;
+  seedsStaged_ = true;
+  if (ages) agesStaged_ = true;  // then every sequence must give its ages
+  // Dense: the offsets follow the counts of the sequences staged so far, in sequence order.
+  int off = 0;
+  for (int s = 0; s < sequences(); ++s) {
+    offsets_[s] = off;
+    off += counts_[s];
+  }
+  staged_[seq] = {seeds, ages};
+}
+
+int Engine::stagedTotal() const {
+  int n = 0;
+  for (int c : counts_) n += c;
+  return n;
+}
+
+void Engine::copyInbox() {
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
+  if (stagedFormat_ != FrameFormat::kNone) {
+    const std::size_t bpp =
+        stagedFormat_ == FrameFormat::kRgb8 ? 3 : (stagedFormat_ == FrameFormat::kGray8 ? 1 : 4);
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
+                                      bpp * K * view_.pixels(), cudaMemcpyHostToDevice, s));
+  }
+  bool copied = stagedFormat_ != FrameFormat::kNone;
+  if (seedsStaged_) {
+    waitForUpload();  // the seeds are written into stage_ now
+    copied = true;
+    int* counts = reinterpret_cast<int*>(stage_.data() + in_.counts);
+    int* offsets = reinterpret_cast<int*>(stage_.data() + in_.offsets);
+    TrackRecord* seeds = reinterpret_cast<TrackRecord*>(stage_.data() + in_.seeds);
+    int* ages = reinterpret_cast<int*>(stage_.data() + in_.ages);
+    for (int q = 0; q < K; ++q) {
+      counts[q] = counts_[q];
+      offsets[q] = offsets_[q];
+      if (counts_[q] > 0 && staged_[q].seeds)
+        std::memcpy(seeds + offsets_[q], staged_[q].seeds, sizeof(TrackRecord) * counts_[q]);
+      if (counts_[q] > 0 && staged_[q].ages)
+        std::memcpy(ages + offsets_[q], staged_[q].ages, sizeof(int) * counts_[q]);
+    }
+    const std::size_t total = static_cast<std::size_t>(stagedTotal());
+    // One copy of the counts, offsets and seeds; the ages follow when staged.
+    const std::size_t end = agesStaged_ ? in_.ages + 4 * total : in_.seeds + 16 * total;
+    if (agesStaged_) {
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                        in_.seeds + 16 * total - in_.counts, cudaMemcpyHostToDevice,
+                                        s));
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.ages, stage_.data() + in_.ages,
+                                        4 * total, cudaMemcpyHostToDevice, s));
+    } else {
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                        end - in_.counts, cudaMemcpyHostToDevice, s));
+    }
+  }
+  if (copied) {
+    VIDMAP_CUDA_CHECK(cudaEventRecord(uploadDone_, s));
+    uploadPending_ = true;
+  }
+}
+
+void Engine::unpack(int slot) {
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
+  if (stagedFormat_ == FrameFormat::kGrayFloat) {
+    grayFromFloatKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
+        view_, slot, reinterpret_cast<const float*>(inbox_.data() + in_.frames));
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  } else if (stagedFormat_ == FrameFormat::kRgb8) {
+    grayFromRgbKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
+        view_, slot, inbox_.data() + in_.frames);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  } else if (stagedFormat_ == FrameFormat::kGray8) {
+    grayFromByteKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
+        view_, slot, inbox_.data() + in_.frames);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  if (seedsStaged_) {
+    unpackSeedsKernel<<<dim3(blocksFor(options_.capacity, kBlock), K), kBlock, 0, s>>>(
+        view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
+        reinterpret_cast<const int*>(inbox_.data() + in_.offsets),
+        reinterpret_cast<const TrackRecord*>(inbox_.data() + in_.seeds),
+        agesStaged_ ? reinterpret_cast<const int*>(inbox_.data() + in_.ages) : nullptr,
+        ages_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+}
+
+void Engine::send(int slot) {
+  ctx_.makeCurrent();
+  require(stagedFormat_ == FrameFormat::kNone || (slot == 0 || slot == 1),
+          "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  copyInbox();
+  unpack(slot);
+  stagedFormat_ = FrameFormat::kNone;
+  seedsStaged_ = agesStaged_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launches
+
+template <class F>
+void Engine::timed(const char* name, F&& launch) {
+  if (profiling_ && !capturing_) {
+    auto scope = ctx_.profiler().time(name, ctx_.stream());
+    launch();
+  } else {
+    launch();
+  }
+  VIDMAP_CUDA_CHECK_LAUNCH();
+}
+
+void Engine::buildPyramid(int slot) {
+  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
+  const Layout& L = view_.layout;
+  timed("klt_pyramid", [&] {
+    for (int l = 1; l < L.levels; ++l)
+      pyrDownKernel<<<dim3(blocksFor(L.pixels(l), kBlock), K), kBlock, 0, s>>>(view_, slot, l);
+  });
+  timed("klt_scharr",
+        [&] { scharrKernel<<<dim3(blocksFor(L.total, kBlock), K), kBlock, 0, s>>>(view_, slot); });
+}
+
+void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end,
+                         bool useAlive) {
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), n = end - begin;
+  if (n <= 0) return;
+  if (kernel_ == TrackKernel::kLane) {
+    trackLaneKernel<<<dim3(blocksFor(n, 64), K), 64, 0, s>>>(view_, prevSlot, curSlot, backward,
+                                                             begin, end, useAlive, params_);
+    return;
+  }
+  // One warp per track, 4 tracks per block; a lane holds ceil(n / 32) window pixels.
+  const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
+  const dim3 grid(blocksFor(n, 4), K);
+  const bool shared = kernel_ == TrackKernel::kWarpShared;
+  auto launch = [&](auto kernel, int pl) {
+    const std::size_t smem =
+        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
+    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, backward, begin, end, useAlive,
+                                   params_);
+  };
+  if (perLane <= 8)
+    shared ? launch(trackWarpKernel<8, true>, 8) : launch(trackWarpKernel<8, false>, 8);
+  else if (perLane <= 14)
+    shared ? launch(trackWarpKernel<14, true>, 14) : launch(trackWarpKernel<14, false>, 14);
+  else
+    shared ? launch(trackWarpKernel<31, true>, 31) : launch(trackWarpKernel<31, false>, 31);
+}
+
+void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive) {
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), n = end - begin;
+  if (n <= 0) return;
+  const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
+  const dim3 grid(blocksFor(n, 4), K);
+  const bool shared = kernel_ == TrackKernel::kWarpShared;
+  auto launch = [&](auto kernel, int pl) {
+    const std::size_t smem =
+        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
+    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, begin, end, useAlive, params_,
+                                   options_.fbThresholdPx, options_.nccThreshold);
+  };
+  timed("klt_track_fused", [&] {
+    if (perLane <= 8)
+      shared ? launch(trackFusedKernel<8, true>, 8) : launch(trackFusedKernel<8, false>, 8);
+    else if (perLane <= 14)
+      shared ? launch(trackFusedKernel<14, true>, 14) : launch(trackFusedKernel<14, false>, 14);
+    else
+      shared ? launch(trackFusedKernel<31, true>, 31) : launch(trackFusedKernel<31, false>, 31);
+  });
+}
+
+void Engine::track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive) {
+  require((prevSlot == 0 || prevSlot == 1) && (curSlot == 0 || curSlot == 1),
+          "klt: frame slots must be 0 or 1");
+  require(begin >= 0 && begin <= end && end <= options_.capacity,
+          "klt: track range [" + std::to_string(begin) + ", " + std::to_string(end) +
+              ") is outside the capacity " + std::to_string(options_.capacity));
+  ctx_.makeCurrent();
+  timed(backward ? "klt_track_backward" : "klt_track_forward",
+        [&] { launchTrack(backward, prevSlot, curSlot, begin, end, useAlive); });
+}
+
+void Engine::check(int begin, int end, bool useAlive) {
+  require(begin >= 0 && begin <= end && end <= options_.capacity,
+          "klt: track range [" + std::to_string(begin) + ", " + std::to_string(end) +
+              ") is outside the capacity " + std::to_string(options_.capacity));
+  if (end <= begin) return;
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  timed("klt_check", [&] {
+    checkKernel<<<dim3(blocksFor(end - begin, kBlock), sequences()), kBlock, 0, s>>>(
+        view_, begin, end, useAlive, options_.fbThresholdPx, options_.nccThreshold);
+  });
+}
+
+void Engine::compactAlive() {
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), cap = options_.capacity;
+  timed("klt_compact_alive", [&] {
+    aliveFlagKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(
+        view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts), ages_.data(),
+        options_.maxAgeFrames, aliveFlag_.data());
+    std::size_t bytes = cubBytes_;
+    VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp_.data(), bytes, aliveFlag_.data(),
+                                                    alivePos_.data(), K * cap + 1, s));
+    aliveScatterKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(view_, aliveFlag_.data(),
+                                                                          alivePos_.data());
+  });
+}
+
+void Engine::eigenMap(int slot) {
+  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  timed("klt_eigen_map", [&] {
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(eigMax_.data(), 0, eigMax_.bytes(), s));
+    eigenMapKernel<<<dim3(blocksFor(view_.pixels(), kBlock), sequences()), kBlock, 0, s>>>(
+        view_, slot, options_.blockSize, options_.halfWindow);
+  });
+}
+
+void Engine::setAlive(int seq, int alive) {
+  require(alive >= 0 && alive <= options_.capacity, "klt: " + std::to_string(alive) +
+                                                        " alive tracks exceed the capacity " +
+                                                        std::to_string(options_.capacity));
+  ctx_.makeCurrent();
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(alive_.data() + seq, &alive, sizeof(int),
+                                    cudaMemcpyHostToDevice, ctx_.stream().handle()));
+  ctx_.synchronize();  // `alive` is on the caller's stack
+}
+
+void Engine::select() {
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), cap = options_.capacity, cells = view_.sel.grid.count();
+  const int kcells = K * cells;
+  timed("klt_select", [&] {
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(cellCount_.data(), 0, cellCount_.bytes(), s));
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(selCounts_.data(), 0, selCounts_.bytes(), s));
+    bucketCountKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(view_);
+    std::size_t bytes = cubBytes_;
+    VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp_.data(), bytes, cellCount_.data(),
+                                                    trackStart_.data(), kcells + 1, s));
+    bucketScatterKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(view_);
+    selectCellKernel<<<dim3(blocksFor(cells, 128), K), 128, 0, s>>>(view_, options_.qualityLevel);
+    keepPickKernel<<<dim3(blocksFor(cells, 128), K), 128, 0, s>>>(view_, options_.minDistancePx);
+    bytes = cubBytes_;
+    VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(
+        cubTemp_.data(), bytes, keys_.data(), sorted_.data(), kcells, 0, 52 + bitsFor(K - 1), s));
+    rankPickKernel<<<blocksFor(kcells, kBlock), kBlock, 0, s>>>(view_);
+    bytes = cubBytes_;
+    VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp_.data(), bytes, take_.data(),
+                                                    takePos_.data(), kcells + 1, s));
+    compactPickKernel<<<dim3(blocksFor(cells, kBlock), K), kBlock, 0, s>>>(view_);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer) {
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
+  const int maxPicks = out_.maxPicks;
+  std::uint8_t* o = outbox_.data();
+  timed("klt_pack", [&] {
+    packOutputKernel<<<dim3(blocksFor(std::max(options_.capacity, maxPicks), kBlock), K), kBlock, 0,
+                       s>>>(view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
+                            reinterpret_cast<const int*>(inbox_.data() + in_.offsets), checked,
+                            picks, maxPicks, reinterpret_cast<int*>(o + out_.selected),
+                            reinterpret_cast<int*>(o + out_.appended),
+                            reinterpret_cast<TrackRecord*>(o + out_.checked),
+                            reinterpret_cast<TrackRecord*>(o + out_.picks));
+  });
+  const std::size_t end = checked ? out_.checked + 16 * static_cast<std::size_t>(stagedTotal())
+                                  : (picks ? out_.checked : out_.picks);
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(result_.data(), o, end, cudaMemcpyDeviceToHost, s));
+  if (stopTimer) stopTimer->stop(s);
+  ctx_.synchronize();
+  receivedPicks_ = picks;
+}
+
+int Engine::selected(int seq) const {
+  return receivedPicks_ ? reinterpret_cast<const int*>(result_.data() + out_.selected)[seq] : 0;
+}
+
+int Engine::appended(int seq) const {
+  return receivedPicks_ ? reinterpret_cast<const int*>(result_.data() + out_.appended)[seq] : 0;
+}
+
+const TrackRecord* Engine::checked(int seq) const {
+  return reinterpret_cast<const TrackRecord*>(result_.data() + out_.checked) + offsets_[seq];
+}
+
+const TrackRecord* Engine::picks(int seq) const {
+  return reinterpret_cast<const TrackRecord*>(result_.data() + out_.picks) +
+         static_cast<std::size_t>(seq) * out_.maxPicks;
+}
+
+void Engine::readRecords(int which, int seq, int begin, int count, TrackRecord* out) {
+  require(which >= 0 && which < 4, "klt: no record buffer " + std::to_string(which));
+  require(begin >= 0 && count >= 0 && begin + count <= options_.capacity,
+          "klt: records [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+              ") are outside the capacity " + std::to_string(options_.capacity));
+  if (count == 0) return;
+  ctx_.makeCurrent();
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(
+      out, records_[which].data() + static_cast<std::size_t>(seq) * options_.capacity + begin,
+      sizeof(TrackRecord) * count, cudaMemcpyDeviceToHost, ctx_.stream().handle()));
+  ctx_.synchronize();
+}
+
+void Engine::readLevel(int seq, int slot, int level, float* gray, float* grad) {
+  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  require(level >= 0 && level < layout().levels, "klt: no level " + std::to_string(level));
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  const std::int64_t n = layout().pixels(level), off = layout().offset[level];
+  if (gray)
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(gray, view_.grayOf(seq, slot) + off, sizeof(float) * n,
+                                      cudaMemcpyDeviceToHost, s));
+  if (grad)
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(grad, view_.gradOf(seq, slot) + 2 * off,
+                                      2 * sizeof(float) * n, cudaMemcpyDeviceToHost, s));
+  ctx_.synchronize();
+}
+
+void Engine::readEigenMap(int seq, float* out) {
+  ctx_.makeCurrent();
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(out, eig_.data() + seq * view_.pixels(),
+                                    sizeof(float) * view_.pixels(), cudaMemcpyDeviceToHost,
+                                    ctx_.stream().handle()));
+  ctx_.synchronize();
+}
+
+float Engine::eigenMax(int seq) {
+  unsigned bits = 0;
+  ctx_.makeCurrent();
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(&bits, eigMax_.data() + seq, sizeof(unsigned),
+                                    cudaMemcpyDeviceToHost, ctx_.stream().handle()));
+  ctx_.synchronize();
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+void Engine::synchronize() { ctx_.synchronize(); }
+
+// ---------------------------------------------------------------------------------------------
+// The batched push
+
+void Engine::queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
+  unpack(curSlot);
+  buildPyramid(curSlot);
+  if (track) {
+    const int cap = options_.capacity;
+    if (kernel_ == TrackKernel::kLane) {
+      this->track(false, prevSlot, curSlot, 0, cap, true);
+      this->track(true, prevSlot, curSlot, 0, cap, true);
+      check(0, cap, true);
+    } else {
+      trackFused(prevSlot, curSlot, 0, cap, true);
+    }
+  }
+  if (selectOnDevice) {
+    if (track) compactAlive();
+    eigenMap(curSlot);
+    select();
+  }
+}
+
+void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool useGraph) {
+  require((prevSlot == 0 || prevSlot == 1) && (curSlot == 0 || curSlot == 1),
+          "klt: frame slots must be 0 or 1");
+  require(stagedFormat_ != FrameFormat::kNone, "klt cuda: push without a staged frame");
+  require(!track || (seedsStaged_ && agesStaged_),
+          "klt cuda: a push that tracks needs staged seeds with their ages");
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  if (pushTimer_) pushTimer_->start(s);
+  copyInbox();
+  if (kernelTimer_) kernelTimer_->start(s);
+  if (!useGraph) {
+    queuePush(prevSlot, curSlot, track, selectOnDevice);
+  } else {
+    const int key = prevSlot | (curSlot << 1) | (track << 2) | (selectOnDevice << 3) |
+                    (static_cast<int>(stagedFormat_) << 4) | (seedsStaged_ << 6) |
+                    (agesStaged_ << 7);
+    auto& g = graphs_[key];
+    if (!g) {
+      g = std::make_unique<Graph>();
+      cudaGraph_t graph = nullptr;
+      VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+      capturing_ = true;
+      try {
+        queuePush(prevSlot, curSlot, track, selectOnDevice);
+      } catch (...) {
+        capturing_ = false;
+        cudaStreamEndCapture(s, &graph);
+        if (graph) cudaGraphDestroy(graph);
+        graphs_.erase(key);
+        throw;
+      }
+      capturing_ = false;
+      VIDMAP_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+      const cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
+      cudaGraphDestroy(graph);
+      if (e != cudaSuccess) {
+        graphs_.erase(key);
+        VIDMAP_CUDA_CHECK(e);
+      }
+    }
+    VIDMAP_CUDA_CHECK(cudaGraphLaunch(g->exec, s));
+  }
+  stagedFormat_ = FrameFormat::kNone;
+  seedsStaged_ = agesStaged_ = false;
+  if (kernelTimer_) kernelTimer_->stop(s);
+  receive(track, selectOnDevice, pushTimer_.get());
+  if (pushTimer_) {
+    lastPushMs_ = pushTimer_->elapsedMs();
+    lastKernelsMs_ = kernelTimer_->elapsedMs();
+  }
+}
+
+void Engine::setTiming(bool on) {
+  if (on && !pushTimer_) {
+    pushTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());
+    kernelTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());
+  } else if (!on) {
+    pushTimer_.reset();
+    kernelTimer_.reset();
+  }
+}
+
+}  // namespace vidmap::klt::cuda

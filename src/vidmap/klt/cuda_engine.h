@@ -1,0 +1,194 @@
+// The resident KLT state of K independent sequences on one GPU and the operations on it, for
+// CudaBackend (K = 1, driven by klt::Tracker) and CudaBatchTracker (K sequences pushed in one
+// launch per kernel). No CUDA types: the kernels and CUDA calls are in cuda_engine.cu.
+//
+// Transfers: the host stages frames and seeds in one pinned buffer and send() copies it to
+// the device inbox in one copy; the results come back through one pinned outbox. Every device
+// byte is a gpu::DeviceBuffer, so residentBytes() equals the context's live bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vidmap/core/image.h"
+#include "vidmap/gpu/context.h"
+#include "vidmap/gpu/device_buffer.h"
+#include "vidmap/gpu/event_timer.h"
+#include "vidmap/gpu/handles.h"
+#include "vidmap/klt/backend.h"
+#include "vidmap/klt/cuda_batch_view.h"
+
+namespace vidmap::klt::cuda {
+
+enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2 };
+}  // namespace vidmap::klt::cuda
+namespace vidmap::klt {
+enum class CudaTrackKernel;
+}
+namespace vidmap::klt::cuda {
+// The kernel for `tracks` tracks in all (kAuto resolved by measurement).
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks);
+enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
+
+// Copies `rows` rows of rowBytes from src (rows srcStride bytes apart) to dst (packed), on
+// the host's threads when the frame is large (cuda_staging.cc: OpenMP lives in .cc files).
+void copyRows(void* dst, const void* src, std::size_t rowBytes, std::size_t srcStride, int rows);
+
+// Pinned host memory (cudaHostAlloc) owned by RAII.
+class PinnedBytes {
+ public:
+  PinnedBytes() = default;
+  explicit PinnedBytes(std::size_t bytes);
+  ~PinnedBytes();
+  PinnedBytes(PinnedBytes&& o) noexcept;
+  PinnedBytes& operator=(PinnedBytes&& o) noexcept;
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
+  std::uint8_t* data() { return data_; }
+  const std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// The inbox of one send(): [frames: K * pixels * 4 B][counts: K ints][seed offsets: K ints]
+// [seeds, dense][ages, dense]. Offsets in bytes, each 16-byte aligned.
+struct InboxLayout {
+  std::size_t frames = 0, counts = 0, offsets = 0, seeds = 0, ages = 0, bytes = 0;
+};
+
+// The outbox: [selected: K ints][appended: K ints][checked records, dense in the seed order]
+// [picks: K * maxPicks records].
+struct OutboxLayout {
+  std::size_t selected = 0, appended = 0, checked = 0, picks = 0, bytes = 0;
+  int maxPicks = 0;
+};
+
+class Engine {
+ public:
+  Engine(gpu::Context& ctx, int sequences, int width, int height, const Options& options,
+         TrackKernel kernel);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int sequences() const { return view_.sequences; }
+  int width() const { return view_.width; }
+  int height() const { return view_.height; }
+  const Options& options() const { return options_; }
+  const Layout& layout() const { return view_.layout; }
+  TrackKernel kernel() const { return kernel_; }
+  gpu::Context& context() { return ctx_; }
+  std::size_t residentBytes() const;
+
+  // Staging on the host (no device work). A frame of each sequence in one format (copied
+  // now); seeds of each sequence (count <= capacity) with, for the batch tracker, the age each
+  // track will have after this push (read at send(): keep them alive until then).
+  void stageGray(int seq, ImageView<const float> gray);
+  void stageRgb(int seq, ImageView<const Rgb8> rgb);
+  void stageGray8(int seq, ImageView<const std::uint8_t> gray);  // level 0 = v / 255
+  void stageSeeds(int seq, const TrackRecord* seeds, int count, const int* ages = nullptr);
+  int stagedCount(int seq) const { return counts_[seq]; }
+  int stagedTotal() const;
+
+  // One host-to-device copy of what was staged, then its unpacking on the device: the frames
+  // (if staged) into level 0 of `slot`, the seeds (if staged) into records[0] and alive[].
+  void send(int slot);
+
+  void buildPyramid(int slot);
+  void track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
+  void check(int begin, int end, bool useAlive);
+  // Forward, backward and check in one launch (warp kernels; the batched push uses it).
+  void trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive);
+  // The alive tracks after the check (alive, age <= maxAge) become seeds[0, alive) of each
+  // sequence, in order (the host table does the same).
+  void compactAlive();
+  void eigenMap(int slot);
+  // Selection on the last eigen map with seeds[0, alive[seq]) as the alive tracks.
+  void select();
+  // Sets alive[0] (K = 1) when the host asks for a selection with another count.
+  void setAlive(int seq, int alive);
+
+  // The outbox: counts, checked records of the staged tracks, picks; one device-to-host copy.
+  void receive(bool checked, bool picks, gpu::EventTimer* stopTimer = nullptr);
+  int selected(int seq) const;
+  int appended(int seq) const;
+  const TrackRecord* checked(int seq) const;  // stagedCount(seq) records
+  const TrackRecord* picks(int seq) const;    // appended(seq) records
+
+  // Direct reads for tests and the Backend interface (synchronous).
+  void readRecords(int which, int seq, int begin, int count, TrackRecord* out);
+  void readLevel(int seq, int slot, int level, float* gray, float* grad);
+  void readEigenMap(int seq, float* out);
+  float eigenMax(int seq);
+  void synchronize();
+
+  // A whole batched push as one CUDA graph (captured on first use for each shape): send,
+  // pyramid, forward, backward, check, and with `selectOnDevice` compaction and selection,
+  // then receive. useGraph = false runs the same launches directly (per-kernel profiling).
+  void push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool useGraph);
+
+  // Per-kernel GPU times of direct launches (KernelProfiler names "klt_*").
+  void setProfiling(bool on) { profiling_ = on; }
+  // GPU times of each push() by events: the whole push (upload, kernels, read) and the
+  // kernels alone, in ms (0 while timing is off).
+  void setTiming(bool on);
+  double lastPushMs() const { return lastPushMs_; }
+  double lastKernelsMs() const { return lastKernelsMs_; }
+
+ private:
+  struct Graph;
+  void launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
+  void queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void unpack(int slot);
+  void copyInbox();
+  // The host must not write the pinned staging buffer while a copy from it is in flight.
+  void waitForUpload();
+  template <class F>
+  void timed(const char* name, F&& launch);
+
+  gpu::Context& ctx_;
+  Options options_;
+  TrackKernel kernel_;
+  TrackParams params_;
+  BatchView view_;
+  InboxLayout in_;
+  OutboxLayout out_;
+
+  gpu::DeviceBuffer<float> gray_, grad_, eig_, trackXY_;
+  gpu::DeviceBuffer<TrackRecord> records_[4];
+  gpu::DeviceBuffer<unsigned> eigMax_;
+  gpu::DeviceBuffer<int> alive_, ages_, cellCount_, trackStart_, trackCell_, take_, takePos_,
+      selCounts_, aliveFlag_, alivePos_;
+  gpu::DeviceBuffer<Pick> picks_;
+  gpu::DeviceBuffer<std::uint64_t> keys_, sorted_;
+  gpu::DeviceBuffer<std::uint8_t> inbox_, outbox_, cubTemp_;
+  std::size_t cubBytes_ = 0;
+
+  PinnedBytes stage_, result_;
+  gpu::EventHandle uploadDone_ = nullptr;  // recorded after the copies out of stage_
+  bool uploadPending_ = false;
+  std::vector<int> counts_, offsets_;
+  struct Staged {
+    const TrackRecord* seeds = nullptr;  // the caller's memory, read at send()
+    const int* ages = nullptr;
+  };
+  std::vector<Staged> staged_;
+  FrameFormat stagedFormat_ = FrameFormat::kNone;
+  bool seedsStaged_ = false, agesStaged_ = false;
+  std::size_t sendBytes_ = 0;
+  bool profiling_ = false;
+  bool capturing_ = false;
+  bool receivedPicks_ = false;
+  std::map<int, std::unique_ptr<Graph>> graphs_;
+  std::unique_ptr<gpu::EventTimer> pushTimer_, kernelTimer_;
+  double lastPushMs_ = 0, lastKernelsMs_ = 0;
+};
+
+}  // namespace vidmap::klt::cuda

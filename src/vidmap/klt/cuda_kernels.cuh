@@ -1,0 +1,589 @@
+// The CUDA kernels of the KLT tracker. Each kernel calls the VIDMAP_HD functions of kernels.h
+// that the CPU backend (the oracle) runs, so a build with -fmad=false equals the CPU bit for
+// bit. Every kernel takes the K sequences of a BatchView: blockIdx.y is the sequence.
+//
+// Two tracking kernels:
+// - trackLaneKernel: one thread per track, trackForward/trackBackward of kernels.h unchanged
+//   (the design's form, 4.3). Its TrackScratch (15 KiB) lives in local memory.
+// - trackWarpKernel: one warp per track, as vilib and Basalt do. Lane l holds the window
+//   pixels k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in
+//   registers for the whole level, and each window sum is the lane's partial over its pixels
+//   in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is exactly
+//   the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
+//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
+//   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "vidmap/klt/cuda_batch_view.h"
+#include "vidmap/klt/kernels.h"
+
+namespace vidmap::klt::cuda {
+
+inline constexpr unsigned kFullMask = 0xffffffffu;
+
+// ---------------------------------------------------------------------------------------------
+// Frame and pyramid
+
+__global__ void grayFromRgbKernel(BatchView v, int slot, const std::uint8_t* rgb) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  const std::uint8_t* q = rgb + 3 * (seq * v.pixels() + p);
+  v.grayOf(seq, slot)[p] = grayFromRgb(q[0], q[1], q[2]);
+}
+
+__global__ void grayFromFloatKernel(BatchView v, int slot, const float* gray) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  v.grayOf(seq, slot)[p] = gray[seq * v.pixels() + p];
+}
+
+// An 8-bit gray frame: v / 255 (the last step of grayFromRgb).
+__global__ void grayFromByteKernel(BatchView v, int slot, const std::uint8_t* gray) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  if (p >= v.pixels()) return;
+  v.grayOf(seq, slot)[p] = static_cast<float>(gray[seq * v.pixels() + p]) / 255.0f;
+}
+
+// Level `level` (>= 1) of the slot from level - 1.
+__global__ void pyrDownKernel(BatchView v, int slot, int level) {
+  const int w = v.layout.width[level];
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= v.layout.pixels(level)) return;
+  float* g = v.grayOf(blockIdx.y, slot);
+  const int x = static_cast<int>(p % w), y = static_cast<int>(p / w);
+  g[v.layout.offset[level] + p] = pyrDownPixel(
+      g + v.layout.offset[level - 1], v.layout.width[level - 1], v.layout.height[level - 1], x, y);
+}
+
+// The Scharr gradient of every level of the slot (a flat index over the pyramid).
+__global__ void scharrKernel(BatchView v, int slot) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= v.layout.total) return;
+  int l = v.layout.levels - 1;
+  while (l > 0 && p < v.layout.offset[l]) --l;
+  const std::int64_t q = p - v.layout.offset[l];
+  const int w = v.layout.width[l];
+  const float* g = v.grayOf(blockIdx.y, slot) + v.layout.offset[l];
+  float* d = v.gradOf(blockIdx.y, slot) + 2 * p;
+  scharrPixel(g, w, v.layout.height[l], static_cast<int>(q % w), static_cast<int>(q / w), d, d + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tracking
+
+// The tracks [begin, min(end, alive[seq])) of a sequence (alive may be null: end alone).
+__device__ __forceinline__ int trackLimit(const BatchView& v, int end, bool useAlive, int seq) {
+  if (!useAlive) return end;
+  const int a = v.alive[seq];
+  return a < end ? a : end;
+}
+
+// forward: records[1][i] = trackForward(prev, cur, records[0][i]);
+// backward: records[2][i] = trackBackward(prev, cur, records[1][i]).
+__global__ void __launch_bounds__(64)
+    trackLaneKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,
+                    bool useAlive, TrackParams p) {
+  const int seq = blockIdx.y;
+  const int i = begin + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;
+  TrackScratch scratch;
+  const PyramidView prev = v.pyramid(seq, prevSlot), cur = v.pyramid(seq, curSlot);
+  if (!backward)
+    v.recordsOf(1, seq)[i] = trackForward(prev, cur, v.recordsOf(0, seq)[i], p, &scratch);
+  else
+    v.recordsOf(2, seq)[i] = trackBackward(prev, cur, v.recordsOf(1, seq)[i], p, &scratch);
+}
+
+// The sum over the warp in the order of laneTreeSum (see the file comment).
+__device__ __forceinline__ float warpTreeSum(float v) {
+  v = v + __shfl_xor_sync(kFullMask, v, 16);
+  v = v + __shfl_xor_sync(kFullMask, v, 8);
+  v = v + __shfl_xor_sync(kFullMask, v, 4);
+  v = v + __shfl_xor_sync(kFullMask, v, 2);
+  v = v + __shfl_xor_sync(kFullMask, v, 1);
+  return v;
+}
+
+// The window pixels of one lane: k = lane + 32 s for s < PL (valid while k < n), at the
+// offset (di, dj) = (i - hw, j - hw) from the window centre, k = j * size + i. Nothing is
+// stored: the fast paths use the per-level offsets dj * w + di, the rare slow paths divide.
+template <int PL>
+struct LanePixels {
+  int lane, hw, size, n;
+
+  __device__ __forceinline__ LanePixels(int laneIndex, int halfWindow)
+      : lane(laneIndex), hw(halfWindow), size(2 * halfWindow + 1), n(size * size) {}
+  __device__ __forceinline__ bool valid(int s) const { return lane + kLanes * s < n; }
+  __device__ __forceinline__ int di(int s) const { return (lane + kLanes * s) % size - hw; }
+  __device__ __forceinline__ int dj(int s) const { return (lane + kLanes * s) / size - hw; }
+};
+
+// The two pyramids of a track by their buffers; both have the layout of the BatchView.
+struct PyramidPair {
+  const float *grayI, *gradI, *grayJ, *gradJ;
+};
+
+// A level of a pyramid with every index into the layout a compile-time constant, so that the
+// layout stays in the kernel's parameter space instead of a local-memory copy.
+__device__ __forceinline__ LevelView levelAt(const Layout& L, const float* gray, const float* grad,
+                                             int level) {
+  LevelView r;
+#pragma unroll
+  for (int l = 0; l < kMaxLevels; ++l)
+    if (l == level) r = {gray + L.offset[l], grad + 2 * L.offset[l], L.width[l], L.height[l]};
+  return r;
+}
+
+// True when every tap of a window around the bilinear origin b lies in the level, so that the
+// clamps of bilinearTap are the identity: then a tap is base[off], base[off + 1], base[off + w],
+// base[off + w + 1] with off = dj * w + di (the fast path of sampleTargetWindow).
+__device__ __forceinline__ bool windowInside(const Bilinear& b, int hw, int w, int h) {
+  return b.x0 - hw >= 0 && b.y0 - hw >= 0 && b.x0 + hw + 1 <= w - 1 && b.y0 + hw + 1 <= h - 1;
+}
+
+__device__ __forceinline__ float fastTap(const float* base, int off, int w, const Bilinear& b) {
+  return bilinearCombine(b, base[off], base[off + 1], base[off + w], base[off + w + 1]);
+}
+
+__device__ __forceinline__ void fastTapGrad(const float2* base, int off, int w, const Bilinear& b,
+                                            float* gx, float* gy) {
+  const float2 g00 = base[off], g10 = base[off + 1], g01 = base[off + w], g11 = base[off + w + 1];
+  *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
+  *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
+}
+
+// Where a lane keeps the template of the current level (value, gradient of its PL pixels):
+// in registers, or in the warp's slice of shared memory at [s * 32 + lane] (conflict-free),
+// with the per-level offsets dj * w + di of its pixels.
+// Each lane reads back only what it wrote itself, so the shared form needs no barrier.
+template <int PL, bool kShared>
+struct TemplateStore;
+
+template <int PL>
+struct TemplateStore<PL, false> {
+  float t[PL], gx[PL], gy[PL];
+  int off[PL];
+  static constexpr int kUnroll = PL;  // register arrays need constant indices
+  static constexpr int kUnrollSlow = PL;
+  __device__ __forceinline__ explicit TemplateStore(float*, int) {}
+  __device__ __forceinline__ int& OFF(int s) { return off[s]; }
+  __device__ __forceinline__ float& T(int s) { return t[s]; }
+  __device__ __forceinline__ float& GX(int s) { return gx[s]; }
+  __device__ __forceinline__ float& GY(int s) { return gy[s]; }
+};
+
+template <int PL>
+struct TemplateStore<PL, true> {
+  float* base;                           // 4 * PL * 32 words of this warp
+  static constexpr int kUnroll = 4;      // a few loads in flight, few registers, more warps
+  static constexpr int kUnrollSlow = 1;  // the rare paths (border, NCC) kept small: the code
+                                         // of a fully unrolled kernel overflows the i-cache
+  __device__ __forceinline__ TemplateStore(float* warpSlice, int lane) : base(warpSlice + lane) {}
+  __device__ __forceinline__ int& OFF(int s) {
+    return reinterpret_cast<int*>(base)[(3 * PL + s) * kLanes];
+  }
+  __device__ __forceinline__ float& T(int s) { return base[s * kLanes]; }
+  __device__ __forceinline__ float& GX(int s) { return base[(PL + s) * kLanes]; }
+  __device__ __forceinline__ float& GY(int s) { return base[(2 * PL + s) * kLanes]; }
+};
+
+// The template mask of pixel s as the float factor m of kernels.h (1 or 0).
+__device__ __forceinline__ float maskOf(unsigned mask, int s) {
+  return (mask >> s) & 1u ? 1.0f : 0.0f;
+}
+
+// trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
+// returns the same record.
+template <int PL, bool kShared>
+__device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, float ux, float uy,
+                                      const TrackParams& p, int lane, float* slice) {
+  const int hw = p.halfWindow;
+  const int size = 2 * hw + 1, n = size * size;
+  const float eps2 = p.epsilonPx * p.epsilonPx;
+  if (!insideMargin(ux, uy, L.width[0], L.height[0], hw))
+    return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
+
+  const LanePixels<PL> px(lane, hw);
+  TemplateStore<PL, kShared> tw(slice, lane);
+  unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
+  bool fullMask = false;  // every pixel of the window lies in the level
+  constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
+  constexpr int kUnrollSlow = TemplateStore<PL, kShared>::kUnrollSlow;
+  float dx = 0.0f, dy = 0.0f;
+  bool lost = false, usable0 = false, converged0 = false;
+  int iterations0 = 0;
+  TemplateSums t0;
+  for (int level = p.levels - 1; level >= 0; --level) {
+    if (lost) {
+      if (level > 0) {
+        dx = dx * 2.0f;
+        dy = dy * 2.0f;
+      }
+      continue;
+    }
+    const float scale = 1.0f / static_cast<float>(1 << level);
+    const float cx = ux * scale, cy = uy * scale;
+    const LevelView li = levelAt(L, P.grayI, P.gradI, level),
+                    lj = levelAt(L, P.grayJ, P.gradJ, level);
+
+    // sampleTemplate: the window (pixels outside the level masked), then pass 1 (mean) and
+    // pass 2 (the other sums). mask bit s is the m of pixel s.
+    TemplateSums ts;
+    {
+      const Bilinear b = bilinearAt(cx, cy);
+      float st = 0.0f;
+      int valid = 0;
+      mask = 0u;
+#pragma unroll kUnrollSlow
+      for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
+      if (windowInside(b, hw, li.width, li.height)) {
+        // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
+        const int o = b.y0 * li.width + b.x0;
+        const float* g = li.gray + o;
+        const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
+#pragma unroll kUnroll
+        for (int s = 0; s < PL; ++s) {
+          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
+          if (px.valid(s)) {
+            tw.T(s) = fastTap(g, tw.OFF(s), li.width, b);
+            fastTapGrad(d, tw.OFF(s), li.width, b, &tw.GX(s), &tw.GY(s));
+            mask |= 1u << s;
+            ++valid;
+            st += tw.T(s);
+          }
+        }
+      } else {
+        const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
+#pragma unroll kUnrollSlow
+        for (int s = 0; s < PL; ++s) {
+          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
+          if (px.valid(s)) {
+            const float x = cx + static_cast<float>(px.di(s)),
+                        y = cy + static_cast<float>(px.dj(s));
+            if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+              tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+              bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
+                              &tw.GY(s));
+              mask |= 1u << s;
+              ++valid;
+            }
+            st += tw.T(s);
+          }
+        }
+      }
+      valid = __reduce_add_sync(kFullMask, valid);
+      fullMask = valid == n;  // uniform: then m = 1 everywhere and j * m = j
+      ts.n = static_cast<float>(valid > 0 ? valid : 1);
+      ts.meanT = warpTreeSum(st) / ts.n;
+      float stc = 0.0f, stt = 0.0f, sxx = 0.0f, sxy = 0.0f, syy = 0.0f, sx = 0.0f, sy = 0.0f,
+            sax = 0.0f, say = 0.0f;
+#pragma unroll kUnroll
+      for (int s = 0; s < PL; ++s) {
+        if (px.valid(s)) {
+          const float tc = (tw.T(s) - ts.meanT) * maskOf(mask, s);
+          const float av = p.photometric == 0 ? tw.T(s) : tc;
+          stc += tc;
+          stt += tc * tc;
+          sxx += tw.GX(s) * tw.GX(s);
+          sxy += tw.GX(s) * tw.GY(s);
+          syy += tw.GY(s) * tw.GY(s);
+          sx += tw.GX(s);
+          sy += tw.GY(s);
+          sax += av * tw.GX(s);
+          say += av * tw.GY(s);
+        }
+      }
+      ts.sumTc = warpTreeSum(stc);
+      ts.varTn = warpTreeSum(stt);
+      ts.gxx = warpTreeSum(sxx);
+      ts.gxy = warpTreeSum(sxy);
+      ts.gyy = warpTreeSum(syy);
+      ts.sgx = warpTreeSum(sx);
+      ts.sgy = warpTreeSum(sy);
+      ts.ax = warpTreeSum(sax);
+      ts.ay = warpTreeSum(say);
+      finishTemplateSums(&ts, p.minEigThreshold);
+    }
+    if (level == 0) {
+      t0 = ts;
+      usable0 = ts.usable;
+    }
+    if (ts.usable) {
+      const float hix = static_cast<float>(lj.width - 1), hiy = static_cast<float>(lj.height - 1);
+      const float startX = dx, startY = dy;
+      for (int it = 0; it < p.maxIterations; ++it) {
+        const float qx = cx + dx, qy = cy + dy;
+        if (!(qx >= 0.0f && qy >= 0.0f && qx <= hix && qy <= hiy)) {
+          if (level > 0) {  // the level's result is discarded
+            dx = startX;
+            dy = startY;
+          } else {
+            lost = true;
+          }
+          break;
+        }
+        const Bilinear b = bilinearAt(qx, qy);
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        if (fullMask && windowInside(b, hw, lj.width, lj.height)) {
+          const float* g = lj.gray + (b.y0 * lj.width + b.x0);
+#pragma unroll kUnroll
+          for (int s = 0; s < PL; ++s) {
+            if (px.valid(s)) {
+              const float j = fastTap(g, tw.OFF(s), lj.width, b);
+              a0 += j;
+              a1 += j * j;
+              a2 += j * tw.GX(s);
+              a3 += j * tw.GY(s);
+            }
+          }
+        } else {
+#pragma unroll kUnrollSlow
+          for (int s = 0; s < PL; ++s) {
+            if (px.valid(s)) {
+              const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
+                              maskOf(mask, s);
+              a0 += j;
+              a1 += j * j;
+              a2 += j * tw.GX(s);
+              a3 += j * tw.GY(s);
+            }
+          }
+        }
+        TargetSums js;
+        js.sj = warpTreeSum(a0);
+        js.sjj = warpTreeSum(a1);
+        js.sjgx = warpTreeSum(a2);
+        js.sjgy = warpTreeSum(a3);
+        float sx, sy;
+        gaussNewtonStep(ts, js, p.photometric, &sx, &sy);
+        dx = dx + sx;
+        dy = dy + sy;
+        if (level == 0) iterations0 = it + 1;
+        if (sx * sx + sy * sy < eps2) {
+          if (level == 0) converged0 = true;
+          break;
+        }
+      }
+    }
+    if (level > 0) {
+      dx = dx * 2.0f;
+      dy = dy * 2.0f;
+    }
+  }
+  const float x = ux + dx, y = uy + dy;
+  int reason = 0;
+  if (lost || !insideMargin(x, y, L.width[0], L.height[0], hw))
+    reason = static_cast<int>(EndReason::kOutOfFrame);
+  else if (!usable0)
+    reason = static_cast<int>(EndReason::kLowStructure);
+  else if (!converged0)
+    reason = static_cast<int>(EndReason::kNoConvergence);
+  float ncc = 0.0f;
+  if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
+    // t[] holds the level-0 template: level 0 was sampled, since the track is not lost.
+    const LevelView l0 = levelAt(L, P.grayJ, P.gradJ, 0);
+    const Bilinear b = bilinearAt(x, y);
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
+#pragma unroll kUnrollSlow
+    for (int s = 0; s < PL; ++s) {
+      if (px.valid(s)) {
+        const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s));
+        const float tc = tw.T(s) - t0.meanT;
+        a0 += j;
+        a1 += j * j;
+        a2 += tc * j;
+      }
+    }
+    const float sj = warpTreeSum(a0), sjj = warpTreeSum(a1), stj = warpTreeSum(a2);
+    ncc = nccFromSums(sj, sjj, stj, t0);
+  }
+  return {x, y, ncc, makeStatus(reason, iterations0)};
+}
+
+// One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.
+// kShared: the template in dynamic shared memory (4 * PL * 32 words a warp).
+// The register form keeps the loads of a whole window pass in flight (about 200 registers,
+// 8 warps a multiprocessor); the shared form unrolls by 2 and keeps few registers.
+template <int PL, bool kShared>
+__global__ void __launch_bounds__(128)
+    trackWarpKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,
+                    bool useAlive, TrackParams p) {
+  extern __shared__ float warpSlices[];
+  const int seq = blockIdx.y;
+  const int lane = threadIdx.x & (kLanes - 1);
+  const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
+  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
+  // One call site, so that the (large) tracking code is inlined once.
+  const int a = backward ? curSlot : prevSlot, b = backward ? prevSlot : curSlot;
+  const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
+  const TrackRecord in = v.recordsOf(backward ? 1 : 0, seq)[i];
+  TrackRecord r = in;  // a dead forward record is copied by the backward pass
+  if (!backward || statusAlive(in.status))
+    r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
+  if (lane == 0) v.recordsOf(backward ? 2 : 1, seq)[i] = r;
+}
+
+// Forward, backward and check of each track by one warp in one launch (the batched push):
+// the same functions on the same data as trackWarpKernel twice and checkKernel, so the same
+// bits; no kernel boundary between the passes, so a slow forward track does not hold back the
+// backward passes of the others.
+template <int PL, bool kShared>
+__global__ void __launch_bounds__(128)
+    trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
+                     TrackParams p, float fbThresholdPx, float nccThreshold) {
+  extern __shared__ float warpSlices[];
+  const int seq = blockIdx.y;
+  const int lane = threadIdx.x & (kLanes - 1);
+  const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
+  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
+  const TrackRecord seed = v.recordsOf(0, seq)[i];
+  TrackRecord in = seed, fwd = seed, bwd = seed;
+#pragma unroll 1
+  for (int pass = 0; pass < 2; ++pass) {  // one call site: the tracking code is inlined once
+    const bool backward = pass == 1;
+    const int a = backward ? curSlot : prevSlot, b = backward ? prevSlot : curSlot;
+    const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
+    TrackRecord r = in;  // a dead forward record is copied by the backward pass
+    if (!backward || statusAlive(in.status))
+      r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
+    if (backward) {
+      bwd = r;
+    } else {
+      fwd = r;
+      in = r;
+    }
+  }
+  if (lane == 0) {
+    v.recordsOf(1, seq)[i] = fwd;
+    v.recordsOf(2, seq)[i] = bwd;
+    v.recordsOf(3, seq)[i] = checkTrack(seed, fwd, bwd, fbThresholdPx, nccThreshold);
+  }
+}
+
+__global__ void checkKernel(BatchView v, int begin, int end, bool useAlive, float fbThresholdPx,
+                            float nccThreshold) {
+  const int seq = blockIdx.y;
+  const int i = begin + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= trackLimit(v, end, useAlive, seq)) return;
+  v.recordsOf(3, seq)[i] = checkTrack(v.recordsOf(0, seq)[i], v.recordsOf(1, seq)[i],
+                                      v.recordsOf(2, seq)[i], fbThresholdPx, nccThreshold);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection
+
+// The lambda_min map of level 0 and its maximum (eigMax must be zeroed before). The values
+// are >= 0 and never -0, so the bits of a float order as unsigned integers and the maximum
+// does not depend on the order of the atomics.
+__global__ void eigenMapKernel(BatchView v, int slot, int blockSize, int halfWindow) {
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int seq = blockIdx.y;
+  float e = 0.0f;
+  if (p < v.pixels()) {
+    const int x = static_cast<int>(p % v.width), y = static_cast<int>(p / v.width);
+    e = minEigenPixel(v.gradOf(seq, slot), v.width, v.height, x, y, blockSize, halfWindow);
+    v.eig[seq * v.pixels() + p] = e;
+  }
+  unsigned bits = e > 0.0f ? __float_as_uint(e) : 0u;
+  for (int o = 16; o >= 1; o >>= 1) {
+    const unsigned other = __shfl_xor_sync(kFullMask, bits, o);
+    bits = other > bits ? other : bits;
+  }
+  if ((threadIdx.x & (kLanes - 1)) == 0 && bits != 0u) atomicMax(&v.eigMax[seq], bits);
+}
+
+// Counts the alive tracks of each cell (cellCount zeroed before).
+__global__ void bucketCountKernel(BatchView v) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.alive[seq]) return;
+  const TrackRecord r = v.recordsOf(0, seq)[i];
+  const int c = cellOf(v.sel.grid, r.x, r.y);
+  v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i] = c;
+  atomicAdd(&v.sel.cellCount[seq * v.sel.grid.count() + c], 1);
+}
+
+// Puts each alive track into its cell's bucket (the order inside a bucket does not matter to
+// keepPick); cellCount counts down to 0 as a cursor.
+__global__ void bucketScatterKernel(BatchView v) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= v.alive[seq]) return;
+  const TrackRecord r = v.recordsOf(0, seq)[i];
+  const int gc =
+      seq * v.sel.grid.count() + v.sel.trackCell[static_cast<std::int64_t>(seq) * v.capacity + i];
+  const int slot = v.sel.trackStart[gc] + atomicSub(&v.sel.cellCount[gc], 1) - 1;
+  v.sel.trackXY[2 * slot] = r.x;
+  v.sel.trackXY[2 * slot + 1] = r.y;
+}
+
+__global__ void selectCellKernel(BatchView v, float qualityLevel) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const float threshold = qualityLevel * __uint_as_float(v.eigMax[seq]);
+  const bool occupied = v.sel.trackStart[gc + 1] > v.sel.trackStart[gc];
+  v.sel.picks[gc] =
+      selectCell(v.eig + seq * v.pixels(), v.width, v.height, v.sel.grid, c, threshold, occupied);
+}
+
+// The sort key of a cell: sequence (bits 52..63), the complement of the score's bits
+// (bits 20..51; larger scores first, no pick last) and the cell (bits 0..19; lower first on a
+// tie), so an ascending sort puts each sequence's picks in pickStronger order.
+__device__ inline std::uint64_t pickKey(int seq, float score, bool kept, int cell) {
+  const std::uint32_t s = kept ? ~__float_as_uint(score) : 0xffffffffu;
+  return (static_cast<std::uint64_t>(seq) << 52) | (static_cast<std::uint64_t>(s) << 20) |
+         static_cast<std::uint64_t>(cell);
+}
+
+__global__ void keepPickKernel(BatchView v, float minDistancePx) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const Pick pk = v.sel.picks[gc];
+  const bool kept =
+      pk.score > 0.0f && keepPick(v.sel.picks + seq * cells, v.sel.grid, c, minDistancePx,
+                                  v.sel.trackStart + seq * cells, v.sel.trackXY);
+  v.sel.keys[gc] = pickKey(seq, pk.score, kept, c);
+  if (kept) atomicAdd(&v.sel.selected[seq], 1);
+}
+
+// From the sorted keys: take the `capacity - alive` strongest kept picks of each sequence.
+__global__ void rankPickKernel(BatchView v) {
+  const int cells = v.sel.grid.count();
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= static_cast<std::int64_t>(cells) * v.sequences) return;
+  const std::uint64_t key = v.sel.sorted[j];
+  const int seq = static_cast<int>(key >> 52);
+  const int c = static_cast<int>(key & 0xfffffu);
+  const bool kept = ((key >> 20) & 0xffffffffu) != 0xffffffffu;
+  const std::int64_t rank = j - static_cast<std::int64_t>(seq) * cells;
+  const int room = v.capacity - v.alive[seq];
+  v.sel.take[seq * cells + c] = kept && rank < room ? 1 : 0;
+}
+
+// Appends the taken picks of each sequence in cell order after its alive seeds.
+__global__ void compactPickKernel(BatchView v) {
+  const int seq = blockIdx.y, cells = v.sel.grid.count();
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cells) return;
+  const int gc = seq * cells + c;
+  const int first = v.sel.takePos[seq * cells];
+  if (c == 0) v.sel.appended[seq] = v.sel.takePos[(seq + 1) * cells] - first;
+  if (!v.sel.take[gc]) return;
+  const Pick pk = v.sel.picks[gc];
+  v.recordsOf(0, seq)[v.alive[seq] + v.sel.takePos[gc] - first] = seedRecord(pk.x, pk.y, pk.score);
+}
+
+}  // namespace vidmap::klt::cuda

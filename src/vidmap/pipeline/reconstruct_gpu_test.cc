@@ -24,6 +24,7 @@ TEST(ReconstructGpu, OrbitOnCudaMatchesTheCpuBounds) {
   if (!features::cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   const fs::path root = fs::temp_directory_path() / ("vidmap_gpu_test_" + std::to_string(getpid()));
   fs::remove_all(root);
+  fs::create_directories(root);  // writeSequence needs the parent folder to exist
   synth::SequenceOptions so;
   so.path = "orbit";
   so.frames = 20;

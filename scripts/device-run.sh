@@ -14,7 +14,7 @@ source .device/setup.sh >> "$OUT/summary.txt" 2>&1
 export OMP_WAIT_POLICY=passive
 echo "host cores: $(nproc); commit $(git rev-parse --short HEAD 2>/dev/null)" >> "$OUT/summary.txt"
 if has build; then
-  for v in fma nofma; do
+  for v in ${VARIANTS:-fma nofma}; do
     flag=OFF
     [ $v = nofma ] && flag=ON
     cmake -S . -B build-$v -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -24,7 +24,7 @@ if has build; then
   done
 fi
 if has tests; then
-  for v in nofma fma; do
+  for v in ${VARIANTS:-nofma fma}; do
     ctest --test-dir build-$v -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_$v.log" 2>&1
     echo "[ctest $v] $(grep -E 'tests passed|tests failed' "$OUT/ctest_$v.log")" >> "$OUT/summary.txt"
     grep -E '^ *[0-9]+/[0-9]+ Test' "$OUT/ctest_$v.log" | sed "s/^/[$v] /" >> "$OUT/summary.txt"

@@ -60,7 +60,8 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
                   "Observations with a larger error are filtered (working pixels)")
       ->capture_default_str();
-  cmd->add_flag("--no-guided", args->noGuided, "Plain descriptor matching only (no epipolar guide)");
+  cmd->add_flag("--no-guided", args->noGuided,
+                "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
   cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");

@@ -59,6 +59,12 @@ struct MapperOptions {
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
   double pnpMinInlierRatio = 0.2;
+  // A registration is refused when the camera centre lies further from the nearest keyframe
+  // (in video order) than this times the median depth of its inlier points.
+  double maxJumpOverDepth = 1.0;
+  // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when that
+  // explains its PnP inliers within this much RMS error of the full pose (pixels).
+  double rotationOnlyTolerancePx = 0.05;
 
   double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
   // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;

@@ -12,7 +12,8 @@
 #           known one (held fixed).
 # fountain: Strecha fountain-P11 (11 photos, 3072x2048) as an image folder, unknown camera,
 #           vidmap at 640 and 1280 px; COLMAP at its default size (full resolution).
-# Prints one JSON line per run; figures go to docs/benchmarks.md.
+# Prints one JSON line per run; figures go to docs/benchmarks.md. Without COLMAP installed (or
+# with SKIP_COLMAP=1) only vidmap runs; VIDMAP_DEVICE=cuda runs vidmap with --device cuda.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VIDMAP_BUILD:-$root/build}
@@ -22,6 +23,9 @@ data=${VIDMAP_DATA:-$root/../shared/data}
 out=${1:-/tmp/vidmap_bench_reconstruct}
 cases=${2:-tum fountain}
 export OMP_WAIT_POLICY=passive
+device=${VIDMAP_DEVICE:-auto}
+skip_colmap=${SKIP_COLMAP:-0}
+command -v colmap >/dev/null 2>&1 || skip_colmap=1
 mkdir -p "$out"
 commit=$(git -C "$root" rev-parse --short HEAD)
 echo "{\"commit\": \"$commit\", \"cores\": $(nproc), \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\"}"
@@ -36,7 +40,7 @@ run_vidmap() {
   rm -rf "$out/$name"
   local t0 t1
   t0=$(date +%s.%N)
-  "$vidmap" reconstruct "$input" -o "$out/$name" -q "$@"
+  "$vidmap" reconstruct "$input" -o "$out/$name" -q --device "$device" "$@"
   t1=$(date +%s.%N)
   python3 - "$out/$name/run.json" "$name" "$t0" "$t1" <<'PY'
 import json, sys
@@ -56,6 +60,7 @@ PY
 }
 
 run_colmap() {
+  [[ $skip_colmap == 1 ]] && return 0
   local name=$1 images=$2
   shift 2
   local eval_args=()
@@ -77,13 +82,18 @@ if [[ " $cases " == *" tum "* ]]; then
   grep -v '^#' "$list" | while read -r _ f; do ln -s "$tum/$f" "$frames/"; done
   run_vidmap vidmap_tum_known "$list" "${ev[@]}" -- --all-frames --camera "$cam"
   run_vidmap vidmap_tum_unknown "$list" "${ev[@]}" -- --all-frames
+  run_vidmap vidmap_tum_known_octave0 "$list" "${ev[@]}" -- --all-frames --camera "$cam" \
+    --sift-first-octave 0
+  run_vidmap vidmap_tum_unknown_octave0 "$list" "${ev[@]}" -- --all-frames --sift-first-octave 0
   run_vidmap vidmap_tum_4fps_known "$list" "${ev[@]}" -- --fps 4 --camera "$cam"
+  run_vidmap vidmap_tum_4fps_unknown "$list" "${ev[@]}" -- --fps 4
   run_colmap colmap_tum_default "$frames" "${ev[@]}" --
   run_colmap colmap_tum_known "$frames" "${ev[@]}" -- FULL_OPENCV \
     517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0
   # Accuracy on the frames both register (each against the other's largest run).
-  for a in vidmap_tum_known colmap_tum_default; do
-    for b in vidmap_tum_known colmap_tum_default; do
+  for a in vidmap_tum_known vidmap_tum_unknown colmap_tum_default; do
+    for b in vidmap_tum_known vidmap_tum_unknown colmap_tum_default; do
+      [[ -d $out/$a/sparse && -d $out/$b/sparse ]] || continue
       [[ $a == "$b" ]] && continue
       echo -n "{\"run\": \"$a on the frames of $b\", \"eval\": "
       "$evaluate" --model "$out/$a/sparse" "${ev[@]}" --common-with "$out/$b/sparse" | tr -d '\n' | sed 's/  */ /g'

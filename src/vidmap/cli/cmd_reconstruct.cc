@@ -18,7 +18,7 @@ void addReconstructCommand(CLI::App& app) {
   struct Args {
     std::string input, outDir, camera = "SIMPLE_RADIAL", device = "auto";
     pipeline::ReconstructOptions o;
-    bool quiet = false;
+    bool quiet = false, noGuided = false;
     std::optional<int> firstOctave;
   };
   auto args = std::make_shared<Args>();
@@ -60,6 +60,8 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
                   "Observations with a larger error are filtered (working pixels)")
       ->capture_default_str();
+  cmd->add_flag("--no-guided", args->noGuided,
+                "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
   cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
@@ -67,6 +69,7 @@ void addReconstructCommand(CLI::App& app) {
     args->o.camera = sfm::CameraSpec::parse(args->camera);
     args->o.device = pipeline::parseDevice(args->device);
     args->o.progress = !args->quiet;
+    args->o.frontend.guided = !args->noGuided;
     if (args->firstOctave) {
       args->o.autoFirstOctave = false;
       args->o.frontend.sift.firstOctave = *args->firstOctave;

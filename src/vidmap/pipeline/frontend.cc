@@ -14,6 +14,7 @@ void FrontendOptions::check() const {
   checkRange("frontend.minMotionPx", minMotionPx, 0.0, 10000.0);
   checkRange("frontend.maxGapSeconds", maxGapSeconds, 0.0, 1e6);
   checkRange("frontend.activeKeyframes", activeKeyframes, 1, 1000);
+  checkRange("frontend.historyKeyframes", historyKeyframes, 0, 100000);
   checkRange("frontend.minGateMatches", minGateMatches, 1, 1000000);
   checkRange("frontend.minFeatures", minFeatures, 8, 1000000);
   checkRange("frontend.guideBandPx", guideBandPx, 0.1, 1000.0);
@@ -71,9 +72,18 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
 
   std::vector<sfm::PairMatches> pairs;
   if (!active_.empty()) {
+    // The keyframes a new keyframe is matched against: the last activeKeyframes, and a few
+    // older ones at doubling distances (as COLMAP's quadratic sequential overlap): their wider
+    // baselines triangulate rotation-heavy video and bound the drift.
+    std::vector<const Active*> cands;
+    const int n = static_cast<int>(active_.size());
+    for (int d = 2 * options_.activeKeyframes; d <= n; d *= 2)
+      cands.insert(cands.begin(), &active_[n - d]);
+    for (int r = std::max(0, n - options_.activeKeyframes); r < n; ++r)
+      cands.push_back(&active_[r]);
     // The last keyframe first: a frame the gate drops costs one match (design 000, 1.2-1.3).
     const Active& last = active_.back();
-    std::vector<std::vector<features::Match>> plain(active_.size());
+    std::vector<std::vector<features::Match>> plain(cands.size());
     {
       auto t = record_.stage("match");
       plain.back() = matcher_.matchMany(query, {&last.features}).front();
@@ -106,9 +116,9 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       }
     }
     // A keyframe: the earlier active keyframes in one call.
-    if (active_.size() > 1) {
+    if (cands.size() > 1) {
       std::vector<const features::Features*> refs;
-      for (size_t r = 0; r + 1 < active_.size(); ++r) refs.push_back(&active_[r].features);
+      for (size_t r = 0; r + 1 < cands.size(); ++r) refs.push_back(&cands[r]->features);
       auto t = record_.stage("match");
       auto rest = matcher_.matchMany(query, refs);
       for (size_t r = 0; r < rest.size(); ++r) {
@@ -122,7 +132,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     std::vector<const features::Features*> guidedRefs;
     std::vector<features::EpipolarGuide> guides;
     std::vector<int> guidedIndex;
-    for (size_t r = 0; r < active_.size(); ++r) {
+    for (size_t r = 0; r < cands.size(); ++r) {
       const auto& m = plain[r];
       if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
       bool guided = false;
@@ -130,7 +140,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
         geometry::Vec2List x1, x2;
         for (const features::Match& mm : m) {
           const auto& a = query.keypoints[mm.a];
-          const auto& b = active_[r].features.keypoints[mm.b];
+          const auto& b = cands[r]->features.keypoints[mm.b];
           x1.push_back(pin.normalize({a.x, a.y}));
           x2.push_back(pin.normalize({b.x, b.y}));
         }
@@ -146,7 +156,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
             for (int j = 0; j < 3; ++j) E[3 * i + j] = e.model(i, j);
           guides.push_back(features::EpipolarGuide::fromEssential(E, rowMajorK(pin), rowMajorK(pin),
                                                                   options_.guideBandPx * scale));
-          guidedRefs.push_back(&active_[r].features);
+          guidedRefs.push_back(&cands[r]->features);
           guidedIndex.push_back(static_cast<int>(r));
           guided = true;
         } else {
@@ -155,7 +165,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       }
       if (!guided) {
         sfm::PairMatches pm;
-        pm.image1 = active_[r].id;
+        pm.image1 = cands[r]->id;
         pm.image2 = stats_.keyframes;
         for (const features::Match& mm : m) pm.matches.emplace_back(mm.b, mm.a);
         pairs.push_back(std::move(pm));
@@ -167,7 +177,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
         stats_.guidedMatches += static_cast<std::int64_t>(gm[g].size());
         if (static_cast<int>(gm[g].size()) < options_.minPairMatches) continue;
         sfm::PairMatches pm;
-        pm.image1 = active_[guidedIndex[g]].id;
+        pm.image1 = cands[guidedIndex[g]]->id;
         pm.image2 = stats_.keyframes;
         for (const features::Match& mm : gm[g]) pm.matches.emplace_back(mm.b, mm.a);
         pairs.push_back(std::move(pm));
@@ -196,7 +206,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     kf.colors.push_back(sampleColor(frame.rgb, k.x, k.y));
   }
   active_.push_back({id, frame.timestamp, std::move(query)});
-  while (static_cast<int>(active_.size()) > options_.activeKeyframes) active_.pop_front();
+  const int keep = std::max(options_.activeKeyframes, options_.historyKeyframes);
+  while (static_cast<int>(active_.size()) > keep) active_.pop_front();
   return FrameOutcome::kKeyframe;
 }
 

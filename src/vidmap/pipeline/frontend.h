@@ -1,12 +1,13 @@
 // The per-frame front end of the video pipeline (design 000, section 1, processFrame):
 //
 //   1. SIFT features of the sampled frame;
-//   2. plain matching (ratio 0.8, mutual) against every active keyframe in one call;
+//   2. plain matching (ratio 0.8, mutual) against the last keyframe;
 //   3. the keyframe gate: drop the frame when the median motion of its matches against the
 //      last keyframe is below minMotionPx (at 640 px, scaled by the working width) and the gap
 //      is below maxGapSeconds; its features and matches are discarded;
-//   4. otherwise guided matching: per active keyframe, the essential matrix of the plain
-//      matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
+//   4. otherwise plain matching against the earlier active keyframes (and a few older ones at
+//      doubling distances) in one call, then guided matching: per pair, the essential matrix of the
+//      plain matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
 //      which matches are searched again (features::Matcher::matchGuided); the pairs, merged
 //      with those of any PairMatchSource, go to the mapper.
 #pragma once
@@ -31,6 +32,9 @@ struct FrontendOptions {
   double minMotionPx = 8;        // at 640 px
   double maxGapSeconds = 1;
   int activeKeyframes = 6;  // earlier keyframes a frame is matched against
+  // A new keyframe is also matched against the keyframes 2, 4, 8, ... times activeKeyframes
+  // back, within this many (their features are kept that long: 0.5 KiB per feature).
+  int historyKeyframes = 48;
   int minGateMatches = 20;  // fewer matches with the last keyframe: the motion is unknown
   int minFeatures = 32;     // frames with fewer features are skipped (black, blurred)
   bool guided = true;
@@ -86,7 +90,7 @@ class Frontend {
   io::RunRecord& record_;
   features::Sift sift_;
   features::Matcher matcher_;
-  std::deque<Active> active_;
+  std::deque<Active> active_;  // the last max(activeKeyframes, historyKeyframes) keyframes
   std::vector<PairMatchSource*> sources_;
   FrontendStats stats_;
 };

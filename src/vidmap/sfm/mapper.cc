@@ -1,9 +1,11 @@
 #include "vidmap/sfm/mapper.h"
 
+#include <Eigen/SVD>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -43,6 +45,7 @@ void MapperOptions::check() const {
   checkRange("mapper.pnpMaxErrorPx", pnpMaxErrorPx, 0.1, 1000.0);
   checkRange("mapper.pnpMinInliers", pnpMinInliers, 6, 1000000);
   checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
+  checkRange("mapper.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
   checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
   checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
   checkRange("mapper.localBaImages", localBaImages, 2, 1000);
@@ -433,9 +436,77 @@ bool Mapper::registerImage(int id) {
   if (!r.success || r.num_inliers < options_.pnpMinInliers ||
       r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
     return false;
-  active_->registerImage(id, r.pose);
+  geometry::Pose pose = r.pose;
+  std::vector<char> inliers = r.inlier_mask;
+  // The keyframe nearest in video order anchors two checks.
+  int nearest = -1;
+  for (const auto& [k, im] : active_->images())
+    if (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)) nearest = k;
+  const Vec3 anchor = active_->image(nearest).pose.center();
+  const geometry::Pinhole pin = camera_.pinhole();
+  auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
+    double s2 = 0;
+    int n = 0;
+    for (size_t i = 0; i < px.size(); ++i) {
+      if (!mask[i]) continue;
+      const Vec3 xc = p.apply(X[i]);
+      s2 += xc.z() > 0 ? (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).squaredNorm()
+                       : 1e12;
+      ++n;
+    }
+    return std::sqrt(s2 / std::max(n, 1));
+  };
+  // Model selection: when a pure rotation about the anchor's centre explains the inliers as
+  // well as the full pose, the translation is not observed (the points are far against the
+  // motion) and PnP's translation is noise; keeping it would triangulate the next points
+  // from a baseline that does not exist and let the scale run away in rotation-heavy video.
+  {
+    Eigen::Matrix3d H = Eigen::Matrix3d::Zero();
+    for (size_t i = 0; i < px.size(); ++i)
+      if (inliers[i]) {
+        const Vec2 n = pin.normalize(px[i]);
+        H += (X[i] - anchor).normalized() * Vec3(n.x(), n.y(), 1).normalized().transpose();
+      }
+    Eigen::JacobiSVD<Eigen::Matrix3d> svd(H, Eigen::ComputeFullU | Eigen::ComputeFullV);
+    Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
+    D(2, 2) = (svd.matrixV() * svd.matrixU().transpose()).determinant() < 0 ? -1 : 1;
+    geometry::Pose rot;
+    rot.R = svd.matrixV() * D * svd.matrixU().transpose();
+    rot.t = -rot.R * anchor;
+    const double ePnp = rms(pose, inliers), eRot = rms(rot, inliers);
+    if (options_.verbose)
+      std::fprintf(stderr, "mapper:   rms of %d: full pose %.3f px, rotation about %d %.3f px\n",
+                   id, ePnp, nearest, eRot);
+    if (eRot <= ePnp + options_.rotationOnlyTolerancePx) {
+      pose = rot;
+      int n = 0;
+      for (size_t i = 0; i < px.size(); ++i) {
+        const Vec3 xc = pose.apply(X[i]);
+        inliers[i] =
+            xc.z() > 0 && (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).norm() <
+                              options_.pnpMaxErrorPx;
+        n += inliers[i];
+      }
+      if (n < options_.pnpMinInliers) return false;
+    }
+  }
+  // A sanity check video allows: the camera moved less than the depth of what it sees.
+  {
+    std::vector<double> depth;
+    for (size_t i = 0; i < px.size(); ++i)
+      if (inliers[i]) depth.push_back(pose.apply(X[i]).z());
+    std::nth_element(depth.begin(), depth.begin() + depth.size() / 2, depth.end());
+    const double medianDepth = depth[depth.size() / 2];
+    const double jump = (pose.center() - anchor).norm();
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper:   centre of %d moved %.4g from keyframe %d (median depth %.4g)\n", id,
+                   jump, nearest, medianDepth);
+    if (!(jump < options_.maxJumpOverDepth * medianDepth)) return false;
+  }
+  active_->registerImage(id, pose);
   for (size_t i = 0; i < refs.size(); ++i) {
-    if (!r.inlier_mask[i]) continue;
+    if (!inliers[i]) continue;
     const auto [k, p] = refs[i];
     if (active_->pointOf(id, k) != kNoPoint) continue;
     bool seen = false;
@@ -591,10 +662,24 @@ void Mapper::globalBundle() {
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
+  BundleReport rep;
   {
     Timer t(&stats_.globalBaSeconds);
-    adjustBundle(rec, {}, bo);
+    rep = adjustBundle(rec, {}, bo);
     ++stats_.globalBa;
+  }
+  if (options_.verbose) {
+    // The spread of the camera centres: a scale that runs away shows here first.
+    Vec3 mean = Vec3::Zero();
+    for (const auto& [id, im] : rec.images()) mean += im.pose.center();
+    mean /= rec.numImages();
+    double spread = 0;
+    for (const auto& [id, im] : rec.images()) spread += (im.pose.center() - mean).squaredNorm();
+    std::fprintf(stderr,
+                 "mapper: global BA: %d images, %d points, rms %.3f -> %.3f px, %d iterations, "
+                 "centre spread %.4g\n",
+                 rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
+                 std::sqrt(spread / rec.numImages()));
   }
   lastGlobalBaImages_ = rec.numImages();
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {

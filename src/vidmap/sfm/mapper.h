@@ -3,13 +3,16 @@
 //
 //   addKeyframe(k, pairs)  verify each pair (geometry::estimateRelativePose: E, F or H with the
 //                          model choice), add the inlier matches to the correspondence graph;
+//   self-calibrate         an unknown focal length from the first pairs (focal_estimation.h);
 //   initialise             from the pair of the current segment with the most triangulated
 //                          points whose median triangulation angle passes initMinAngleDeg;
 //                          after initMaxPendingKeyframes keyframes without one (a start by
 //                          pure rotation or a crawl), from the pair of the largest median angle
 //                          above initRelaxedMinAngleDeg; the waiting keyframes register later;
 //   register               every keyframe of the segment with enough 2D-3D correspondences, the
-//                          best connected first, by PnP RANSAC + refinement;
+//                          best connected first, by PnP RANSAC + refinement; a pure rotation
+//                          about the nearest keyframe's centre replaces the pose when it fits
+//                          the inliers as well (the translation is not observed);
 //   triangulate            new tracks through the graph, continue, complete and merge tracks;
 //   local BA               around the new keyframe (the most connected images), then filter
 //                          observations by reprojection error and points by triangulation angle;
@@ -19,7 +22,8 @@
 //
 // When maxConsecutiveFailures keyframes in a row cannot be registered, the video has broken
 // (lost tracking): the model is finished and the following keyframes start a new one. Models
-// are not merged (a model never sees another model's keyframes).
+// are not merged (a model never sees another model's keyframes). Frames the keyframe gate
+// dropped are localised at the end by PnP against their keyframe's points.
 #pragma once
 
 #include <deque>
@@ -59,6 +63,12 @@ struct MapperOptions {
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
   double pnpMinInlierRatio = 0.2;
+  // A registration is refused when the camera centre lies further from the nearest keyframe
+  // (in video order) than this times the median depth of its inlier points.
+  double maxJumpOverDepth = 1.0;
+  // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when that
+  // explains its PnP inliers within this much RMS error of the full pose (pixels).
+  double rotationOnlyTolerancePx = 0.05;
 
   double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
   // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;

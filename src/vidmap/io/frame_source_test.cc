@@ -103,6 +103,64 @@ TEST(FrameSource, FolderResizesToWidth) {
   EXPECT_EQ(f.rgb(20, 10).g, 255);
 }
 
+// Large JPEG frames resized down are decoded at a reduced DCT scale: the frames equal the
+// full decode resized (to JPEG's rounding), the native size is the file's, and a frame of
+// another size is still caught.
+TEST(FrameSource, LargeJpegFramesDecodeScaled) {
+  auto d = freshDir("jpeg_scaled_source");
+  const int w = 1280, h = 960;
+  std::vector<unsigned char> px(static_cast<size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        px[(static_cast<size_t>(y) * w + x) * 3 + c] =
+            static_cast<unsigned char>(std::lround(127.5 + 90 * std::sin(0.05 * x + 0.03 * y + c)));
+  testing::writeJpeg(d / "f0.jpg", w, h, 3, px);
+  testing::writeJpeg(d / "f1.jpg", w, h, 3, px);
+  FrameSourceOptions o;
+  o.width = 300;
+  auto s = openFrameSource(d, o);
+  EXPECT_EQ(s->info().nativeWidth, w);
+  EXPECT_EQ(s->info().width, 300);
+  EXPECT_EQ(s->info().height, 225);
+  const ImageData full = readImage(d / "f0.jpg");
+  // The reference: the full decode averaged over each output pixel's footprint (4.2667 px).
+  auto reference = [&](int x, int y) {
+    const double sx = static_cast<double>(w) / 300, sy = static_cast<double>(h) / 225;
+    double sum = 0, area = 0;
+    for (int j = static_cast<int>(y * sy); j < std::min(h, static_cast<int>((y + 1) * sy) + 1); ++j)
+      for (int i = static_cast<int>(x * sx); i < std::min(w, static_cast<int>((x + 1) * sx) + 1);
+           ++i) {
+        const double ox =
+            std::max(0.0, std::min(i + 1.0, (x + 1) * sx) - std::max<double>(i, x * sx));
+        const double oy =
+            std::max(0.0, std::min(j + 1.0, (y + 1) * sy) - std::max<double>(j, y * sy));
+        sum += ox * oy * full.gray(i, j);
+        area += ox * oy;
+      }
+    return sum / area;
+  };
+  Frame f;
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(s->next(f));
+    ASSERT_EQ(f.gray.width(), 300);
+    ASSERT_EQ(f.rgb.height(), 225);
+    double worst = 0;
+    for (int y = 0; y < 225; y += 7)
+      for (int x = 0; x < 300; x += 7)
+        worst = std::max(worst, std::abs(f.gray(x, y) - reference(x, y)));
+    EXPECT_LT(worst * 255, 4.0) << "frame " << k;
+  }
+  // A frame of another size: named, with both sizes.
+  testing::writeJpeg(d / "f2.jpg", w, 720, 3,
+                     std::vector<unsigned char>(px.begin(), px.begin() + w * 720 * 3));
+  EXPECT_FALSE(s->next(f));
+  s = openFrameSource(d, o);
+  ASSERT_TRUE(s->next(f));
+  ASSERT_TRUE(s->next(f));
+  expectError([&] { s->next(f); }, {"f2.jpg", "1280x720", "1280x960"});
+}
+
 TEST(FrameSource, FolderProblemsAreClearErrors) {
   auto d = freshDir("problems");
   expectError([&] { openFrameSource(d); }, {"no frames", d.string()});

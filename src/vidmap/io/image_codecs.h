@@ -27,8 +27,9 @@ static_assert(sizeof(Rgb8) == 3 && alignof(Rgb8) == 1, "Rgb8 must be three packe
 
 struct RawImage {
   int width = 0, height = 0;
-  int channels = 1;  // 1 (gray) or 3 (RGB), interleaved, alpha removed
-  int maxval = 255;  // samples lie in [0, maxval]
+  int nativeWidth = 0, nativeHeight = 0;  // the file's size (JPEG may decode smaller)
+  int channels = 1;                       // 1 (gray) or 3 (RGB), interleaved, alpha removed
+  int maxval = 255;                       // samples lie in [0, maxval]
   int fileBitDepth = 8;
   // The samples, in one of three places: 8-bit colour is decoded straight into `rgb8` (the
   // final RGB image, no copy); other 8-bit data into `bytes`; deeper samples into `samples`.
@@ -43,7 +44,10 @@ inline constexpr long kMaxPixels = 1L << 28;
 
 // `name` is the file name used in error messages.
 RawImage decodePng(const std::vector<std::uint8_t>& bytes, const std::string& name);
-RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name);
+// JPEG decodes at 1/2, 1/4 or 1/8 of its size (libjpeg's DCT scaling: the cheap way to a
+// small frame from a large photo) when that still covers minWidth x minHeight; 0: full size.
+RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                    int minWidth = 0, int minHeight = 0);
 RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& name);
 
 // Encodes samples laid out as PNG rows (channels 1 or 3, interleaved; 16-bit samples

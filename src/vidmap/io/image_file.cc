@@ -36,7 +36,8 @@ std::vector<std::uint8_t> readFileBytes(const std::string& path, const char* wha
 
 namespace {
 
-detail::RawImage decodeFile(const fs::path& path, ImageFormat* format) {
+detail::RawImage decodeFile(const fs::path& path, ImageFormat* format, int minWidth = 0,
+                            int minHeight = 0) {
   std::string name = path.string();
   auto bytes = detail::readFileBytes(name, "image file");
   const auto* b = bytes.data();
@@ -46,7 +47,7 @@ detail::RawImage decodeFile(const fs::path& path, ImageFormat* format) {
   }
   if (bytes.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
     *format = ImageFormat::kJpeg;
-    return detail::decodeJpeg(bytes, name);
+    return detail::decodeJpeg(bytes, name, minWidth, minHeight);
   }
   if (bytes.size() >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
     *format = ImageFormat::kPnm;
@@ -134,9 +135,11 @@ void requireNonEmpty(const fs::path& path, long w, long h) {
 
 }  // namespace
 
-ImageData readImage(const fs::path& path) {
+ImageData readImage(const fs::path& path, int minWidth, int minHeight) {
   ImageData out;
-  auto raw = decodeFile(path, &out.format);
+  auto raw = decodeFile(path, &out.format, minWidth, minHeight);
+  out.nativeWidth = raw.nativeWidth > 0 ? raw.nativeWidth : raw.width;
+  out.nativeHeight = raw.nativeHeight > 0 ? raw.nativeHeight : raw.height;
   toGray(raw, out.gray);
   out.bitDepth = raw.fileBitDepth;
   out.channels = raw.channels;

@@ -21,10 +21,13 @@ struct ImageData {
   ImageFormat format = ImageFormat::kPng;
   int bitDepth = 8;  // bits per sample in the file: 1, 2, 4, 8 or 16 (palette: 8)
   int channels = 3;  // colour channels in the file, alpha not counted: 1 or 3
+  int nativeWidth = 0, nativeHeight = 0;  // the file's size (gray and rgb may be smaller)
 };
 
-// Reads an image file (both gray and colour).
-ImageData readImage(const std::filesystem::path& path);
+// Reads an image file (both gray and colour). With minWidth and minHeight, a JPEG may be
+// decoded at 1/2, 1/4 or 1/8 of its size when that still covers them (libjpeg's DCT scaling:
+// a fraction of the decoding work for frames that are resized down anyway).
+ImageData readImage(const std::filesystem::path& path, int minWidth = 0, int minHeight = 0);
 GrayImage readGray(const std::filesystem::path& path);
 RgbImage readRgb(const std::filesystem::path& path);
 

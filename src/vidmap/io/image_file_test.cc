@@ -211,6 +211,49 @@ TEST(ImageFile, PngColourTypesAndDepths) {
   EXPECT_EQ(r.rgb(4, 2).b, 255);
 }
 
+// A JPEG read for a smaller size decodes at 1/2, 1/4 or 1/8 (DCT scaling): the smallest that
+// still covers the request, reporting the file's size, and its pixels are the d x d block means
+// of the full decode (the reference: the full image averaged here, not by io's resize).
+TEST(ImageFile, JpegDecodesAtTheSmallestScaleThatCoversTheRequest) {
+  auto d = freshDir("jpeg_scaled");
+  const int w = 1280, h = 960;
+  writeJpeg(d / "big.jpg", w, h, 3, pattern(w, h, 3));
+  const ImageData full = readImage(d / "big.jpg");
+  EXPECT_EQ(full.rgb.width(), w);
+  EXPECT_EQ(full.nativeWidth, w);
+  struct Case {
+    int minW, minH, expectW;
+  };
+  for (const Case c :
+       {Case{160, 120, 160}, Case{161, 100, 320}, Case{320, 240, 320}, Case{321, 240, 640},
+        Case{640, 480, 640}, Case{640, 481, 1280}, Case{1280, 960, 1280}}) {
+    const ImageData r = readImage(d / "big.jpg", c.minW, c.minH);
+    const int k = w / c.expectW;
+    ASSERT_EQ(r.rgb.width(), c.expectW) << c.minW << "x" << c.minH;
+    ASSERT_EQ(r.rgb.height(), h / k);
+    ASSERT_EQ(r.gray.width(), c.expectW);
+    EXPECT_EQ(r.nativeWidth, w);
+    EXPECT_EQ(r.nativeHeight, h);
+    double sum = 0, worst = 0;
+    for (int y = 0; y < h / k; ++y)
+      for (int x = 0; x < w / k; ++x) {
+        double mean = 0;
+        for (int j = 0; j < k; ++j)
+          for (int i = 0; i < k; ++i) mean += full.gray(k * x + i, k * y + j);
+        const double e = std::abs(r.gray(x, y) - mean / (k * k)) * 255;
+        sum += e;
+        worst = std::max(worst, e);
+      }
+    EXPECT_LT(sum / ((w / k) * (h / k)), 1.5) << "scale 1/" << k;
+    EXPECT_LT(worst, 8.0) << "scale 1/" << k;
+  }
+  // PNG has no scaled decoding: the full size whatever the request.
+  writePng(d / "big.png", full.rgb);
+  const ImageData png = readImage(d / "big.png", 320, 240);
+  EXPECT_EQ(png.rgb.width(), w);
+  EXPECT_EQ(png.nativeWidth, w);
+}
+
 TEST(ImageFile, JpegGrayAndColourMatchTheEncodedPixels) {
   auto d = freshDir("jpeg");
   const int w = 48, h = 40;

@@ -40,13 +40,19 @@ class ImageSequenceSource : public FrameSource {
   bool next(Frame& frame) override {
     if (pos_ >= entries_.size()) return false;
     const Entry& e = entries_[pos_];
-    ImageData img = pos_ == 0 ? std::move(first_) : readImage(e.file);
-    if (img.rgb.width() != info_.nativeWidth || img.rgb.height() != info_.nativeHeight) {
-      throw Error(e.file.string() + ": frame is " + std::to_string(img.rgb.width()) + "x" +
-                  std::to_string(img.rgb.height()) + ", the first frame is " +
+    // Frames resized down are read at the smallest JPEG scale that covers the working size
+    // (the first frame too, so that every frame takes the same path).
+    const bool smaller = info_.width != info_.nativeWidth || info_.height != info_.nativeHeight;
+    ImageData img = pos_ == 0 && !smaller ? std::move(first_)
+                    : smaller             ? readImage(e.file, info_.width, info_.height)
+                                          : readImage(e.file);
+    first_ = {};
+    if (img.nativeWidth != info_.nativeWidth || img.nativeHeight != info_.nativeHeight) {
+      throw Error(e.file.string() + ": frame is " + std::to_string(img.nativeWidth) + "x" +
+                  std::to_string(img.nativeHeight) + ", the first frame is " +
                   std::to_string(info_.nativeWidth) + "x" + std::to_string(info_.nativeHeight));
     }
-    if (info_.width != info_.nativeWidth || info_.height != info_.nativeHeight) {
+    if (img.rgb.width() != info_.width || img.rgb.height() != info_.height) {
       frame.gray = resizeImage(img.gray, info_.width, info_.height);
       frame.rgb = resizeImage(img.rgb, info_.width, info_.height);
     } else {

@@ -57,12 +57,23 @@ struct JpegState {
   ~JpegState() { jpeg_destroy_decompress(&cinfo); }  // safe on a zeroed or failed struct
 };
 
-bool readHeader(JpegState* s, const std::uint8_t* data, size_t size) {
+bool readHeader(JpegState* s, const std::uint8_t* data, size_t size, int minWidth, int minHeight) {
   if (setjmp(s->err.jump)) return false;
   jpeg_create_decompress(&s->cinfo);
   jpeg_mem_src(&s->cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&s->cinfo, TRUE);
   s->cinfo.out_color_space = s->cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  // The smallest power-of-two reduction that still covers the requested size (libjpeg rounds
+  // the scaled size up).
+  if (minWidth > 0 && minHeight > 0) {
+    const long w = s->cinfo.image_width, h = s->cinfo.image_height;
+    for (int d = 8; d >= 2; d /= 2)
+      if ((w + d - 1) / d >= minWidth && (h + d - 1) / d >= minHeight) {
+        s->cinfo.scale_num = 1;
+        s->cinfo.scale_denom = d;
+        break;
+      }
+  }
   jpeg_start_decompress(&s->cinfo);
   return true;
 }
@@ -79,9 +90,10 @@ bool readRows(JpegState* s, std::uint8_t* out, size_t rowBytes) {
 
 }  // namespace
 
-RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name, int minWidth,
+                    int minHeight) {
   JpegState s;
-  if (!readHeader(&s, bytes.data(), bytes.size())) {
+  if (!readHeader(&s, bytes.data(), bytes.size(), minWidth, minHeight)) {
     throw Error(name + ": corrupt JPEG (" + s.err.message + ")");
   }
   long w = s.cinfo.output_width, h = s.cinfo.output_height;
@@ -92,6 +104,8 @@ RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& n
   RawImage raw;
   raw.width = static_cast<int>(w);
   raw.height = static_cast<int>(h);
+  raw.nativeWidth = static_cast<int>(s.cinfo.image_width);
+  raw.nativeHeight = static_cast<int>(s.cinfo.image_height);
   raw.channels = channels;
   raw.maxval = 255;
   raw.fileBitDepth = 8;

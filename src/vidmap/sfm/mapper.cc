@@ -58,6 +58,7 @@ void MapperOptions::check() const {
   checkRange("mapper.mergeMinCommonPoints", mergeMinCommonPoints, 3, 1000000);
   checkRange("mapper.mergeMinInlierRatio", mergeMinInlierRatio, 0.0, 1.0);
   checkRange("mapper.mergeMaxErrorGrowth", mergeMaxErrorGrowth, 1.0, 100.0);
+  checkRange("mapper.mergeMaxShapeChange", mergeMaxShapeChange, 0.0, 1e9);
 }
 
 Mapper::Mapper(const Camera& camera, const MapperOptions& options)

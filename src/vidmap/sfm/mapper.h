@@ -93,6 +93,9 @@ struct MapperOptions {
   double mergeMinInlierRatio = 0.3;
   // The merged model's mean reprojection error may exceed the worse part's by this factor.
   double mergeMaxErrorGrowth = 1.1;
+  // The larger model's camera centres may move by this fraction of their spread (RMS, after a
+  // similarity) in the merge.
+  double mergeMaxShapeChange = 0.05;
 
   ba::BackendType backend = ba::BackendType::kCpu;
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr

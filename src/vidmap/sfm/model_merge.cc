@@ -35,6 +35,33 @@ bool fitSim3(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
   return std::isfinite(out->s) && out->s > 0 && out->R.allFinite() && out->t.allFinite();
 }
 
+// How far the camera centres of `before` moved in `after` beyond a similarity: the RMS residual
+// of the Umeyama alignment over the centres' RMS spread; 0 when too few or degenerate.
+double shapeChange(const Reconstruction& before, const Reconstruction& after) {
+  std::vector<Eigen::Vector3d> a, b;
+  for (const auto& [id, im] : before.images())
+    if (after.isRegistered(id)) {
+      a.push_back(im.pose.center());
+      b.push_back(after.image(id).pose.center());
+    }
+  if (a.size() < 3) return 0;
+  Sim3 sim;
+  try {
+    sim = alignUmeyama(a, b, true);
+  } catch (const Error&) {
+    return 0;  // collinear or coincident centres (a rotation): no shape to keep
+  }
+  Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+  for (const auto& x : b) mean += x;
+  mean /= static_cast<double>(b.size());
+  double res = 0, spread = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    res += (b[i] - sim.apply(a[i])).squaredNorm();
+    spread += (b[i] - mean).squaredNorm();
+  }
+  return spread > 0 ? std::sqrt(res / spread) : 0;
+}
+
 }  // namespace
 
 Sim3Estimate estimateSim3Ransac(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
@@ -201,14 +228,17 @@ bool Mapper::mergePair(size_t bigIndex, size_t smallIndex, int limit) {
   int smallLeft = 0;
   for (const auto& [id, im] : small.images()) smallLeft += !big.isRegistered(id);
   const double err = big.meanReprojectionError();
+  // The larger model keeps its trajectory (up to a similarity): a wrong merge bends it.
+  const double bent = shapeChange(before, big);
   const bool ok = smallLeft <= small.numImages() / 4 &&
-                  err <= options_.mergeMaxErrorGrowth * std::max(errBig, errSmall);
+                  err <= options_.mergeMaxErrorGrowth * std::max(errBig, errSmall) &&
+                  bent <= options_.mergeMaxShapeChange;
   if (options_.verbose)
     std::fprintf(stderr,
                  "mapper: merge %s: %s, %d keyframes absorbed by PnP, %d of the smaller model's "
-                 "%d left out, error %.3f px (parts %.3f, %.3f px), %d images\n",
+                 "%d left out, error %.3f px (parts %.3f, %.3f px), shape change %.4f, %d images\n",
                  ok ? "kept" : "refused", aligned ? "aligned" : "not aligned", absorbed, smallLeft,
-                 small.numImages(), err, errBig, errSmall, big.numImages());
+                 small.numImages(), err, errBig, errSmall, bent, big.numImages());
   if (!ok) {
     big = before;
     return false;

@@ -28,6 +28,7 @@
 // are localised at the end by PnP against their keyframe's points.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
@@ -172,9 +173,11 @@ class Mapper {
   void finishModel();
   void refineModel();  // global BA, filtering, re-triangulation, global BA, filtering
   // Merging (model_merge.cc): every linked pair of finished models, the larger absorbing the
-  // smaller; keyframes from `limit` on belong to the segment after a break and stay out.
+  // smaller, then each model registers keyframes no model holds; keyframes from `limit` on
+  // belong to the segment after a break and stay out.
   void mergeFinishedModels(int limit);
-  bool mergePair(size_t big, size_t small, int limit);
+  // small < 0: the model only registers keyframes no model holds.
+  bool mergePair(size_t big, std::ptrdiff_t small, int limit);
   bool alignAndJoin(const Reconstruction& small);  // into the current model
   int linkCount(const Reconstruction& a, const Reconstruction& b) const;
   void refreshNormalized();

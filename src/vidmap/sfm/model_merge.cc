@@ -136,7 +136,7 @@ int Mapper::linkCount(const Reconstruction& a, const Reconstruction& b) const {
 }
 
 void Mapper::mergeFinishedModels(int limit) {
-  if (!options_.mergeModels || active_ || finished_.size() < 2) return;
+  if (!options_.mergeModels || active_ || finished_.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
   const Camera savedCamera = camera_;
   const int savedLastGlobal = lastGlobalBaImages_;
@@ -161,7 +161,7 @@ void Mapper::mergeFinishedModels(int limit) {
         if (options_.verbose)
           std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
                        small->numImages(), big->numImages(), links);
-        if (mergePair(order[x], order[y], limit)) {
+        if (mergePair(order[x], static_cast<std::ptrdiff_t>(order[y]), limit)) {
           finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
           for (auto it = failed.begin(); it != failed.end();)
             it = it->first == big || it->second == big || it->first == small || it->second == small
@@ -173,6 +173,14 @@ void Mapper::mergeFinishedModels(int limit) {
         }
       }
   }
+  // Then each model, the largest first, registers what no model holds (keyframes of a
+  // dropped model, or left out before a break).
+  std::vector<size_t> order(finished_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return finished_[a]->numImages() > finished_[b]->numImages();
+  });
+  for (size_t i : order) mergePair(i, -1, limit);
   if (camera_.params() != savedCamera.params()) {
     camera_ = savedCamera;
     refreshNormalized();
@@ -183,9 +191,9 @@ void Mapper::mergeFinishedModels(int limit) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool Mapper::mergePair(size_t bigIndex, size_t smallIndex, int limit) {
-  ++stats_.mergeAttempts;
-  const Reconstruction& small = *finished_[smallIndex];
+bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
+  const Reconstruction* small = smallIndex >= 0 ? finished_[smallIndex].get() : nullptr;
+  if (small) ++stats_.mergeAttempts;
   // The larger model becomes the current one (the mapper's registration, triangulation and
   // BA work on it) and goes back to its slot however this ends.
   struct Lend {
@@ -198,15 +206,6 @@ bool Mapper::mergePair(size_t bigIndex, size_t smallIndex, int limit) {
     ~Lend() { slot = std::move(active); }
   } lend(finished_[bigIndex], active_);
   Reconstruction& big = *active_;
-  const Reconstruction before = big;  // restored when the merge is refused
-  const double errBig = big.meanReprojectionError(), errSmall = small.meanReprojectionError();
-  if (camera_.params() != big.camera().params()) {
-    camera_ = big.camera();
-    refreshNormalized();
-  }
-
-  const bool aligned = options_.mergeByAlignment && alignAndJoin(small);
-
   // Absorption: the smaller model's keyframes not joined yet, and keyframes before `limit`
   // that no model holds (a model of the same scene may register what its part could not).
   std::vector<int> cands;
@@ -214,23 +213,36 @@ bool Mapper::mergePair(size_t bigIndex, size_t smallIndex, int limit) {
     if (big.isRegistered(id)) continue;
     bool elsewhere = false;
     for (const auto& m : finished_)
-      if (m && m.get() != &small && m->isRegistered(id)) elsewhere = true;
-    if (!elsewhere) cands.push_back(id);
+      if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
+    if (!elsewhere && (small || count2D3D(id) >= options_.pnpMinInliers)) cands.push_back(id);
   }
+  if (!small && cands.empty()) return false;
+  const Reconstruction before = big;  // restored when the merge is refused
+  const double errBig = big.meanReprojectionError();
+  const double errSmall = small ? small->meanReprojectionError() : errBig;
+  if (camera_.params() != big.camera().params()) {
+    camera_ = big.camera();
+    refreshNormalized();
+  }
+
+  const bool aligned = small && options_.mergeByAlignment && alignAndJoin(*small);
+
   const int imagesBefore = big.numImages();
   triedWith_.clear();
   lastGlobalBaImages_ = big.numImages();
   registerPending(&cands);
   const int absorbed = big.numImages() - imagesBefore;
   if (aligned || absorbed > 0) refineModel();
+  if (!small && absorbed == 0) return false;
 
   // Kept when (nearly) all of the smaller model joined and the error is that of the parts.
   int smallLeft = 0;
-  for (const auto& [id, im] : small.images()) smallLeft += !big.isRegistered(id);
+  if (small)
+    for (const auto& [id, im] : small->images()) smallLeft += !big.isRegistered(id);
   const double err = big.meanReprojectionError();
   // The larger model keeps its trajectory (up to a similarity): a wrong merge bends it.
   const double bent = shapeChange(before, big);
-  const bool ok = smallLeft <= small.numImages() / 4 &&
+  const bool ok = (!small || smallLeft <= small->numImages() / 4) &&
                   err <= options_.mergeMaxErrorGrowth * std::max(errBig, errSmall) &&
                   bent <= options_.mergeMaxShapeChange;
   if (options_.verbose)
@@ -238,12 +250,12 @@ bool Mapper::mergePair(size_t bigIndex, size_t smallIndex, int limit) {
                  "mapper: merge %s: %s, %d keyframes absorbed by PnP, %d of the smaller model's "
                  "%d left out, error %.3f px (parts %.3f, %.3f px), shape change %.4f, %d images\n",
                  ok ? "kept" : "refused", aligned ? "aligned" : "not aligned", absorbed, smallLeft,
-                 small.numImages(), err, errBig, errSmall, bent, big.numImages());
+                 small ? small->numImages() : 0, err, errBig, errSmall, bent, big.numImages());
   if (!ok) {
     big = before;
     return false;
   }
-  ++stats_.modelsMerged;
+  stats_.modelsMerged += small != nullptr;
   stats_.modelsAligned += aligned;
   stats_.imagesAbsorbed += absorbed;
   return true;

@@ -6,10 +6,11 @@
 #   scripts/bench_reconstruct.sh [OUT] [CASES]      CASES: "tum fountain" (default both)
 #
 # tum:      TUM RGB-D fr1/rpy, the 150 frames of the data folder (30 Hz, 640x480), every frame
-#           (--all-frames), with the TUM intrinsics and distortion (FULL_OPENCV) and without
-#           them (unknown SIMPLE_RADIAL camera, as COLMAP's default). COLMAP: feature_extractor,
-#           sequential_matcher (overlap 10), mapper, with its default camera and with the
-#           known one (held fixed).
+#           (--all-frames) and at the default 4 fps (20 frames), with the TUM intrinsics and
+#           distortion (FULL_OPENCV) and without them (unknown SIMPLE_RADIAL camera, as
+#           COLMAP's default). COLMAP: feature_extractor, sequential_matcher (overlap 10),
+#           mapper, on the same 150 frames (default camera, and the known one held fixed) and
+#           on the same 20 frames.
 # fountain: Strecha fountain-P11 (11 photos, 3072x2048) as an image folder, unknown camera,
 #           vidmap at 640 and 1280 px; COLMAP at its default size (full resolution).
 # Prints one JSON line per run; figures go to docs/benchmarks.md. Without COLMAP installed (or
@@ -76,27 +77,45 @@ if [[ " $cases " == *" tum "* ]]; then
   list=$tum/rgb_subset150.txt
   cam="FULL_OPENCV 517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0"
   ev=(--list "$list" --groundtruth "$tum/groundtruth.txt")
-  # The same 150 frames for COLMAP, as a folder.
-  frames=$out/tum_frames
-  rm -rf "$frames" && mkdir -p "$frames"
-  grep -v '^#' "$list" | while read -r _ f; do ln -s "$tum/$f" "$frames/"; done
-  run_vidmap vidmap_tum_known "$list" "${ev[@]}" -- --all-frames --camera "$cam"
-  run_vidmap vidmap_tum_unknown "$list" "${ev[@]}" -- --all-frames
-  run_vidmap vidmap_tum_known_octave0 "$list" "${ev[@]}" -- --all-frames --camera "$cam" \
-    --sift-first-octave 0
-  run_vidmap vidmap_tum_unknown_octave0 "$list" "${ev[@]}" -- --all-frames --sift-first-octave 0
-  run_vidmap vidmap_tum_4fps_known "$list" "${ev[@]}" -- --fps 4 --camera "$cam"
+  # Every frame (--all-frames), and the default 4 fps sampling (20 of the 150 frames).
+  run_vidmap vidmap_tum_all_known "$list" "${ev[@]}" -- --all-frames --camera "$cam"
+  run_vidmap vidmap_tum_all_unknown "$list" "${ev[@]}" -- --all-frames
+  run_vidmap vidmap_tum_4fps_known "$list" "${ev[@]}" -- --camera "$cam"
   run_vidmap vidmap_tum_4fps_unknown "$list" "${ev[@]}" -- --fps 4
-  run_colmap colmap_tum_default "$frames" "${ev[@]}" --
-  run_colmap colmap_tum_known "$frames" "${ev[@]}" -- FULL_OPENCV \
+  # The same frames for COLMAP, as folders: all 150, and the 20 the 4 fps sampling took.
+  all=$out/tum_frames_all
+  rm -rf "$all" && mkdir -p "$all"
+  grep -v '^#' "$list" | while read -r _ f; do ln -s "$tum/$f" "$all/"; done
+  four=$out/tum_frames_4fps
+  rm -rf "$four" && mkdir -p "$four"
+  # vidmap's time sampler (io/frame_source_impl.h): the first frame at or after each 1/4 s.
+  python3 - "$list" <<'PY' | while read -r f; do ln -s "$tum/$f" "$four/"; done
+import math, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+t0, nxt = float(rows[0][0]), 0.0
+for t, f in ((float(r[0]) - t0, r[1]) for r in rows):
+    if t < nxt / 4 - 1e-6:
+        continue
+    nxt = math.floor((t + 1e-6) * 4) + 1
+    print(f)
+PY
+  echo "{\"tum_frames_4fps\": $(ls "$four" | wc -l)}"
+  run_colmap colmap_tum_all_default "$all" "${ev[@]}" --
+  run_colmap colmap_tum_all_known "$all" "${ev[@]}" -- FULL_OPENCV \
     517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0
-  # Accuracy on the frames both register (each against the other's largest run).
-  for a in vidmap_tum_known vidmap_tum_unknown colmap_tum_default; do
-    for b in vidmap_tum_known vidmap_tum_unknown colmap_tum_default; do
-      [[ -d $out/$a/sparse && -d $out/$b/sparse ]] || continue
-      [[ $a == "$b" ]] && continue
-      echo -n "{\"run\": \"$a on the frames of $b\", \"eval\": "
-      "$evaluate" --model "$out/$a/sparse" "${ev[@]}" --common-with "$out/$b/sparse" | tr -d '\n' | sed 's/  */ /g'
+  run_colmap colmap_tum_4fps_default "$four" "${ev[@]}" --
+  # Accuracy on the frames both register (each against the other).
+  for pair in "vidmap_tum_all_known colmap_tum_all_default" \
+    "vidmap_tum_all_unknown colmap_tum_all_default" \
+    "vidmap_tum_4fps_known colmap_tum_4fps_default" \
+    "vidmap_tum_4fps_unknown colmap_tum_4fps_default"; do
+    read -r a b <<< "$pair"
+    [[ -d $out/$a/sparse && -d $out/$b/sparse ]] || continue
+    for x in "$a $b" "$b $a"; do
+      read -r m o <<< "$x"
+      echo -n "{\"run\": \"$m on the frames of $o\", \"eval\": "
+      "$evaluate" --model "$out/$m/sparse" "${ev[@]}" --common-with "$out/$o/sparse" |
+        tr -d '\n' | sed 's/  */ /g'
       echo "}"
     done
   done

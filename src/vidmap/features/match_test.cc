@@ -287,6 +287,47 @@ TEST(Match, GuidedEqualsBruteForceOnRandomData) {
   EXPECT_FALSE(gm.empty());
 }
 
+// The guided path visits only the grid cells its band crosses: against the brute force over
+// every pair, for narrow and wide bands, both distances, epipolar lines of every direction
+// (random motions) and keypoints of B piled on one spot (a one-cell grid).
+TEST(Match, GuidedGridEqualsBruteForce) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Eigen::Matrix3d K;
+  K << 500, 0, 320, 0, 510, 240, 0, 0, 1;
+  std::array<double, 9> k;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) k[r * 3 + c] = K(r, c);
+  int compared = 0, matched = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    Features a = randomFeatures(400, rng);
+    std::vector<int> truth;
+    Features b = plantedCopy(a, 200, 1000, 0.05f, rng, &truth);
+    if (trial == 5)
+      for (auto& kp : b.keypoints) kp.x = 100.25f, kp.y = 200.5f;
+    const Eigen::Matrix3d R =
+        Eigen::AngleAxisd(0.3 * u(rng), Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized())
+            .toRotationMatrix();
+    const Eigen::Vector3d t(u(rng), u(rng), 0.3 * u(rng));
+    Eigen::Matrix3d tx;
+    tx << 0, -t.z(), t.y(), t.z(), 0, -t.x(), -t.y(), t.x(), 0;
+    const Eigen::Matrix3d E = tx * R;
+    std::array<double, 9> e;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) e[r * 3 + c] = E(r, c);
+    for (double band : {1.5, 6.0, 60.0})
+      for (bool sampson : {true, false}) {
+        const EpipolarGuide g = EpipolarGuide::fromEssential(e, k, k, band, sampson);
+        const auto gm = Matcher(cpu()).matchGuided(a, b, g);
+        expectSame(gm, bruteForce(a, b, cpu(), &g));
+        ++compared;
+        matched += static_cast<int>(gm.size());
+      }
+  }
+  EXPECT_EQ(compared, 36);
+  EXPECT_GT(matched, 100);  // the comparisons are not all of empty lists
+}
+
 TEST(Match, ManyEqualsOneByOne) {
   std::mt19937 rng(7);
   Features q = randomFeatures(400, rng);

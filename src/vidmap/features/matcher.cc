@@ -57,47 +57,30 @@ void EpipolarGuide::check() const {
 }
 
 std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptions& o) {
+  if (p.guides) return matchGuidedCpu(p, o);
   const int nseg = static_cast<int>(p.segments.size()) - 1;
   std::vector<std::vector<Match>> out(std::max(nseg, 0));
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
   std::vector<float> normA(p.na), normB(p.nb);
   parallelFor(p.na, [&](std::int64_t i) { normA[i] = descriptorSquaredNorm(p.a + i * 128); });
   parallelFor(p.nb, [&](std::int64_t j) { normB[j] = descriptorSquaredNorm(p.b + j * 128); });
-  std::vector<int> segOf(p.nb);
-  for (int k = 0; k < nseg; ++k)
-    for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) segOf[j] = k;
 
   Eigen::Map<const RowMatrix> B(p.b, p.nb, kDescriptorSize);
   std::vector<Top2> rowTop(static_cast<size_t>(p.na) * nseg);
   std::vector<float> colD(p.nb, kNoDistance);
   std::vector<int> colI(p.nb, -1);
   RowMatrix S;
-  std::vector<unsigned char> allowed;
-  const bool guided = p.guides != nullptr;
   const int colChunks = std::max(1, std::min(p.nb / 256, 4 * maxThreads()));
   for (int r0 = 0; r0 < p.na; r0 += kRowBlock) {
     const int rb = std::min(kRowBlock, p.na - r0);
     Eigen::Map<const RowMatrix> A(p.a + static_cast<long>(r0) * 128, rb, kDescriptorSize);
     S.noalias() = A * B.transpose();
-    if (guided) {
-      allowed.resize(static_cast<size_t>(rb) * p.nb);
-      parallelFor(rb, [&](std::int64_t li) {
-        const Keypoint& ka = p.keypointsA[r0 + li];
-        for (int j = 0; j < p.nb; ++j) {
-          const EpipolarGuide& g = p.guides[segOf[j]];
-          const Keypoint& kb = p.keypointsB[j];
-          allowed[li * p.nb + j] =
-              epipolarDistance(g.F.data(), ka.x, ka.y, kb.x, kb.y, g.sampson) <= g.bandPx;
-        }
-      });
-    }
     parallelFor(rb, [&](std::int64_t li) {
       const int i = r0 + static_cast<int>(li);
       const float* s = S.data() + li * p.nb;
       for (int k = 0; k < nseg; ++k) {
         Top2 t;
         for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
-          if (guided && !allowed[li * p.nb + j]) continue;
           top2Push(t, squaredDistance(normA[i], normB[j], s[j]), j);
         }
         rowTop[static_cast<size_t>(i) * nseg + k] = t;
@@ -110,7 +93,6 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
         const int i = r0 + li;
         const float* s = S.data() + static_cast<long>(li) * p.nb;
         for (int j = j0; j < j1; ++j) {
-          if (guided && !allowed[static_cast<size_t>(li) * p.nb + j]) continue;
           const float d = squaredDistance(normA[i], normB[j], s[j]);
           if (d < colD[j]) colD[j] = d, colI[j] = i;
         }

@@ -96,6 +96,9 @@ struct MatchProblem {
 
 // The CPU oracle: one match list per segment, b indices relative to the segment.
 std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptions& options);
+// Its guided path (p.guides set): only the pairs inside the band are compared
+// (match_guided_cpu.cc).
+std::vector<std::vector<Match>> matchGuidedCpu(const MatchProblem& p, const MatchOptions& options);
 
 // The decisions both backends take from the row top-2 (na x segments, row-major) and the
 // nearest row of each column: ratio, distance limit, mutual check.

@@ -126,9 +126,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   bo.maxNumIterations = options.maxIterations;
   bo.numThreads = options.numThreads;
   bo.gauge = constant.size() >= 2 ? ba::Gauge::kNone : ba::Gauge::kFirstImageAndScale;
-  // Video BA problems are small and well conditioned: looser tolerances than Ceres' defaults
-  // stop when the pixel error no longer moves.
-  bo.functionTolerance = 1e-6;
+  bo.functionTolerance = options.functionTolerance;
   bo.parameterTolerance = 1e-8;
 
   rep.ran = true;

@@ -16,6 +16,9 @@ struct BundleOptions {
   ba::LossType loss = ba::LossType::kTrivial;
   double lossScale = 1.0;  // pixels
   int maxIterations = 50;
+  // Stop when an iteration lowers the cost by less than this fraction (Ceres' default 1e-6;
+  // the mapper loosens it for the global adjustments made while the model grows).
+  double functionTolerance = 1e-6;
   ba::BackendType backend = ba::BackendType::kCpu;
   int numThreads = 0;
 };

@@ -209,6 +209,9 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.matches = ms.pairMatches;
   sum.verifiedMatches = ms.verifiedMatches;
   sum.camera = options.camera.toString();
+  sum.modelsStarted = ms.modelsStarted;
+  sum.modelsMerged = ms.modelsMerged;
+  sum.imagesAbsorbed = ms.imagesAbsorbed;
 
   // Bad input, in the order a user can act on.
   if (sum.frames == 0) throw Error(input.string() + ": no frames");
@@ -252,6 +255,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.addStage("mapper.local_ba", ms.localBaSeconds * 1e3, 0, ms.localBa);
   record.addStage("mapper.global_ba", ms.globalBaSeconds * 1e3, 0, ms.globalBa);
   record.addStage("mapper.filter", ms.filterSeconds * 1e3);
+  record.addStage("mapper.merge", ms.mergeSeconds * 1e3, 0, ms.modelsMerged);
   record.setCount("frames", sum.frames);
   record.setCount("keyframes", fst.keyframes);
   record.setCount("frames_dropped_by_gate", fst.dropped);
@@ -264,6 +268,11 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setCount("pair_matches", ms.pairMatches);
   record.setCount("verified_matches", ms.verifiedMatches);
   record.setCount("models", static_cast<std::int64_t>(models.size()));
+  record.setCount("models_started", ms.modelsStarted);
+  record.setCount("models_merged", ms.modelsMerged);
+  record.setCount("models_aligned", ms.modelsAligned);
+  record.setCount("merge_attempts", ms.mergeAttempts);
+  record.setCount("images_absorbed", ms.imagesAbsorbed);
   record.setCount("registered_keyframes", sum.registered);
   record.setCount("localized_frames", sum.localized);
   record.setMetric("posed_fraction_of_frames",
@@ -304,6 +313,10 @@ std::string formatSummary(const ReconstructSummary& s) {
     o << "  " << s.localized << " of the " << s.dropped
       << " dropped frames localised by PnP (poses for " << s.registered + s.localized << " of "
       << s.frames << " frames)\n";
+  if (s.modelsMerged)
+    o << "  " << s.modelsMerged << (s.modelsMerged == 1 ? " model" : " models")
+      << " merged into another (" << s.modelsStarted << " started, " << s.imagesAbsorbed
+      << " keyframes absorbed by PnP)\n";
   o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
     << " matches kept\n";
   for (size_t i = 0; i < s.models.size(); ++i) {

@@ -60,8 +60,10 @@ struct ReconstructSummary {
   int keyframes = 0, featureless = 0, dropped = 0;
   int pairs = 0;
   std::int64_t matches = 0, verifiedMatches = 0;
-  int registered = 0;  // keyframes in any model
-  int localized = 0;   // dropped frames localised in a model
+  int registered = 0;                       // keyframes in any model
+  int localized = 0;                        // dropped frames localised in a model
+  int modelsStarted = 0, modelsMerged = 0;  // merged: into another model (mapper.h)
+  int imagesAbsorbed = 0;                   // keyframes registered by PnP while merging
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   double seconds = 0;

@@ -55,6 +55,10 @@ void MapperOptions::check() const {
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
   checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
   checkRange("mapper.minModelImages", minModelImages, 2, 1000000);
+  checkRange("mapper.mergeMinCommonPoints", mergeMinCommonPoints, 3, 1000000);
+  checkRange("mapper.mergeMinInlierRatio", mergeMinInlierRatio, 0.0, 1.0);
+  checkRange("mapper.mergeMaxErrorGrowth", mergeMaxErrorGrowth, 1.0, 100.0);
+  checkRange("mapper.mergeMaxShapeChange", mergeMaxShapeChange, 0.0, 1e9);
 }
 
 Mapper::Mapper(const Camera& camera, const MapperOptions& options)
@@ -131,6 +135,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
         std::fprintf(stderr, "mapper: keyframes %d-%d not registered: the model ends (%d images)\n",
                      restart, id, active_->numImages());
       finishModel();
+      mergeFinishedModels(restart);
       segmentStart_ = restart;
       triedWith_.clear();
       Timer t(&stats_.initSeconds);
@@ -351,11 +356,16 @@ int Mapper::count2D3D(int id) const {
   return n;
 }
 
-void Mapper::registerPending() {
+void Mapper::registerPending(const std::vector<int>* only) {
+  std::vector<int> ids;
+  if (only) {
+    ids = *only;
+  } else {
+    for (int id = segmentStart_; id < static_cast<int>(keyframes_.size()); ++id) ids.push_back(id);
+  }
   for (;;) {
     std::vector<std::pair<int, int>> cands;  // (count, id)
-    const int last = static_cast<int>(keyframes_.size()) - 1;
-    for (int id = segmentStart_; id <= last; ++id) {
+    for (int id : ids) {
       if (active_->isRegistered(id)) continue;
       const int c = count2D3D(id);
       if (c < options_.pnpMinInliers) continue;
@@ -723,13 +733,17 @@ void Mapper::retriangulateAll() {
   for (int id : ids) completeAndMerge(id);
 }
 
-void Mapper::finishModel() {
-  if (!active_) return;
+void Mapper::refineModel() {
   globalBundle();
   filterAll();
   retriangulateAll();
   globalBundle();
   filterAll();
+}
+
+void Mapper::finishModel() {
+  if (!active_) return;
+  refineModel();
   if (active_->numImages() >= options_.minModelImages) {
     finished_.push_back(std::move(active_));
   } else {
@@ -791,6 +805,7 @@ void Mapper::localizeTracked(Reconstruction& rec) {
 void Mapper::finish() {
   if (finished_all_) return;
   finishModel();
+  mergeFinishedModels(static_cast<int>(keyframes_.size()));
   {
     Timer t(&stats_.registerSeconds);
     for (auto& m : finished_) localizeTracked(*m);

@@ -21,11 +21,14 @@
 //                          filtering and re-triangulation.
 //
 // When maxConsecutiveFailures keyframes in a row cannot be registered, the video has broken
-// (lost tracking): the model is finished and the following keyframes start a new one. Models
-// are not merged (a model never sees another model's keyframes). Frames the keyframe gate
-// dropped are localised at the end by PnP against their keyframe's points.
+// (lost tracking): the model is finished and the following keyframes start a new one. When a
+// model is finished and at the end, models the correspondence graph links are merged
+// (model_merge.h: Sim(3) alignment of shared tracks, then absorption of keyframes by PnP), and
+// the merged model also registers keyframes no model holds. Frames the keyframe gate dropped
+// are localised at the end by PnP against their keyframe's points.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
@@ -84,6 +87,17 @@ struct MapperOptions {
   int maxConsecutiveFailures = 4;  // keyframes in a row not registered: a new model starts
   int minModelImages = 3;          // smaller finished models are dropped
 
+  // Merging finished models that the correspondence graph links (model_merge.h).
+  bool mergeModels = true;
+  bool mergeByAlignment = true;   // a. Sim(3) from shared tracks; b. (absorption) always runs
+  int mergeMinCommonPoints = 12;  // 3D-3D correspondences (and alignment inliers) needed
+  double mergeMinInlierRatio = 0.3;
+  // The merged model's mean reprojection error may exceed the worse part's by this factor.
+  double mergeMaxErrorGrowth = 1.1;
+  // The larger model's camera centres may move by this fraction of their spread (RMS, after a
+  // similarity) in the merge.
+  double mergeMaxShapeChange = 0.05;
+
   ba::BackendType backend = ba::BackendType::kCpu;
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr
 
@@ -98,8 +112,10 @@ struct MapperStats {
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
   int trackedFrames = 0, localizedFrames = 0;
+  int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
+  int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
-  double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0;
+  double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0, mergeSeconds = 0;
 };
 
 class Mapper {
@@ -144,7 +160,8 @@ class Mapper {
   bool selfCalibrate(int newest);
   bool tryInitialize(int newest);
   bool initializeFrom(int a, int b);
-  void registerPending();
+  // Registers keyframes of the current segment (or only those in `only`) while any can be.
+  void registerPending(const std::vector<int>* only = nullptr);
   bool registerImage(int id);
   void triangulateImage(int id);
   void completeAndMerge(int id);
@@ -154,6 +171,15 @@ class Mapper {
   void filterAll();
   void retriangulateAll();
   void finishModel();
+  void refineModel();  // global BA, filtering, re-triangulation, global BA, filtering
+  // Merging (model_merge.cc): every linked pair of finished models, the larger absorbing the
+  // smaller, then each model registers keyframes no model holds; keyframes from `limit` on
+  // belong to the segment after a break and stay out.
+  void mergeFinishedModels(int limit);
+  // small < 0: the model only registers keyframes no model holds.
+  bool mergePair(size_t big, std::ptrdiff_t small, int limit);
+  bool alignAndJoin(const Reconstruction& small);  // into the current model
+  int linkCount(const Reconstruction& a, const Reconstruction& b) const;
   void refreshNormalized();
   void localizeTracked(Reconstruction& rec);
   int count2D3D(int id) const;

@@ -1,0 +1,335 @@
+#include "vidmap/sfm/model_merge.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "vidmap/core/error.h"
+#include "vidmap/sfm/mapper.h"
+
+namespace vidmap::sfm {
+
+namespace {
+
+// The Umeyama similarity of the correspondences `idx`; false when degenerate (collinear).
+bool fitSim3(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
+             const std::vector<int>& idx, Sim3* out) {
+  std::vector<Eigen::Vector3d> a, b;
+  a.reserve(idx.size());
+  b.reserve(idx.size());
+  for (int i : idx) {
+    a.push_back(src[i]);
+    b.push_back(dst[i]);
+  }
+  try {
+    *out = alignUmeyama(a, b, true);
+  } catch (const Error&) {
+    return false;
+  }
+  return std::isfinite(out->s) && out->s > 0 && out->R.allFinite() && out->t.allFinite();
+}
+
+// How far the camera centres of `before` moved in `after` beyond a similarity: the RMS residual
+// of the Umeyama alignment over the centres' RMS spread; 0 when too few or degenerate.
+double shapeChange(const Reconstruction& before, const Reconstruction& after) {
+  std::vector<Eigen::Vector3d> a, b;
+  for (const auto& [id, im] : before.images())
+    if (after.isRegistered(id)) {
+      a.push_back(im.pose.center());
+      b.push_back(after.image(id).pose.center());
+    }
+  if (a.size() < 3) return 0;
+  Sim3 sim;
+  try {
+    sim = alignUmeyama(a, b, true);
+  } catch (const Error&) {
+    return 0;  // collinear or coincident centres (a rotation): no shape to keep
+  }
+  Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+  for (const auto& x : b) mean += x;
+  mean /= static_cast<double>(b.size());
+  double res = 0, spread = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    res += (b[i] - sim.apply(a[i])).squaredNorm();
+    spread += (b[i] - mean).squaredNorm();
+  }
+  return spread > 0 ? std::sqrt(res / spread) : 0;
+}
+
+}  // namespace
+
+Sim3Estimate estimateSim3Ransac(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
+                                const std::function<bool(int, const Sim3&)>& isInlier,
+                                const Sim3RansacOptions& options) {
+  require(src.size() == dst.size(), "sim3 ransac: the two point sets differ in size");
+  const int n = static_cast<int>(src.size());
+  Sim3Estimate best;
+  best.inliers.assign(n, 0);
+  if (n < 3) return best;
+  std::vector<char> mask(n);
+  auto score = [&](const Sim3& sim) {
+    int c = 0;
+    for (int i = 0; i < n; ++i) c += (mask[i] = isInlier(i, sim) ? 1 : 0);
+    return c;
+  };
+  std::mt19937 rng(options.seed);
+  std::uniform_int_distribution<int> pick(0, n - 1);
+  int iterations = options.maxIterations;
+  for (int it = 0; it < iterations; ++it) {
+    const int i0 = pick(rng), i1 = pick(rng), i2 = pick(rng);
+    if (i0 == i1 || i0 == i2 || i1 == i2) continue;
+    Sim3 sim;
+    if (!fitSim3(src, dst, {i0, i1, i2}, &sim)) continue;
+    const int c = score(sim);
+    if (c <= best.numInliers) continue;
+    best.numInliers = c;
+    best.sim = sim;
+    best.inliers = mask;
+    // The standard adaptive stop: enough samples to draw one all-inlier triple.
+    const double w = static_cast<double>(c) / n;
+    const double miss = 1 - w * w * w;
+    if (miss <= 1e-12) break;
+    const double need = std::log(1 - options.confidence) / std::log(miss);
+    iterations = static_cast<int>(std::min<double>(options.maxIterations, std::ceil(need)));
+  }
+  if (best.numInliers < std::max(3, options.minInliers)) return best;
+  // Local optimisation: refit on all inliers while that gains inliers.
+  for (int round = 0; round < 5; ++round) {
+    std::vector<int> idx;
+    for (int i = 0; i < n; ++i)
+      if (best.inliers[i]) idx.push_back(i);
+    Sim3 sim;
+    if (!fitSim3(src, dst, idx, &sim)) break;
+    const int c = score(sim);
+    if (c < best.numInliers) break;
+    const bool grew = c > best.numInliers;
+    best.numInliers = c;
+    best.sim = sim;
+    best.inliers = mask;
+    if (!grew) break;
+  }
+  best.success = true;
+  return best;
+}
+
+geometry::Pose transformPose(const geometry::Pose& pose, const Sim3& sim) {
+  // x_cam = R_c X + t_c with X = R^T (X' - t) / s; scaling camera coordinates by s keeps the
+  // projection: R' = R_c R^T, t' = s t_c - R' t (centre c' = s R c + t).
+  geometry::Pose out;
+  out.R = pose.R * sim.R.transpose();
+  out.t = sim.s * pose.t - out.R * sim.t;
+  return out;
+}
+
+int Mapper::linkCount(const Reconstruction& a, const Reconstruction& b) const {
+  int n = 0;
+  for (const auto& [id, im] : a.images())
+    for (const auto& [other, matches] : graph_.neighbours(id))
+      if (b.isRegistered(other)) n += matches;
+  return n;
+}
+
+void Mapper::mergeFinishedModels(int limit) {
+  if (!options_.mergeModels || active_ || finished_.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Camera savedCamera = camera_;
+  const int savedLastGlobal = lastGlobalBaImages_;
+  const auto savedTried = triedWith_;
+  // Pairs that failed, cleared when one of them changes.
+  std::set<std::pair<const Reconstruction*, const Reconstruction*>> failed;
+  for (bool merged = true; merged;) {
+    merged = false;
+    // The larger model absorbs the smaller (COLMAP merges into the larger too).
+    std::vector<size_t> order(finished_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return finished_[a]->numImages() > finished_[b]->numImages();
+    });
+    for (size_t x = 0; x < order.size() && !merged; ++x)
+      for (size_t y = x + 1; y < order.size() && !merged; ++y) {
+        const Reconstruction* big = finished_[order[x]].get();
+        const Reconstruction* small = finished_[order[y]].get();
+        if (failed.count({big, small})) continue;
+        const int links = linkCount(*big, *small);
+        if (links < options_.mergeMinCommonPoints) continue;
+        if (options_.verbose)
+          std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
+                       small->numImages(), big->numImages(), links);
+        if (mergePair(order[x], static_cast<std::ptrdiff_t>(order[y]), limit)) {
+          finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
+          for (auto it = failed.begin(); it != failed.end();)
+            it = it->first == big || it->second == big || it->first == small || it->second == small
+                     ? failed.erase(it)
+                     : std::next(it);
+          merged = true;
+        } else {
+          failed.insert({big, small});
+        }
+      }
+  }
+  // Then each model, the largest first, registers what no model holds (keyframes of a
+  // dropped model, or left out before a break).
+  std::vector<size_t> order(finished_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return finished_[a]->numImages() > finished_[b]->numImages();
+  });
+  for (size_t i : order) mergePair(i, -1, limit);
+  if (camera_.params() != savedCamera.params()) {
+    camera_ = savedCamera;
+    refreshNormalized();
+  }
+  lastGlobalBaImages_ = savedLastGlobal;
+  triedWith_ = savedTried;
+  stats_.mergeSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
+  const Reconstruction* small = smallIndex >= 0 ? finished_[smallIndex].get() : nullptr;
+  if (small) ++stats_.mergeAttempts;
+  // The larger model becomes the current one (the mapper's registration, triangulation and
+  // BA work on it) and goes back to its slot however this ends.
+  struct Lend {
+    std::unique_ptr<Reconstruction>& slot;
+    std::unique_ptr<Reconstruction>& active;
+    Lend(std::unique_ptr<Reconstruction>& s, std::unique_ptr<Reconstruction>& a)
+        : slot(s), active(a) {
+      active = std::move(slot);
+    }
+    ~Lend() { slot = std::move(active); }
+  } lend(finished_[bigIndex], active_);
+  Reconstruction& big = *active_;
+  // Absorption: the smaller model's keyframes not joined yet, and keyframes before `limit`
+  // that no model holds (a model of the same scene may register what its part could not).
+  std::vector<int> cands;
+  for (int id = 0; id < limit; ++id) {
+    if (big.isRegistered(id)) continue;
+    bool elsewhere = false;
+    for (const auto& m : finished_)
+      if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
+    if (!elsewhere && (small || count2D3D(id) >= options_.pnpMinInliers)) cands.push_back(id);
+  }
+  if (!small && cands.empty()) return false;
+  const Reconstruction before = big;  // restored when the merge is refused
+  const double errBig = big.meanReprojectionError();
+  const double errSmall = small ? small->meanReprojectionError() : errBig;
+  if (camera_.params() != big.camera().params()) {
+    camera_ = big.camera();
+    refreshNormalized();
+  }
+
+  const bool aligned = small && options_.mergeByAlignment && alignAndJoin(*small);
+
+  const int imagesBefore = big.numImages();
+  triedWith_.clear();
+  lastGlobalBaImages_ = big.numImages();
+  registerPending(&cands);
+  const int absorbed = big.numImages() - imagesBefore;
+  if (aligned || absorbed > 0) refineModel();
+  if (!small && absorbed == 0) return false;
+
+  // Kept when (nearly) all of the smaller model joined and the error is that of the parts.
+  int smallLeft = 0;
+  if (small)
+    for (const auto& [id, im] : small->images()) smallLeft += !big.isRegistered(id);
+  const double err = big.meanReprojectionError();
+  // The larger model keeps its trajectory (up to a similarity): a wrong merge bends it.
+  const double bent = shapeChange(before, big);
+  const bool ok = (!small || smallLeft <= small->numImages() / 4) &&
+                  err <= options_.mergeMaxErrorGrowth * std::max(errBig, errSmall) &&
+                  bent <= options_.mergeMaxShapeChange;
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper: merge %s: %s, %d keyframes absorbed by PnP, %d of the smaller model's "
+                 "%d left out, error %.3f px (parts %.3f, %.3f px), shape change %.4f, %d images\n",
+                 ok ? "kept" : "refused", aligned ? "aligned" : "not aligned", absorbed, smallLeft,
+                 small ? small->numImages() : 0, err, errBig, errSmall, bent, big.numImages());
+  if (!ok) {
+    big = before;
+    return false;
+  }
+  stats_.modelsMerged += small != nullptr;
+  stats_.modelsAligned += aligned;
+  stats_.imagesAbsorbed += absorbed;
+  return true;
+}
+
+bool Mapper::alignAndJoin(const Reconstruction& small) {
+  Reconstruction& big = *active_;
+  // 3D-3D correspondences: a point of the smaller model and a point of the larger one that
+  // the graph links through a keypoint of each track.
+  std::set<std::pair<PointId, PointId>> links;
+  for (const auto& [pid, p] : small.points())
+    for (const FeatureRef& o : p.track)
+      for (const FeatureRef& r : graph_.correspondences(o.image, o.feature)) {
+        const PointId q = big.pointOf(r.image, r.feature);
+        if (q != kNoPoint) links.insert({pid, q});
+      }
+  std::vector<Vec3> src, dst;
+  std::vector<std::pair<PointId, PointId>> ids(links.begin(), links.end());
+  for (const auto& [a, b] : ids) {
+    src.push_back(small.point(a).X);
+    dst.push_back(big.point(b).X);
+  }
+  if (static_cast<int>(ids.size()) < options_.mergeMinCommonPoints) return false;
+  // An inlier reprojects into every image of both tracks (COLMAP's test).
+  const double maxErr = options_.pnpMaxErrorPx;
+  auto isInlier = [&](int i, const Sim3& sim) {
+    const Vec3 inBig = sim.apply(src[i]);
+    for (const FeatureRef& o : big.point(ids[i].second).track)
+      if (!(big.reprojectionError(inBig, o) <= maxErr)) return false;
+    const Vec3 inSmall = sim.R.transpose() * (dst[i] - sim.t) / sim.s;
+    for (const FeatureRef& o : small.point(ids[i].first).track)
+      if (!(small.reprojectionError(inSmall, o) <= maxErr)) return false;
+    return true;
+  };
+  Sim3RansacOptions ro;
+  ro.minInliers = options_.mergeMinCommonPoints;
+  const Sim3Estimate e = estimateSim3Ransac(src, dst, isInlier, ro);
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper:   alignment: %zu 3D-3D correspondences, %s, %d inliers, scale %.4g\n",
+                 ids.size(), e.success ? "success" : "failure", e.numInliers, e.sim.s);
+  if (!e.success || e.numInliers < options_.mergeMinCommonPoints ||
+      e.numInliers < options_.mergeMinInlierRatio * static_cast<double>(ids.size()))
+    return false;
+
+  // The smaller model's images and points join in the larger one's frame.
+  std::set<int> joined;
+  for (const auto& [id, im] : small.images())
+    if (!big.isRegistered(id)) {
+      big.registerImage(id, transformPose(im.pose, e.sim));
+      joined.insert(id);
+    }
+  std::map<PointId, PointId> moved;  // small's point -> its copy in big
+  for (const auto& [pid, p] : small.points()) {
+    std::vector<FeatureRef> track;
+    for (const FeatureRef& o : p.track)
+      if (joined.count(o.image)) track.push_back(o);
+    if (track.size() < 2) continue;
+    const PointId q = big.addPoint(e.sim.apply(p.X), track);
+    big.point(q).color = p.color;
+    moved[pid] = q;
+  }
+  // One track triangulated in both models becomes one point (the inliers agree within the
+  // threshold in every image of both; BA settles the position).
+  for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
+    if (!e.inliers[i]) continue;
+    auto it = moved.find(ids[i].first);
+    if (it == moved.end()) continue;
+    const PointId a = ids[i].second, b = it->second;
+    if (a == b || !big.hasPoint(a) || !big.hasPoint(b)) continue;
+    big.mergePoints(a, b);
+  }
+  for (int id : joined) completeAndMerge(id);
+  return true;
+}
+
+}  // namespace vidmap::sfm

@@ -42,8 +42,8 @@ void addReconstructCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sift-first-octave", args->firstOctave,
                   "-1 doubles the image before the first octave (more features on small frames); "
-                  "default: videos and lists 0 from 640 px of working width on, else -1; "
-                  "image folders -1 up to 1000 px, else 0");
+                  "default: -1 up to 1000 px of working width, else 0; videos and lists sampled "
+                  "at 10 fps or more: 0 from 640 px");
   cmd->add_option("--active-keyframes", args->o.frontend.activeKeyframes,
                   "Earlier keyframes each frame is matched against")
       ->capture_default_str();

@@ -130,12 +130,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   }
   const io::FrameSourceInfo info = source->info();
   if (options.autoFirstOctave) {
-    // Video frames are dense in time: neighbours share most of their view, and the features
-    // of the frame at its own size suffice (a third of them, a third of the time). A photo
-    // set's wider baselines, and small frames, take the doubled image.
-    const bool video = info.kind != io::SourceKind::kImageFolder;
-    options.frontend.sift.firstOctave = video ? (info.width < 640 ? -1 : 0)
-                                              : (info.width <= 1000 ? -1 : 0);
+    // Frames sampled densely in time (10 per second or more) share most of their view with
+    // their neighbours, and the features of the frame at its own size suffice (a third of
+    // them, a third of the time). Sparser samples (the default 4 fps, photo sets) and small
+    // frames take the doubled image, as COLMAP does.
+    const bool dense = info.kind != io::SourceKind::kImageFolder && info.fps >= 10;
+    options.frontend.sift.firstOctave = info.width <= (dense ? 639 : 1000) ? -1 : 0;
   }
   const sfm::Camera camera0 = sfm::Camera::fromSpec(options.camera, info.nativeWidth,
                                                     info.nativeHeight, info.width, info.height);

@@ -35,9 +35,8 @@ struct ReconstructOptions {
   sfm::CameraSpec camera;  // default: SIMPLE_RADIAL, unknown
   Device device = Device::kAuto;
   FrontendOptions frontend;
-  // SIFT's first octave: for videos and image lists, 0 from 640 px of working width on, -1
-  // (the image doubled, as COLMAP's default) below; for image folders (photo sets, wider
-  // baselines) -1 up to 1000 px, 0 above.
+  // SIFT's first octave: -1 (the image doubled, as COLMAP's default) up to 1000 px of working
+  // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
   bool progress = true;    // a progress bar when stderr is a terminal

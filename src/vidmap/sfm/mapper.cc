@@ -52,6 +52,7 @@ void MapperOptions::check() const {
   checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
+  checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
   checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
   checkRange("mapper.minModelImages", minModelImages, 2, 1000000);
@@ -401,7 +402,7 @@ void Mapper::registerPending(const std::vector<int>* only) {
       }
       if (active_->numImages() >= options_.globalBaGrowth * lastGlobalBaImages_ &&
           active_->numImages() > lastGlobalBaImages_) {
-        globalBundle();
+        globalBundle(options_.globalBaGrowingTolerance);
         filterAll();
         retriangulateAll();
       }
@@ -665,10 +666,11 @@ void Mapper::localBundle(int id) {
   filterPoints(cand);
 }
 
-void Mapper::globalBundle() {
+void Mapper::globalBundle(double functionTolerance) {
   Reconstruction& rec = *active_;
   BundleOptions bo;
   bo.maxIterations = options_.globalBaIterations;
+  bo.functionTolerance = functionTolerance;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;

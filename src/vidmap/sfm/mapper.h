@@ -76,13 +76,14 @@ struct MapperOptions {
   double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
   // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;
   // low-parallax points still fix the rotation, and BA moves their depth as parallax grows.
-  double minTriAngleDeg = 0.5;
+  double minTriAngleDeg = 0.25;
 
   int localBaImages = 6;  // the new keyframe and its most connected registered images
   int localBaIterations = 25;
   int globalBaIterations = 50;
-  double globalBaGrowth = 1.25;       // global BA when the image count grew by this factor
-  int refineIntrinsicsMinImages = 6;  // an unknown camera is refined from this model size on
+  double globalBaGrowth = 1.25;            // global BA when the image count grew by this factor
+  double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at
+  int refineIntrinsicsMinImages = 6;       // an unknown camera is refined from this model size on
 
   int maxConsecutiveFailures = 4;  // keyframes in a row not registered: a new model starts
   int minModelImages = 3;          // smaller finished models are dropped
@@ -166,7 +167,9 @@ class Mapper {
   void triangulateImage(int id);
   void completeAndMerge(int id);
   void localBundle(int id);
-  void globalBundle();
+  // functionTolerance: the final adjustments converge fully (1e-6); those made while the model
+  // grows stop earlier (globalBaGrowingTolerance): the next one starts from their result.
+  void globalBundle(double functionTolerance = 1e-6);
   void filterPoints(const std::vector<PointId>& candidates);
   void filterAll();
   void retriangulateAll();

@@ -3,6 +3,7 @@
 # (default FMA, and -fmad=false for bit-exact equality), runs the gpu-labelled tests of both,
 # compute-sanitizer on the KLT kernels, and the benchmarks. Logs and JSON go to $OUT.
 # Usage: bash scripts/device-run.sh [build] [tests] [sanitize] [bench] [babench] [reconstruct]
+#        [realdata]   (realdata reads .device/data, made by scripts/device-data.sh)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -73,6 +74,42 @@ if has reconstruct; then
     echo "[reconstruct $dev] rc=$?" >> "$OUT/summary.txt"
     cp /tmp/model_$dev/run.json "$OUT/reconstruct_$dev.json" 2>/dev/null
   done
+fi
+if has realdata; then
+  # TUM fr1-rpy (its 150 frames, carried as JPEG quality 95 in .device/data/tum: the PNGs do not
+  # fit the carry limit) and Strecha fountain-P11 (.device/data/fountain), on CUDA and on the
+  # host's 16 cores, scored by reconstruct_eval; then the synthetic paths on CUDA.
+  v=build-fma/src/vidmap/cli/vidmap
+  e=build-fma/bench/reconstruct_eval
+  tum=.device/data/tum
+  cam="FULL_OPENCV 517.3,516.5,318.6,255.3,0.2624,-0.9531,-0.0054,0.0026,1.1633,0,0,0"
+  ev=(--list $tum/rgb_subset150.txt --groundtruth $tum/groundtruth.txt)
+  for dev in cuda cpu; do
+    for run in "all_unknown --all-frames" "all_known --all-frames --camera" "4fps_unknown --fps 4" \
+      "4fps_known --fps 4 --camera"; do
+      read -r name args <<< "$run"
+      a=($args)
+      [[ ${a[-1]} == --camera ]] && a+=("$cam")
+      o=/tmp/rd/tum_${name}_$dev
+      rm -rf $o
+      timeout 120 $v reconstruct $tum/rgb_subset150.txt -o $o -q --device $dev "${a[@]}" \
+        >> "$OUT/realdata.log" 2>&1
+      echo "[tum $name $dev] rc=$?" >> "$OUT/summary.txt"
+      cp $o/run.json "$OUT/tum_${name}_$dev.json" 2>/dev/null
+      $e --model $o/sparse "${ev[@]}" > "$OUT/tum_${name}_${dev}_eval.json" 2>&1
+    done
+    o=/tmp/rd/fountain_$dev
+    rm -rf $o
+    timeout 120 $v reconstruct .device/data/fountain/images -o $o -q --device $dev \
+      >> "$OUT/realdata.log" 2>&1
+    echo "[fountain $dev] rc=$?" >> "$OUT/summary.txt"
+    cp $o/run.json "$OUT/fountain_$dev.json" 2>/dev/null
+    $e --model $o/sparse --strecha .device/data/fountain/gt_dense_cameras \
+      > "$OUT/fountain_${dev}_eval.json" 2>&1
+  done
+  VIDMAP_BUILD=build-fma VIDMAP_DEVICE=cuda timeout 200 bash scripts/bench_synthetic.sh /tmp/syn \
+    > "$OUT/synthetic_cuda.jsonl" 2>> "$OUT/realdata.log"
+  echo "[synthetic cuda] rc=$?" >> "$OUT/summary.txt"
 fi
 (cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
 cat "$OUT/summary.txt"

@@ -85,12 +85,13 @@ int main(int argc, char** argv) {
   if (!trajectory.empty() && !gt.empty()) {
     // A TUM trajectory (vidmap's sparse/N/trajectory.txt) against the truth.
     try {
-      const auto pairs = sfm::associate(sfm::readTumTrajectory(trajectory),
-                                        sfm::readTumTrajectory(gt), maxDt);
+      const auto pairs =
+          sfm::associate(sfm::readTumTrajectory(trajectory), sfm::readTumTrajectory(gt), maxDt);
       const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
-      std::printf("{\"trajectory\": \"%s\", \"evaluated\": %d, \"ate_rmse\": %.6f, "
-                  "\"rot_rmse_deg\": %.4f, \"scale\": %.6f}\n",
-                  trajectory.string().c_str(), e.pairs, e.ate_rmse, e.rot_rmse_deg, e.alignment.s);
+      std::printf(
+          "{\"trajectory\": \"%s\", \"evaluated\": %d, \"ate_rmse\": %.6f, "
+          "\"rot_rmse_deg\": %.4f, \"scale\": %.6f}\n",
+          trajectory.string().c_str(), e.pairs, e.ate_rmse, e.rot_rmse_deg, e.alignment.s);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "reconstruct_eval: %s\n", e.what());
       return 1;
@@ -191,11 +192,25 @@ int main(int argc, char** argv) {
           const double ag = pairs[i].gt.q_wc.angularDistance(pairs[i + 1].gt.q_wc);
           rpe += std::abs(ae - ag) * 180 / M_PI;
         }
+        // The centres under that rotation, with the scale and offset of least squares: an ATE
+        // that stays defined where Umeyama's is not (straight paths: collinear centres).
+        Eigen::Vector3d meanEst = Eigen::Vector3d::Zero();
+        for (const auto& pp : pairs) meanEst += pp.est.c;
+        meanEst /= static_cast<double>(pairs.size());
+        double num = 0, den = 0;
+        for (const auto& pp : pairs) {
+          num += (Ra * (pp.est.c - meanEst)).dot(pp.gt.c - mean);
+          den += (pp.est.c - meanEst).squaredNorm();
+        }
+        const double sa = den > 0 ? num / den : 0;
+        double ateOa = 0;
+        for (const auto& pp : pairs)
+          ateOa += (sa * Ra * (pp.est.c - meanEst) + mean - pp.gt.c).squaredNorm();
         std::printf(
             ", \"rot_aligned_rmse_deg\": %.4f, \"rpe_rot_angle_mean_deg\": %.4f, "
-            "\"truth_spread_rms\": %.6f",
+            "\"truth_spread_rms\": %.6f, \"ate_rot_aligned_rmse\": %.6f",
             std::sqrt(rs / pairs.size()), pairs.size() > 1 ? rpe / (pairs.size() - 1) : 0.0,
-            std::sqrt(spread / pairs.size()));
+            std::sqrt(spread / pairs.size()), std::sqrt(ateOa / pairs.size()));
         try {
           const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
           std::printf(

@@ -57,6 +57,7 @@ std::optional<FocalEstimate> estimateFocal(const std::vector<FocalObservation>& 
   e.cost = cost(e.focal);
   if (e.cost > bestCost) e.focal = grid[best], e.cost = bestCost;
   e.sharpness = e.cost > 0 ? mean / e.cost : std::numeric_limits<double>::infinity();
+  e.atBoundary = best == 0 || best == n;
   return e;
 }
 

@@ -30,6 +30,9 @@ struct FocalEstimate {
   double focal = 0;
   double cost = 0;       // weighted mean cost at the minimum
   double sharpness = 0;  // mean cost over the search range / cost at the minimum
+  // The minimum lies at an end of the search range: the cost still falls beyond it, so the
+  // focal length is not determined by the observations (not an estimate to use).
+  bool atBoundary = false;
 };
 
 // Searches f in [minFocal, maxFocal]. Returns nullopt with no observations.

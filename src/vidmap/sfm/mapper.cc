@@ -243,8 +243,9 @@ bool Mapper::selfCalibrate(int newest) {
     std::fprintf(
         stderr, "mapper: self-calibration from %zu pairs: focal %.1f (cost %.4f, sharpness %.1f)\n",
         obs.size(), e ? e->focal : 0.0, e ? e->cost : 0.0, e ? e->sharpness : 0.0);
-  // A flat cost (no distinct minimum) keeps the initial guess.
-  if (!e || e->sharpness < 2.0) return true;
+  // A flat cost (no distinct minimum), or a minimum at the end of the range (the cost still
+  // falls outside it), keeps the initial guess; bundle adjustment refines it.
+  if (!e || e->sharpness < 2.0 || e->atBoundary) return true;
   auto& params = camera_.mutableParams();
   const bool shared = camera_.model() == io::CameraModelId::kSimplePinhole ||
                       camera_.model() == io::CameraModelId::kSimpleRadial ||

@@ -32,6 +32,17 @@ void parallelForDynamic(std::int64_t n, F&& f) {
 #endif
 }
 
+// For a few heavy, uneven iterations (RANSAC problems): one iteration at a time per thread.
+template <class F>
+void parallelForEachHeavy(std::int64_t n, F&& f) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < n; ++i) f(i);
+#else
+  for (std::int64_t i = 0; i < n; ++i) f(i);
+#endif
+}
+
 inline int maxThreads() {
 #if defined(_OPENMP)
   return omp_get_max_threads();

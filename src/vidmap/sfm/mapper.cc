@@ -11,6 +11,7 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
 #include "vidmap/geometry/pnp.h"
 #include "vidmap/geometry/triangulation.h"
 #include "vidmap/sfm/focal_estimation.h"
@@ -116,7 +117,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
 
   {
     Timer t(&stats_.verifySeconds);
-    for (const PairMatches& pm : pairs) verifyPair(pm);
+    verifyPairs(pairs);
   }
 
   if (!active_) {
@@ -146,55 +147,81 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
   }
 }
 
-void Mapper::verifyPair(const PairMatches& pm) {
+Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
   const int n = static_cast<int>(keyframes_.size());
   require(
       pm.image1 >= 0 && pm.image2 >= 0 && pm.image1 < n && pm.image2 < n && pm.image1 != pm.image2,
       "mapper: a pair names an unknown keyframe");
-  int a = pm.image1, b = pm.image2;
-  std::vector<std::pair<int, int>> m = pm.matches;
-  if (a > b) {
-    std::swap(a, b);
-    for (auto& p : m) std::swap(p.first, p.second);
+  PairCheck c;
+  c.a = pm.image1, c.b = pm.image2;
+  c.matches = pm.matches;
+  if (c.a > c.b) {
+    std::swap(c.a, c.b);
+    for (auto& p : c.matches) std::swap(p.first, p.second);
   }
-  if (graph_.hasPair(a, b)) return;
-  const int na = static_cast<int>(keyframes_[a].keypoints.size());
-  const int nb = static_cast<int>(keyframes_[b].keypoints.size());
-  for (const auto& [i, j] : m)
+  const int na = static_cast<int>(keyframes_[c.a].keypoints.size());
+  const int nb = static_cast<int>(keyframes_[c.b].keypoints.size());
+  for (const auto& [i, j] : c.matches)
     require(i >= 0 && j >= 0 && i < na && j < nb, "mapper: a match names a keypoint out of range");
-  stats_.pairMatches += static_cast<std::int64_t>(m.size());
-  if (static_cast<int>(m.size()) < options_.minPairInliers) {
+  if (graph_.hasPair(c.a, c.b) || static_cast<int>(c.matches.size()) < options_.minPairInliers)
+    return c;
+  geometry::Vec2List p1, p2;
+  p1.reserve(c.matches.size());
+  p2.reserve(c.matches.size());
+  for (const auto& [i, j] : c.matches) {
+    p1.push_back(undistorted(c.a, i));
+    p2.push_back(undistorted(c.b, j));
+  }
+  const geometry::Pinhole cam = camera_.pinhole();
+  c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+  c.estimated = true;
+  return c;
+}
+
+void Mapper::commitPair(const PairCheck& c) {
+  if (graph_.hasPair(c.a, c.b)) return;
+  stats_.pairMatches += static_cast<std::int64_t>(c.matches.size());
+  if (!c.estimated) {
     ++stats_.pairsRejected;
     return;
   }
-  geometry::Vec2List p1, p2;
-  p1.reserve(m.size());
-  p2.reserve(m.size());
-  for (const auto& [i, j] : m) {
-    p1.push_back(undistorted(a, i));
-    p2.push_back(undistorted(b, j));
-  }
-  const geometry::Pinhole cam = camera_.pinhole();
-  const geometry::TwoViewGeometry g =
-      geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+  const geometry::TwoViewGeometry& g = c.geometry;
   if (options_.verbose)
     std::fprintf(stderr,
                  "mapper: pair %d-%d: %zu matches, %s, %d inliers (E %d F %d H %d), %zu points, "
                  "median angle %.2f deg\n",
-                 a, b, m.size(), geometry::toString(g.config), g.num_inliers, g.num_e_inliers,
-                 g.num_f_inliers, g.num_h_inliers, g.point_indices.size(),
+                 c.a, c.b, c.matches.size(), geometry::toString(g.config), g.num_inliers,
+                 g.num_e_inliers, g.num_f_inliers, g.num_h_inliers, g.point_indices.size(),
                  g.median_triangulation_angle_deg);
   if (!g.success() || g.num_inliers < options_.minPairInliers) {
     ++stats_.pairsRejected;
     return;
   }
   std::vector<std::pair<int, int>> inl;
-  for (size_t k = 0; k < m.size(); ++k)
-    if (g.inlier_mask[k]) inl.push_back(m[k]);
-  graph_.addPair(a, b, inl);
+  for (size_t k = 0; k < c.matches.size(); ++k)
+    if (g.inlier_mask[k]) inl.push_back(c.matches[k]);
+  graph_.addPair(c.a, c.b, inl);
   ++stats_.pairsVerified;
   stats_.verifiedMatches += static_cast<std::int64_t>(inl.size());
-  pairs_[{a, b}] = pairInfo(g);
+  pairs_[{c.a, c.b}] = pairInfo(g);
+}
+
+void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
+  // The two-view estimates are independent (each RANSAC has its own seeded generator): they
+  // run in parallel, and are committed in the given order, so the result does not depend on
+  // the number of threads.
+  std::vector<PairCheck> checks(pairs.size());
+  std::vector<std::string> errors(pairs.size());
+  parallelForEachHeavy(static_cast<std::int64_t>(pairs.size()), [&](std::int64_t k) {
+    try {
+      checks[k] = estimatePair(pairs[k]);
+    } catch (const std::exception& e) {
+      errors[k] = e.what();
+    }
+  });
+  for (const auto& e : errors)
+    if (!e.empty()) throw Error(e);
+  for (const PairCheck& c : checks) commitPair(c);
 }
 
 Mapper::PairInfo Mapper::pairInfo(const geometry::TwoViewGeometry& g) const {

@@ -155,7 +155,17 @@ class Mapper {
     int fInliers = 0, hInliers = 0;
   };
 
-  void verifyPair(const PairMatches& pm);
+  // Pair verification: the two-view geometry of each pair (estimatePair, thread-safe), then
+  // its inliers into the correspondence graph (commitPair), pair by pair in order.
+  struct PairCheck {
+    int a = 0, b = 0;  // a < b
+    std::vector<std::pair<int, int>> matches;
+    bool estimated = false;  // false: too few matches (or the pair is already known)
+    geometry::TwoViewGeometry geometry;
+  };
+  PairCheck estimatePair(const PairMatches& pm) const;
+  void commitPair(const PairCheck& check);
+  void verifyPairs(const std::vector<PairMatches>& pairs);
   PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
   // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
   bool selfCalibrate(int newest);

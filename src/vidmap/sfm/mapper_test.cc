@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -187,6 +191,27 @@ TEST(Mapper, SidewaysWithKnownCameraRecoversTheTrajectory) {
   EXPECT_LT(r.relRotMaxDeg, 0.1);
   // The mean error of a 2D residual with sigma 0.5 px per coordinate is 0.63 px.
   EXPECT_LT(r.meanReproj, 0.8);
+}
+
+// Pairs are verified in parallel and committed in order: the model does not depend on the
+// number of threads (bit for bit).
+TEST(Mapper, TheModelDoesNotDependOnTheThreads) {
+#if defined(_OPENMP)
+  const Scene s = makeScene(Path::kSideways, 12, 3);
+  const Built b = project(s, 0.5, 0.1, 5, 2);
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Result one = run(s, b, knownPinhole(s));
+  omp_set_num_threads(4);
+  const Result four = run(s, b, knownPinhole(s));
+  omp_set_num_threads(before);
+  EXPECT_EQ(one.registered, 12);
+  EXPECT_EQ(four.registered, one.registered);
+  EXPECT_EQ(four.err.ate_rmse, one.err.ate_rmse);
+  EXPECT_EQ(four.meanReproj, one.meanReproj);
+#else
+  GTEST_SKIP() << "built without OpenMP";
+#endif
 }
 
 TEST(Mapper, OrbitWithUnknownFocalRefinesIt) {

@@ -7,27 +7,18 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/io/tum_trajectory.h"
 
 namespace vidmap::sfm {
 
 std::vector<StampedPose> readTumTrajectory(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open trajectory " + path.string());
+  // Real ground truth rounds its quaternions (4 decimals in TUM's files): a loose norm test.
   std::vector<StampedPose> poses;
-  std::string line;
-  int lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream s(line);
+  for (const io::TumPose& t : io::readTumTrajectory(path, 0.5)) {
     StampedPose p;
-    double qx, qy, qz, qw;
-    if (!(s >> p.t >> p.c.x() >> p.c.y() >> p.c.z() >> qx >> qy >> qz >> qw))
-      throw Error(path.string() + ":" + std::to_string(lineNo) + ": malformed trajectory line");
-    Eigen::Quaterniond q(qw, qx, qy, qz);
-    if (!(q.norm() > 0.5 && q.norm() < 2) || !p.c.allFinite())
-      throw Error(path.string() + ":" + std::to_string(lineNo) + ": invalid pose");
-    p.q_wc = q.normalized();
+    p.t = t.t;
+    p.c = t.position;
+    p.q_wc = t.orientation;
     poses.push_back(p);
   }
   std::sort(poses.begin(), poses.end(), [](auto& a, auto& b) { return a.t < b.t; });

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/io/tum_trajectory.h"
 
 namespace vidmap::synth {
 
@@ -76,22 +77,14 @@ std::string formatTumTrajectory(const std::vector<CameraFrame>& frames) {
 }
 
 std::vector<CameraFrame> parseTumTrajectory(const std::string& text, const std::string& what) {
+  // Written by writeSequence at full precision: unit quaternions to 1e-6.
   std::vector<CameraFrame> out;
-  for (auto& [line, f] : dataLines(text)) {
-    std::string where = what + " line " + std::to_string(line);
-    if (f.size() != 8)
-      throw Error(where + ": expected 8 fields (timestamp tx ty tz qx qy qz qw), got " +
-                  std::to_string(f.size()));
-    double v[8];
-    for (int i = 0; i < 8; ++i) v[i] = parseDouble(f[i], where);
+  for (const io::TumPose& p : io::parseTumTrajectory(text, what, 1e-6)) {
     CameraFrame c;
     c.index = static_cast<int>(out.size());
-    c.timestamp = v[0];
-    c.pose.t = Eigen::Vector3d(v[1], v[2], v[3]);
-    c.pose.q = Eigen::Quaterniond(v[7], v[4], v[5], v[6]);
-    double n = c.pose.q.norm();
-    if (std::abs(n - 1) > 1e-6)
-      throw Error(where + ": the quaternion is not of unit length (norm " + num(n) + ")");
+    c.timestamp = p.t;
+    c.pose.t = p.position;
+    c.pose.q = p.orientation;
     out.push_back(c);
   }
   if (out.empty()) throw Error(what + ": no poses");

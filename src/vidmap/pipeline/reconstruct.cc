@@ -212,6 +212,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.modelsStarted = ms.modelsStarted;
   sum.modelsMerged = ms.modelsMerged;
   sum.imagesAbsorbed = ms.imagesAbsorbed;
+  sum.focalNotSelfCalibrated =
+      !options.camera.known() && options.mapper.selfCalibrateFocal && ms.selfCalibratedFocal == 0;
 
   // Bad input, in the order a user can act on.
   if (sum.frames == 0) throw Error(input.string() + ": no frames");
@@ -270,6 +272,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setCount("models", static_cast<std::int64_t>(models.size()));
   record.setCount("models_started", ms.modelsStarted);
   record.setCount("models_merged", ms.modelsMerged);
+  record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal);  // 0: not calibrated
   record.setCount("models_aligned", ms.modelsAligned);
   record.setCount("merge_attempts", ms.mergeAttempts);
   record.setCount("images_absorbed", ms.imagesAbsorbed);
@@ -330,6 +333,9 @@ std::string formatSummary(const ReconstructSummary& s) {
     o.precision(2);
     o << '\n';
   }
+  if (s.focalNotSelfCalibrated && !s.models.empty())
+    o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
+         "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
   o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
   return o.str();
 }

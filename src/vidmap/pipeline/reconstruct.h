@@ -63,6 +63,9 @@ struct ReconstructSummary {
   int localized = 0;                        // dropped frames localised in a model
   int modelsStarted = 0, modelsMerged = 0;  // merged: into another model (mapper.h)
   int imagesAbsorbed = 0;                   // keyframes registered by PnP while merging
+  // An unknown camera whose focal length the first pairs did not determine (pure forward
+  // motion, a flat cost): BA refined it from COLMAP's starting guess.
+  bool focalNotSelfCalibrated = false;
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   double seconds = 0;

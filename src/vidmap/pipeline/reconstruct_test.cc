@@ -157,6 +157,8 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
   EXPECT_LT(s.models[0].meanReprojErrorPx, 0.5);
   const synth::SequenceTruth t = synth::readSequenceTruth(seq);
   EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.02 * t.camera.fx);
+  EXPECT_FALSE(s.focalNotSelfCalibrated);
+  EXPECT_GT(record.metrics().at("self_calibrated_focal_px"), 0.0);
   const Accuracy a = accuracy(out / "sparse" / "0", seq);
   EXPECT_EQ(a.evaluated, s.registered);
   EXPECT_LT(a.ateRel, 0.005);
@@ -227,6 +229,19 @@ fs::path rotationThenTranslation() {
   std::ofstream(dir / "groundtruth.txt") << synth::formatTumTrajectory(frames);
   std::ofstream(dir / "rgb.txt") << synth::formatTumImageList(frames, names, "turn then walk");
   return dir;
+}
+
+// Pure forward motion does not determine the focal length (the epipole sits at the principal
+// point): with an unknown camera the summary says so and asks for --camera.
+TEST(Reconstruct, ForwardWithUnknownCameraSaysTheFocalIsUndetermined) {
+  const fs::path seq = sequence("forward", 24, 4);
+  io::RunRecord record;
+  const ReconstructSummary s =
+      reconstruct(seq / "rgb.txt", tempRoot() / "out_forward_unknown", quietOptions(), record);
+  ASSERT_EQ(s.models.size(), 1u);
+  EXPECT_TRUE(s.focalNotSelfCalibrated);
+  EXPECT_EQ(record.metrics().at("self_calibrated_focal_px"), 0.0);
+  EXPECT_NE(formatSummary(s).find("--camera"), std::string::npos);
 }
 
 TEST(Reconstruct, RotationThenTranslation) {

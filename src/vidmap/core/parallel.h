@@ -21,22 +21,13 @@ void parallelFor(std::int64_t n, F&& f) {
 #endif
 }
 
-// Like parallelFor, with a dynamic schedule for iterations of uneven cost (tracks).
+// Like parallelFor, with a dynamic schedule for iterations of uneven cost: chunks of `chunk`
+// iterations (16 for many light ones such as tracks; 1 for a few heavy ones such as RANSAC
+// problems).
 template <class F>
-void parallelForDynamic(std::int64_t n, F&& f) {
+void parallelForDynamic(std::int64_t n, F&& f, int chunk = 16) {
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 16)
-  for (std::int64_t i = 0; i < n; ++i) f(i);
-#else
-  for (std::int64_t i = 0; i < n; ++i) f(i);
-#endif
-}
-
-// For a few heavy, uneven iterations (RANSAC problems): one iteration at a time per thread.
-template <class F>
-void parallelForEachHeavy(std::int64_t n, F&& f) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, chunk)
   for (std::int64_t i = 0; i < n; ++i) f(i);
 #else
   for (std::int64_t i = 0; i < n; ++i) f(i);

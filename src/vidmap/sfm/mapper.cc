@@ -147,11 +147,8 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
   }
 }
 
+// addKeyframe() has checked the pair's keyframes and keypoint indices.
 Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
-  const int n = static_cast<int>(keyframes_.size());
-  require(
-      pm.image1 >= 0 && pm.image2 >= 0 && pm.image1 < n && pm.image2 < n && pm.image1 != pm.image2,
-      "mapper: a pair names an unknown keyframe");
   PairCheck c;
   c.a = pm.image1, c.b = pm.image2;
   c.matches = pm.matches;
@@ -159,10 +156,6 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
     std::swap(c.a, c.b);
     for (auto& p : c.matches) std::swap(p.first, p.second);
   }
-  const int na = static_cast<int>(keyframes_[c.a].keypoints.size());
-  const int nb = static_cast<int>(keyframes_[c.b].keypoints.size());
-  for (const auto& [i, j] : c.matches)
-    require(i >= 0 && j >= 0 && i < na && j < nb, "mapper: a match names a keypoint out of range");
   if (graph_.hasPair(c.a, c.b) || static_cast<int>(c.matches.size()) < options_.minPairInliers)
     return c;
   geometry::Vec2List p1, p2;
@@ -212,13 +205,17 @@ void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
   // the number of threads.
   std::vector<PairCheck> checks(pairs.size());
   std::vector<std::string> errors(pairs.size());
-  parallelForEachHeavy(static_cast<std::int64_t>(pairs.size()), [&](std::int64_t k) {
-    try {
-      checks[k] = estimatePair(pairs[k]);
-    } catch (const std::exception& e) {
-      errors[k] = e.what();
-    }
-  });
+  // An exception must not leave an OpenMP region: it is carried out and thrown after.
+  parallelForDynamic(
+      static_cast<std::int64_t>(pairs.size()),
+      [&](std::int64_t k) {
+        try {
+          checks[k] = estimatePair(pairs[k]);
+        } catch (const std::exception& e) {
+          errors[k] = e.what();
+        }
+      },
+      1);
   for (const auto& e : errors)
     if (!e.empty()) throw Error(e);
   for (const PairCheck& c : checks) commitPair(c);

@@ -10,7 +10,6 @@
 // the camera centres to the truth (Umeyama) the ATE RMSE and the rotation error. TUM truth is
 // associated by time (the image list gives each name its timestamp); Strecha truth by name
 // (<image>.camera: K, 3 zeros, R camera-to-world, C, w h). Prints one JSON object.
-#include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -162,27 +161,22 @@ int main(int argc, char** argv) {
                   m ? "," : "", models[m].string().c_str(), allImages, cm.points3d.size(),
                   pairs.size());
       if (pairs.size() >= 3) {
-        // Gauge-free rotation error: the estimate rotated by the one rotation that best maps
-        // its orientations onto the truth's (chordal L2 mean), and the spread of the true
-        // centres (the ATE of a trajectory that stands still) for scale.
-        Eigen::Matrix3d M = Eigen::Matrix3d::Zero();
+        // Gauge-free errors under sfm::alignByOrientations: the rotation that best maps the
+        // estimate's orientations onto the truth's, then scale and offset of the centres by
+        // least squares (an ATE that stays defined where Umeyama's is not: straight paths).
+        // The spread of the true centres (the ATE of a trajectory that stands still) gives scale.
+        const sfm::Sim3 oa = sfm::alignByOrientations(pairs);
         Eigen::Vector3d mean = Eigen::Vector3d::Zero();
-        for (const auto& pp : pairs) {
-          M += pp.gt.q_wc.toRotationMatrix() * pp.est.q_wc.toRotationMatrix().transpose();
-          mean += pp.gt.c;
-        }
+        for (const auto& pp : pairs) mean += pp.gt.c;
         mean /= static_cast<double>(pairs.size());
-        Eigen::JacobiSVD<Eigen::Matrix3d> svd(M, Eigen::ComputeFullU | Eigen::ComputeFullV);
-        Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
-        D(2, 2) = (svd.matrixU() * svd.matrixV().transpose()).determinant() < 0 ? -1 : 1;
-        const Eigen::Matrix3d Ra = svd.matrixU() * D * svd.matrixV().transpose();
-        double rs = 0, spread = 0;
+        double rs = 0, spread = 0, ateOa = 0;
         for (const auto& pp : pairs) {
-          const Eigen::Matrix3d e = Ra * pp.est.q_wc.toRotationMatrix();
+          const Eigen::Matrix3d e = oa.R * pp.est.q_wc.toRotationMatrix();
           const double c = std::clamp(
               0.5 * ((e.transpose() * pp.gt.q_wc.toRotationMatrix()).trace() - 1.0), -1.0, 1.0);
           rs += std::pow(std::acos(c) * 180 / M_PI, 2);
           spread += (pp.gt.c - mean).squaredNorm();
+          ateOa += (oa.apply(pp.est.c) - pp.gt.c).squaredNorm();
         }
         // Relative rotation between consecutive images: the angle of the estimate's against the
         // truth's (independent of any alignment of the world or of the camera frame).
@@ -192,20 +186,6 @@ int main(int argc, char** argv) {
           const double ag = pairs[i].gt.q_wc.angularDistance(pairs[i + 1].gt.q_wc);
           rpe += std::abs(ae - ag) * 180 / M_PI;
         }
-        // The centres under that rotation, with the scale and offset of least squares: an ATE
-        // that stays defined where Umeyama's is not (straight paths: collinear centres).
-        Eigen::Vector3d meanEst = Eigen::Vector3d::Zero();
-        for (const auto& pp : pairs) meanEst += pp.est.c;
-        meanEst /= static_cast<double>(pairs.size());
-        double num = 0, den = 0;
-        for (const auto& pp : pairs) {
-          num += (Ra * (pp.est.c - meanEst)).dot(pp.gt.c - mean);
-          den += (pp.est.c - meanEst).squaredNorm();
-        }
-        const double sa = den > 0 ? num / den : 0;
-        double ateOa = 0;
-        for (const auto& pp : pairs)
-          ateOa += (sa * Ra * (pp.est.c - meanEst) + mean - pp.gt.c).squaredNorm();
         std::printf(
             ", \"rot_aligned_rmse_deg\": %.4f, \"rpe_rot_angle_mean_deg\": %.4f, "
             "\"truth_spread_rms\": %.6f, \"ate_rot_aligned_rmse\": %.6f",

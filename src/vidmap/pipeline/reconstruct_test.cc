@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include <Eigen/SVD>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -78,9 +77,9 @@ struct Accuracy {
   double spread = 0;
 };
 
-// Aligns the estimate to the truth: the rotation that best maps the orientations (chordal
-// mean), then scale and translation of the centres by least squares. Unlike a Umeyama fit of
-// the centres alone, this stays defined on straight paths.
+// Aligns the estimate to the truth with sfm::alignByOrientations (the rotation that best maps
+// the orientations, then scale and translation of the centres by least squares). Unlike a
+// Umeyama fit of the centres alone, this stays defined on straight paths.
 Accuracy accuracy(const fs::path& modelDir, const fs::path& seq) {
   const io::ColmapModel m = io::readColmapModel(modelDir);
   const auto est = sfm::modelTrajectory(m, sfm::readImageListTimes(seq / "rgb.txt"));
@@ -89,30 +88,15 @@ Accuracy accuracy(const fs::path& modelDir, const fs::path& seq) {
   Accuracy a;
   a.evaluated = static_cast<int>(pairs.size());
   if (pairs.size() < 2) return a;
-  Eigen::Matrix3d M = Eigen::Matrix3d::Zero();
-  Eigen::Vector3d me = Eigen::Vector3d::Zero(), mg = Eigen::Vector3d::Zero();
-  for (const auto& p : pairs) {
-    M += p.gt.q_wc.toRotationMatrix() * p.est.q_wc.toRotationMatrix().transpose();
-    me += p.est.c;
-    mg += p.gt.c;
-  }
-  me /= pairs.size();
+  const sfm::Sim3 sim = sfm::alignByOrientations(pairs);
+  Eigen::Vector3d mg = Eigen::Vector3d::Zero();
+  for (const auto& p : pairs) mg += p.gt.c;
   mg /= pairs.size();
-  Eigen::JacobiSVD<Eigen::Matrix3d> svd(M, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
-  D(2, 2) = (svd.matrixU() * svd.matrixV().transpose()).determinant() < 0 ? -1 : 1;
-  const Eigen::Matrix3d R = svd.matrixU() * D * svd.matrixV().transpose();
-  double num = 0, den = 0;
-  for (const auto& p : pairs) {
-    num += (R * (p.est.c - me)).dot(p.gt.c - mg);
-    den += (p.est.c - me).squaredNorm();
-  }
-  const double s = den > 0 ? num / den : 0;
   double ate = 0, rot = 0, spread = 0;
   for (const auto& p : pairs) {
-    ate += (s * R * (p.est.c - me) + mg - p.gt.c).squaredNorm();
+    ate += (sim.apply(p.est.c) - p.gt.c).squaredNorm();
     spread += (p.gt.c - mg).squaredNorm();
-    const Eigen::Matrix3d e = R * p.est.q_wc.toRotationMatrix();
+    const Eigen::Matrix3d e = sim.R * p.est.q_wc.toRotationMatrix();
     const double c = 0.5 * ((e.transpose() * p.gt.q_wc.toRotationMatrix()).trace() - 1);
     rot += std::pow(std::acos(std::clamp(c, -1.0, 1.0)) * 180 / M_PI, 2);
   }

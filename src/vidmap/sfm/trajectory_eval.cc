@@ -87,6 +87,32 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
+Sim3 alignByOrientations(const std::vector<PosePair>& pairs) {
+  if (pairs.empty()) throw Error("alignment needs at least one pose pair");
+  Eigen::Matrix3d M = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d me = Eigen::Vector3d::Zero(), mg = Eigen::Vector3d::Zero();
+  for (const auto& p : pairs) {
+    M += p.gt.q_wc.toRotationMatrix() * p.est.q_wc.toRotationMatrix().transpose();
+    me += p.est.c;
+    mg += p.gt.c;
+  }
+  me /= static_cast<double>(pairs.size());
+  mg /= static_cast<double>(pairs.size());
+  Eigen::JacobiSVD<Eigen::Matrix3d> svd(M, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
+  D(2, 2) = (svd.matrixU() * svd.matrixV().transpose()).determinant() < 0 ? -1 : 1;
+  Sim3 sim;
+  sim.R = svd.matrixU() * D * svd.matrixV().transpose();
+  double num = 0, den = 0;
+  for (const auto& p : pairs) {
+    num += (sim.R * (p.est.c - me)).dot(p.gt.c - mg);
+    den += (p.est.c - me).squaredNorm();
+  }
+  sim.s = den > 0 ? num / den : 0;
+  sim.t = mg - sim.s * sim.R * me;
+  return sim;
+}
+
 TrajectoryError evaluateTrajectory(const std::vector<PosePair>& pairs, bool withScale) {
   std::vector<Eigen::Vector3d> est, gt;
   for (const auto& p : pairs) {

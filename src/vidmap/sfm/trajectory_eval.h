@@ -43,6 +43,12 @@ struct Sim3 {
 Sim3 alignUmeyama(const std::vector<Eigen::Vector3d>& est, const std::vector<Eigen::Vector3d>& gt,
                   bool withScale = true);
 
+// The similarity whose rotation best maps the estimated orientations onto the truth's (the
+// chordal L2 mean of R_gt R_est^T), with the scale and offset of least squares of the centres
+// under that rotation. Unlike Umeyama's it stays defined on straight paths (collinear
+// centres). Needs at least one pair (otherwise a vidmap::Error).
+Sim3 alignByOrientations(const std::vector<PosePair>& pairs);
+
 struct TrajectoryError {
   int pairs = 0;
   double ate_rmse = 0;  // metres (units of the truth), after Sim(3) alignment

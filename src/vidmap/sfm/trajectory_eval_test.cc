@@ -11,6 +11,31 @@
 namespace vidmap::sfm {
 namespace {
 
+// A straight path (collinear centres, where Umeyama's alignment is degenerate): the
+// orientations fix the rotation and least squares the scale and offset of a known similarity.
+TEST(TrajectoryEval, OrientationAlignmentRecoversAKnownSimilarityOnAStraightPath) {
+  Sim3 truth;
+  truth.s = 0.4;
+  truth.R = Eigen::AngleAxisd(-1.1, Eigen::Vector3d(0.3, -1, 2).normalized()).toRotationMatrix();
+  truth.t = {-3, 0.25, 7};
+  std::vector<PosePair> pairs;
+  for (int i = 0; i < 20; ++i) {
+    StampedPose e;
+    e.c = {0.3 * i, 0, 0};
+    e.q_wc = Eigen::Quaterniond(Eigen::AngleAxisd(0.02 * i, Eigen::Vector3d::UnitY()));
+    StampedPose g = e;
+    g.c = truth.apply(e.c);
+    g.q_wc = Eigen::Quaterniond(truth.R) * e.q_wc;
+    pairs.push_back({e, g});
+  }
+  EXPECT_THROW(evaluateTrajectory(pairs), Error);
+  const Sim3 a = alignByOrientations(pairs);
+  EXPECT_NEAR(a.s, 0.4, 1e-12);
+  EXPECT_LT((a.R - truth.R).norm(), 1e-12);
+  EXPECT_LT((a.t - truth.t).norm(), 1e-12);
+  EXPECT_THROW(alignByOrientations({}), Error);
+}
+
 // A known similarity applied to a random trajectory: alignment recovers it and the ATE of
 // the aligned trajectory is the noise we added.
 TEST(TrajectoryEval, RecoversAKnownSimilarityAndNoiseLevel) {

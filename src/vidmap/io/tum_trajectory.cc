@@ -1,37 +1,24 @@
 #include "vidmap/io/tum_trajectory.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/io/text_fields.h"
 
 namespace vidmap::io {
 
 std::vector<TumPose> parseTumTrajectory(const std::string& text, const std::string& what,
                                         double maxNormError) {
   std::vector<TumPose> out;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    std::istringstream ls(line);
-    std::vector<std::string> f;
-    for (std::string s; ls >> s;) f.push_back(s);
-    if (f.empty() || f[0][0] == '#') continue;
+  for (const auto& [number, f] : dataLines(text)) {
     const std::string where = what + " line " + std::to_string(number);
     if (f.size() != 8)
       throw Error(where + ": expected 8 fields (timestamp tx ty tz qx qy qz qw), got " +
                   std::to_string(f.size()));
     double v[8];
-    for (int i = 0; i < 8; ++i) {
-      char* end = nullptr;
-      v[i] = std::strtod(f[i].c_str(), &end);
-      if (end == f[i].c_str() || *end != '\0' || !std::isfinite(v[i]))
-        throw Error(where + ": '" + f[i] + "' is not a finite number");
-    }
+    for (int i = 0; i < 8; ++i) v[i] = parseFiniteDouble(f[i], where);
     TumPose p;
     p.t = v[0];
     p.position = {v[1], v[2], v[3]};

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/io/text_fields.h"
 #include "vidmap/io/tum_trajectory.h"
 
 namespace vidmap::synth {
@@ -25,32 +26,6 @@ std::string readText(const std::filesystem::path& path) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
-}
-
-// Splits the non-comment, non-blank lines into whitespace-separated fields.
-std::vector<std::pair<int, std::vector<std::string>>> dataLines(const std::string& text) {
-  std::vector<std::pair<int, std::vector<std::string>>> out;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    std::istringstream ls(line);
-    std::vector<std::string> fields;
-    std::string f;
-    while (ls >> f) fields.push_back(f);
-    if (fields.empty() || fields[0][0] == '#') continue;
-    out.emplace_back(number, std::move(fields));
-  }
-  return out;
-}
-
-double parseDouble(const std::string& s, const std::string& where) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || !std::isfinite(v))
-    throw Error(where + ": '" + s + "' is not a finite number");
-  return v;
 }
 
 }  // namespace
@@ -146,7 +121,7 @@ SequenceTruth readSequenceTruth(const std::filesystem::path& dir) {
   if (!fs::is_directory(dir)) throw Error("not a sequence folder: " + dir.string());
   SequenceTruth t;
   fs::path infoPath = dir / "sequence.txt";
-  for (auto& [line, f] : dataLines(readText(infoPath))) {
+  for (auto& [line, f] : io::dataLines(readText(infoPath))) {
     std::string value;
     for (size_t i = 1; i < f.size(); ++i) value += (i > 1 ? " " : "") + f[i];
     t.info[f[0]] = value;
@@ -157,17 +132,17 @@ SequenceTruth readSequenceTruth(const std::filesystem::path& dir) {
     return it->second;
   };
   std::string where = infoPath.string();
-  t.camera.width = static_cast<int>(parseDouble(get("width"), where));
-  t.camera.height = static_cast<int>(parseDouble(get("height"), where));
-  t.camera.fx = parseDouble(get("fx"), where);
-  t.camera.fy = parseDouble(get("fy"), where);
-  t.camera.cx = parseDouble(get("cx"), where);
-  t.camera.cy = parseDouble(get("cy"), where);
+  t.camera.width = static_cast<int>(io::parseFiniteDouble(get("width"), where));
+  t.camera.height = static_cast<int>(io::parseFiniteDouble(get("height"), where));
+  t.camera.fx = io::parseFiniteDouble(get("fx"), where);
+  t.camera.fy = io::parseFiniteDouble(get("fy"), where);
+  t.camera.cx = io::parseFiniteDouble(get("cx"), where);
+  t.camera.cy = io::parseFiniteDouble(get("cy"), where);
   t.camera.check();
   fs::path gt = dir / "groundtruth.txt";
   t.frames = parseTumTrajectory(readText(gt), gt.string());
   fs::path list = dir / "rgb.txt";
-  for (auto& [line, f] : dataLines(readText(list))) {
+  for (auto& [line, f] : io::dataLines(readText(list))) {
     if (f.size() != 2)
       throw Error(list.string() + " line " + std::to_string(line) + ": expected 'timestamp path'");
     t.images.push_back(dir / f[1]);

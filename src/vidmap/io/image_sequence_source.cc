@@ -27,10 +27,14 @@ class ImageSequenceSource : public FrameSource {
  public:
   ImageSequenceSource(FrameSourceInfo info, std::vector<Entry> entries, int targetWidth)
       : info_(std::move(info)), entries_(std::move(entries)) {
-    // The first frame fixes the native size; read it now so a bad input fails at open.
-    first_ = readImage(entries_.front().file);
-    info_.nativeWidth = first_.rgb.width();
-    info_.nativeHeight = first_.rgb.height();
+    // The first frame fixes the native size; read it now so a bad input fails at open. A JPEG
+    // is read at its smallest scale for this (the size is the header's); other formats are
+    // read whole, and kept for next().
+    first_ = readImage(entries_.front().file, 1, 1);
+    info_.nativeWidth = first_.nativeWidth;
+    info_.nativeHeight = first_.nativeHeight;
+    if (first_.rgb.width() != info_.nativeWidth || first_.rgb.height() != info_.nativeHeight)
+      first_ = {};
     scaledSize(info_.nativeWidth, info_.nativeHeight, targetWidth, &info_.width, &info_.height);
     info_.frameCount = static_cast<long>(entries_.size());
   }
@@ -40,12 +44,11 @@ class ImageSequenceSource : public FrameSource {
   bool next(Frame& frame) override {
     if (pos_ >= entries_.size()) return false;
     const Entry& e = entries_[pos_];
-    // Frames resized down are read at the smallest JPEG scale that covers the working size
-    // (the first frame too, so that every frame takes the same path).
+    // Frames resized down are read at the smallest JPEG scale that covers the working size.
     const bool smaller = info_.width != info_.nativeWidth || info_.height != info_.nativeHeight;
-    ImageData img = pos_ == 0 && !smaller ? std::move(first_)
-                    : smaller             ? readImage(e.file, info_.width, info_.height)
-                                          : readImage(e.file);
+    ImageData img = pos_ == 0 && !first_.rgb.empty() ? std::move(first_)
+                    : smaller                        ? readImage(e.file, info_.width, info_.height)
+                                                     : readImage(e.file);
     first_ = {};
     if (img.nativeWidth != info_.nativeWidth || img.nativeHeight != info_.nativeHeight) {
       throw Error(e.file.string() + ": frame is " + std::to_string(img.nativeWidth) + "x" +

@@ -82,7 +82,7 @@ struct MapperOptions {
   int localBaIterations = 25;
   int globalBaIterations = 50;
   double globalBaGrowth = 1.25;            // global BA when the image count grew by this factor
-  double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at
+  double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at (BA's default)
   int refineIntrinsicsMinImages = 6;       // an unknown camera is refined from this model size on
 
   int maxConsecutiveFailures = 4;  // keyframes in a row not registered: a new model starts
@@ -177,9 +177,10 @@ class Mapper {
   void triangulateImage(int id);
   void completeAndMerge(int id);
   void localBundle(int id);
-  // functionTolerance: the final adjustments converge fully (1e-6); those made while the model
-  // grows stop earlier (globalBaGrowingTolerance): the next one starts from their result.
-  void globalBundle(double functionTolerance = 1e-6);
+  // functionTolerance: the final adjustments use BundleOptions' default; those made while the
+  // model grows use globalBaGrowingTolerance (the same by default; a looser value stops them
+  // earlier, and the next one starts from their result).
+  void globalBundle(double functionTolerance = BundleOptions{}.functionTolerance);
   void filterPoints(const std::vector<PointId>& candidates);
   void filterAll();
   void retriangulateAll();

@@ -72,8 +72,12 @@ void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit
     const double u0 = cu * grid.cell, u1 = u0 + grid.cell;
     const double va = -(a * u0 + c) / b, vb = -(a * u1 + c) / b;
     const double vlo = std::min(va, vb) - halfWidth, vhi = std::max(va, vb) + halfWidth;
-    const int c0 = std::max(0, static_cast<int>(std::floor(vlo / grid.cell)));
-    const int c1 = std::min(nv - 1, static_cast<int>(std::floor(vhi / grid.cell)));
+    // Clamped before the conversion: a line far outside the grid (or a wide Sampson band)
+    // gives values no int holds.
+    const double vmax = nv * grid.cell;
+    if (!(vhi >= 0 && vlo <= vmax)) continue;
+    const int c0 = std::max(0, static_cast<int>(std::floor(std::max(vlo, 0.0) / grid.cell)));
+    const int c1 = std::min(nv - 1, static_cast<int>(std::floor(std::min(vhi, vmax) / grid.cell)));
     for (int cv = c0; cv <= c1; ++cv) {
       const int cell = alongX ? cv * grid.cols + cu : cu * grid.cols + cv;
       for (int k = grid.start[cell]; k < grid.start[cell + 1]; ++k) visit(grid.order[k]);

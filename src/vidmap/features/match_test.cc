@@ -328,6 +328,27 @@ TEST(Match, GuidedGridEqualsBruteForce) {
   EXPECT_GT(matched, 100);  // the comparisons are not all of empty lists
 }
 
+// Epipolar lines far outside the image (a huge offset, or tiny line coefficients against a
+// unit offset): no keypoint is in the band, and the grid walk handles coordinates beyond any
+// int.
+TEST(Match, GuidedLinesFarOutsideTheImageFindNothing) {
+  std::mt19937 rng(12);
+  Features a = randomFeatures(200, rng);
+  std::vector<int> truth;
+  Features b = plantedCopy(a, 100, 100, 0.05f, rng, &truth);
+  for (const auto& F : {std::array<double, 9>{0, 0, 1, 0, 0, 0, 0, 0, -1e15},
+                        std::array<double, 9>{0, 0, 1e-14, 0, 0, 1e-13, 0, 0, 1}})
+    for (bool sampson : {true, false}) {
+      EpipolarGuide g;
+      g.F = F;
+      g.bandPx = 4;
+      g.sampson = sampson;
+      const auto gm = Matcher(cpu()).matchGuided(a, b, g);
+      expectSame(gm, bruteForce(a, b, cpu(), &g));
+      EXPECT_TRUE(gm.empty());
+    }
+}
+
 TEST(Match, ManyEqualsOneByOne) {
   std::mt19937 rng(7);
   Features q = randomFeatures(400, rng);

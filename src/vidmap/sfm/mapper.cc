@@ -1,6 +1,5 @@
 #include "vidmap/sfm/mapper.h"
 
-#include <Eigen/SVD>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/geometry/pnp.h"
+#include "vidmap/geometry/similarity.h"
 #include "vidmap/geometry/triangulation.h"
 #include "vidmap/sfm/focal_estimation.h"
 
@@ -497,18 +497,9 @@ bool Mapper::registerImage(int id) {
   // motion) and PnP's translation is noise; keeping it would triangulate the next points
   // from a baseline that does not exist and let the scale run away in rotation-heavy video.
   {
-    Eigen::Matrix3d H = Eigen::Matrix3d::Zero();
-    for (size_t i = 0; i < px.size(); ++i)
-      if (inliers[i]) {
-        const Vec2 n = pin.normalize(px[i]);
-        H += (X[i] - anchor).normalized() * Vec3(n.x(), n.y(), 1).normalized().transpose();
-      }
-    Eigen::JacobiSVD<Eigen::Matrix3d> svd(H, Eigen::ComputeFullU | Eigen::ComputeFullV);
-    Eigen::Matrix3d D = Eigen::Matrix3d::Identity();
-    D(2, 2) = (svd.matrixV() * svd.matrixU().transpose()).determinant() < 0 ? -1 : 1;
-    geometry::Pose rot;
-    rot.R = svd.matrixV() * D * svd.matrixU().transpose();
-    rot.t = -rot.R * anchor;
+    geometry::Vec2List normalized(px.size());
+    for (size_t i = 0; i < px.size(); ++i) normalized[i] = pin.normalize(px[i]);
+    const geometry::Pose rot = geometry::rotationAboutCentre(X, normalized, anchor, inliers);
     const double ePnp = rms(pose, inliers), eRot = rms(rot, inliers);
     if (options_.verbose)
       std::fprintf(stderr, "mapper:   rms of %d: full pose %.3f px, rotation about %d %.3f px\n",

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
-#include <random>
 #include <set>
 
 #include "vidmap/core/error.h"
@@ -17,37 +17,19 @@ namespace vidmap::sfm {
 
 namespace {
 
-// The Umeyama similarity of the correspondences `idx`; false when degenerate (collinear).
-bool fitSim3(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
-             const std::vector<int>& idx, Sim3* out) {
-  std::vector<Eigen::Vector3d> a, b;
-  a.reserve(idx.size());
-  b.reserve(idx.size());
-  for (int i : idx) {
-    a.push_back(src[i]);
-    b.push_back(dst[i]);
-  }
-  try {
-    *out = alignUmeyama(a, b, true);
-  } catch (const Error&) {
-    return false;
-  }
-  return std::isfinite(out->s) && out->s > 0 && out->R.allFinite() && out->t.allFinite();
-}
-
 // How far the camera centres of `before` moved in `after` beyond a similarity: the RMS residual
 // of the Umeyama alignment over the centres' RMS spread; 0 when too few or degenerate.
 double shapeChange(const Reconstruction& before, const Reconstruction& after) {
-  std::vector<Eigen::Vector3d> a, b;
+  geometry::Vec3List a, b;
   for (const auto& [id, im] : before.images())
     if (after.isRegistered(id)) {
       a.push_back(im.pose.center());
       b.push_back(after.image(id).pose.center());
     }
   if (a.size() < 3) return 0;
-  Sim3 sim;
+  geometry::Sim3 sim;
   try {
-    sim = alignUmeyama(a, b, true);
+    sim = geometry::alignUmeyama(a, b, true);
   } catch (const Error&) {
     return 0;  // collinear or coincident centres (a rotation): no shape to keep
   }
@@ -63,69 +45,6 @@ double shapeChange(const Reconstruction& before, const Reconstruction& after) {
 }
 
 }  // namespace
-
-Sim3Estimate estimateSim3Ransac(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
-                                const std::function<bool(int, const Sim3&)>& isInlier,
-                                const Sim3RansacOptions& options) {
-  require(src.size() == dst.size(), "sim3 ransac: the two point sets differ in size");
-  const int n = static_cast<int>(src.size());
-  Sim3Estimate best;
-  best.inliers.assign(n, 0);
-  if (n < 3) return best;
-  std::vector<char> mask(n);
-  auto score = [&](const Sim3& sim) {
-    int c = 0;
-    for (int i = 0; i < n; ++i) c += (mask[i] = isInlier(i, sim) ? 1 : 0);
-    return c;
-  };
-  std::mt19937 rng(options.seed);
-  std::uniform_int_distribution<int> pick(0, n - 1);
-  int iterations = options.maxIterations;
-  for (int it = 0; it < iterations; ++it) {
-    const int i0 = pick(rng), i1 = pick(rng), i2 = pick(rng);
-    if (i0 == i1 || i0 == i2 || i1 == i2) continue;
-    Sim3 sim;
-    if (!fitSim3(src, dst, {i0, i1, i2}, &sim)) continue;
-    const int c = score(sim);
-    if (c <= best.numInliers) continue;
-    best.numInliers = c;
-    best.sim = sim;
-    best.inliers = mask;
-    // The standard adaptive stop: enough samples to draw one all-inlier triple.
-    const double w = static_cast<double>(c) / n;
-    const double miss = 1 - w * w * w;
-    if (miss <= 1e-12) break;
-    const double need = std::log(1 - options.confidence) / std::log(miss);
-    iterations = static_cast<int>(std::min<double>(options.maxIterations, std::ceil(need)));
-  }
-  if (best.numInliers < std::max(3, options.minInliers)) return best;
-  // Local optimisation: refit on all inliers while that gains inliers.
-  for (int round = 0; round < 5; ++round) {
-    std::vector<int> idx;
-    for (int i = 0; i < n; ++i)
-      if (best.inliers[i]) idx.push_back(i);
-    Sim3 sim;
-    if (!fitSim3(src, dst, idx, &sim)) break;
-    const int c = score(sim);
-    if (c < best.numInliers) break;
-    const bool grew = c > best.numInliers;
-    best.numInliers = c;
-    best.sim = sim;
-    best.inliers = mask;
-    if (!grew) break;
-  }
-  best.success = true;
-  return best;
-}
-
-geometry::Pose transformPose(const geometry::Pose& pose, const Sim3& sim) {
-  // x_cam = R_c X + t_c with X = R^T (X' - t) / s; scaling camera coordinates by s keeps the
-  // projection: R' = R_c R^T, t' = s t_c - R' t (centre c' = s R c + t).
-  geometry::Pose out;
-  out.R = pose.R * sim.R.transpose();
-  out.t = sim.s * pose.t - out.R * sim.t;
-  return out;
-}
 
 int Mapper::linkCount(const Reconstruction& a, const Reconstruction& b) const {
   int n = 0;
@@ -272,7 +191,7 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
         const PointId q = big.pointOf(r.image, r.feature);
         if (q != kNoPoint) links.insert({pid, q});
       }
-  std::vector<Vec3> src, dst;
+  geometry::Vec3List src, dst;
   std::vector<std::pair<PointId, PointId>> ids(links.begin(), links.end());
   for (const auto& [a, b] : ids) {
     src.push_back(small.point(a).X);
@@ -281,31 +200,37 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
   if (static_cast<int>(ids.size()) < options_.mergeMinCommonPoints) return false;
   // An inlier reprojects into every image of both tracks (COLMAP's test).
   const double maxErr = options_.pnpMaxErrorPx;
-  auto isInlier = [&](int i, const Sim3& sim) {
+  // The residual: the largest reprojection error over every image of both tracks.
+  auto residualSq = [&](int i, const geometry::Sim3& sim) {
+    double worst = 0;
     const Vec3 inBig = sim.apply(src[i]);
     for (const FeatureRef& o : big.point(ids[i].second).track)
-      if (!(big.reprojectionError(inBig, o) <= maxErr)) return false;
-    const Vec3 inSmall = sim.R.transpose() * (dst[i] - sim.t) / sim.s;
+      worst = std::max(worst, big.reprojectionError(inBig, o));
+    const Vec3 inSmall = sim.applyInverse(dst[i]);
     for (const FeatureRef& o : small.point(ids[i].first).track)
-      if (!(small.reprojectionError(inSmall, o) <= maxErr)) return false;
-    return true;
+      worst = std::max(worst, small.reprojectionError(inSmall, o));
+    return std::isfinite(worst) ? worst * worst : std::numeric_limits<double>::infinity();
   };
-  Sim3RansacOptions ro;
-  ro.minInliers = options_.mergeMinCommonPoints;
-  const Sim3Estimate e = estimateSim3Ransac(src, dst, isInlier, ro);
+  geometry::RansacOptions ro;
+  ro.max_error = maxErr;
+  ro.confidence = 0.9999;
+  ro.max_iterations = 1000;
+  ro.seed = 1;
+  const geometry::RansacResult<geometry::Sim3> e =
+      geometry::estimateSimilarity(src, dst, ro, residualSq);
   if (options_.verbose)
     std::fprintf(stderr,
                  "mapper:   alignment: %zu 3D-3D correspondences, %s, %d inliers, scale %.4g\n",
-                 ids.size(), e.success ? "success" : "failure", e.numInliers, e.sim.s);
-  if (!e.success || e.numInliers < options_.mergeMinCommonPoints ||
-      e.numInliers < options_.mergeMinInlierRatio * static_cast<double>(ids.size()))
+                 ids.size(), e.success ? "success" : "failure", e.num_inliers, e.model.s);
+  if (!e.success || e.num_inliers < options_.mergeMinCommonPoints ||
+      e.num_inliers < options_.mergeMinInlierRatio * static_cast<double>(ids.size()))
     return false;
 
   // The smaller model's images and points join in the larger one's frame.
   std::set<int> joined;
   for (const auto& [id, im] : small.images())
     if (!big.isRegistered(id)) {
-      big.registerImage(id, transformPose(im.pose, e.sim));
+      big.registerImage(id, geometry::transformPose(im.pose, e.model));
       joined.insert(id);
     }
   std::map<PointId, PointId> moved;  // small's point -> its copy in big
@@ -314,14 +239,14 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
     for (const FeatureRef& o : p.track)
       if (joined.count(o.image)) track.push_back(o);
     if (track.size() < 2) continue;
-    const PointId q = big.addPoint(e.sim.apply(p.X), track);
+    const PointId q = big.addPoint(e.model.apply(p.X), track);
     big.point(q).color = p.color;
     moved[pid] = q;
   }
   // One track triangulated in both models becomes one point (the inliers agree within the
   // threshold in every image of both; BA settles the position).
   for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
-    if (!e.inliers[i]) continue;
+    if (!e.inlier_mask[i]) continue;
     auto it = moved.find(ids[i].first);
     if (it == moved.end()) continue;
     const PointId a = ids[i].second, b = it->second;

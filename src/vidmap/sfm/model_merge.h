@@ -5,7 +5,7 @@
 // complementary ways:
 //   a. alignment: points of both models that the graph links (the same feature track
 //      triangulated twice) give 3D-3D correspondences; a RANSAC over 3-point Umeyama
-//      similarities with an inlier test in reprojection error (estimateSim3Ransac) brings the
+//      similarities (geometry::estimateSimilarity) with a residual in reprojection error brings the
 //      smaller model into the larger one's frame; its images and points join, and points of
 //      one track are fused;
 //   b. absorption: the larger model registers the smaller model's keyframes (and keyframes
@@ -15,38 +15,13 @@
 // otherwise both models are restored.
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <vector>
-
+#include "vidmap/geometry/similarity.h"
 #include "vidmap/sfm/reconstruction.h"
-#include "vidmap/sfm/trajectory_eval.h"
 
 namespace vidmap::sfm {
 
-struct Sim3RansacOptions {
-  int maxIterations = 1000;
-  double confidence = 0.9999;
-  int minInliers = 3;
-  std::uint32_t seed = 1;
-};
-
-struct Sim3Estimate {
-  bool success = false;
-  Sim3 sim;  // dst ~ sim.apply(src)
-  std::vector<char> inliers;
-  int numInliers = 0;
-};
-
-// The similarity mapping src[i] onto dst[i] for the most correspondences, as decided by
-// isInlier(i, sim): RANSAC over 3-point Umeyama solutions (degenerate samples skipped), then
-// a refit on the inliers kept when it does not lose inliers. Sizes must match (Error).
-Sim3Estimate estimateSim3Ransac(const std::vector<Vec3>& src, const std::vector<Vec3>& dst,
-                                const std::function<bool(int, const Sim3&)>& isInlier,
-                                const Sim3RansacOptions& options = {});
-
-// The camera pose (world to camera) of `pose` after the world moved by `sim` (X' = s R X + t):
-// the same camera in the new world, its translation scaled by s.
-geometry::Pose transformPose(const geometry::Pose& pose, const Sim3& sim);
+// The similarity RANSAC (geometry::estimateSimilarity) and the pose transform live in
+// geometry/similarity.h.
+using geometry::transformPose;
 
 }  // namespace vidmap::sfm

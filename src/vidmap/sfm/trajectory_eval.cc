@@ -51,34 +51,6 @@ std::vector<PosePair> associate(const std::vector<StampedPose>& est,
   return out;
 }
 
-Sim3 alignUmeyama(const std::vector<Eigen::Vector3d>& est, const std::vector<Eigen::Vector3d>& gt,
-                  bool withScale) {
-  require(est.size() == gt.size(), "alignment needs the same number of points on both sides");
-  require(est.size() >= 3, "alignment needs at least 3 poses");
-  const int n = static_cast<int>(est.size());
-  Eigen::Matrix3Xd X(3, n), Y(3, n);
-  for (int i = 0; i < n; ++i) {
-    X.col(i) = est[i];
-    Y.col(i) = gt[i];
-  }
-  Eigen::Vector3d mx = X.rowwise().mean(), my = Y.rowwise().mean();
-  Eigen::Matrix3Xd Xc = X.colwise() - mx, Yc = Y.colwise() - my;
-  double varX = Xc.squaredNorm() / n;
-  Eigen::Matrix3d Sigma = Yc * Xc.transpose() / n;
-  Eigen::JacobiSVD<Eigen::Matrix3d> svd(Sigma, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  Eigen::Vector3d sv = svd.singularValues();
-  // Collinear or coincident centres leave the rotation about the line undetermined.
-  require(varX > 1e-18 && sv(1) > 1e-9 * std::max(sv(0), 1e-300),
-          "alignment is degenerate: the camera centres are collinear or coincident");
-  Eigen::Matrix3d S = Eigen::Matrix3d::Identity();
-  if ((svd.matrixU() * svd.matrixV().transpose()).determinant() < 0) S(2, 2) = -1;
-  Sim3 sim;
-  sim.R = svd.matrixU() * S * svd.matrixV().transpose();
-  sim.s = withScale ? (sv.asDiagonal() * S).trace() / varX : 1.0;
-  sim.t = my - sim.s * sim.R * mx;
-  return sim;
-}
-
 namespace {
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -1,14 +1,16 @@
 // Trajectory accuracy against ground truth: timestamp association, the similarity (Sim(3))
 // that best aligns estimated camera centres to the truth (Umeyama, "Least-squares estimation
 // of transformation parameters between two point patterns", PAMI 1991), and the absolute
-// trajectory error (ATE RMSE) and rotation error after that alignment, as the TUM RGB-D
-// benchmark defines them (Sturm et al., IROS 2012).
+// trajectory error (ATE RMSE) and rotation error after that alignment (geometry/similarity.h), as
+// the TUM RGB-D benchmark defines them (Sturm et al., IROS 2012).
 #pragma once
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 #include <filesystem>
 #include <vector>
+
+#include "vidmap/geometry/similarity.h"
 
 namespace vidmap::sfm {
 
@@ -31,17 +33,9 @@ struct PosePair {
 std::vector<PosePair> associate(const std::vector<StampedPose>& est,
                                 const std::vector<StampedPose>& gt, double maxDtSeconds = 0.02);
 
-struct Sim3 {
-  double s = 1;
-  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
-  Eigen::Vector3d t = Eigen::Vector3d::Zero();
-  Eigen::Vector3d apply(const Eigen::Vector3d& x) const { return s * R * x + t; }
-};
-
-// The Sim(3) minimising sum |gt_i - (s R est_i + t)|^2 (needs >= 3 non-collinear points;
-// otherwise a vidmap::Error).
-Sim3 alignUmeyama(const std::vector<Eigen::Vector3d>& est, const std::vector<Eigen::Vector3d>& gt,
-                  bool withScale = true);
+// The similarity and Umeyama's fit live in geometry/similarity.h.
+using geometry::alignUmeyama;
+using geometry::Sim3;
 
 // The similarity whose rotation best maps the estimated orientations onto the truth's (the
 // chordal L2 mean of R_gt R_est^T), with the scale and offset of least squares of the centres

@@ -13,7 +13,6 @@
 #include "vidmap/core/parallel.h"
 #include "vidmap/geometry/pnp.h"
 #include "vidmap/geometry/similarity.h"
-#include "vidmap/geometry/triangulation.h"
 #include "vidmap/sfm/focal_estimation.h"
 
 namespace vidmap::sfm {
@@ -63,9 +62,17 @@ void MapperOptions::check() const {
   checkRange("mapper.mergeMaxShapeChange", mergeMaxShapeChange, 0.0, 1e9);
 }
 
+TriangulatorOptions MapperOptions::triangulator() const {
+  TriangulatorOptions o;
+  o.maxReprojErrorPx = maxReprojErrorPx;
+  o.minAngleDeg = minTriAngleDeg;
+  return o;
+}
+
 Mapper::Mapper(const Camera& camera, const MapperOptions& options)
-    : options_(options), camera_(camera) {
-  options_.check();
+    : options_((options.check(), options)),
+      camera_(camera),
+      triangulator_(graph_, options_.triangulator()) {
   focalKnown_ = camera_.fixed() || !options_.selfCalibrateFocal;
 }
 
@@ -343,7 +350,7 @@ bool Mapper::initializeFrom(int a, int b) {
   rec->registerImage(a, geometry::Pose{});
   rec->registerImage(b, info.relative);
   active_ = std::move(rec);
-  triangulateImage(b);
+  triangulator_.triangulateImage(*active_, camera_, b);
   if (active_->numPoints() < options_.initMinPoints) {
     active_.reset();
     return false;
@@ -418,12 +425,12 @@ void Mapper::registerPending(const std::vector<int>* only) {
       ++stats_.registrations;
       {
         Timer t(&stats_.triangulateSeconds);
-        triangulateImage(id);
+        triangulator_.triangulateImage(*active_, camera_, id);
       }
       localBundle(id);
       {
         Timer t(&stats_.triangulateSeconds);
-        completeAndMerge(id);
+        triangulator_.completeAndMerge(*active_, id);
       }
       if (active_->numImages() >= options_.globalBaGrowth * lastGlobalBaImages_ &&
           active_->numImages() > lastGlobalBaImages_) {
@@ -543,112 +550,6 @@ bool Mapper::registerImage(int id) {
   return true;
 }
 
-void Mapper::triangulateImage(int id) {
-  Reconstruction& rec = *active_;
-  geometry::TriangulationOptions to;
-  to.max_error_px = options_.maxReprojErrorPx;
-  to.min_angle_deg = options_.minTriAngleDeg;
-  const geometry::Pinhole pin = camera_.pinhole();
-  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
-    if (rec.pointOf(id, k) != kNoPoint) continue;
-    const auto& corr = graph_.correspondences(id, k);
-    if (corr.empty()) continue;
-    // Continue an existing track when the keypoint sees its point.
-    PointId bestP = kNoPoint;
-    double bestErr = options_.maxReprojErrorPx;
-    std::vector<FeatureRef> fresh{{id, k}};
-    for (const FeatureRef& r : corr) {
-      if (!rec.isRegistered(r.image)) continue;
-      const PointId p = rec.pointOf(r.image, r.feature);
-      if (p == kNoPoint) {
-        fresh.push_back(r);
-        continue;
-      }
-      bool seen = false;
-      for (const FeatureRef& o : rec.point(p).track) seen |= o.image == id;
-      if (seen) continue;
-      const double e = rec.reprojectionError(rec.point(p).X, {id, k});
-      if (e < bestErr) {
-        bestErr = e;
-        bestP = p;
-      }
-    }
-    if (bestP != kNoPoint) {
-      rec.addObservation(bestP, {id, k});
-      continue;
-    }
-    if (fresh.size() < 2) continue;
-    auto obsOf = [&](const FeatureRef& f) {
-      geometry::TrackObservation o;
-      o.pose = rec.image(f.image).pose;
-      o.camera = pin;
-      o.pixel = undistorted(f.image, f.feature);
-      return o;
-    };
-    std::vector<geometry::TrackObservation> obs;
-    for (const FeatureRef& f : fresh) obs.push_back(obsOf(f));
-    geometry::TrackTriangulation t = geometry::triangulateTrack(obs, to);
-    std::vector<FeatureRef> track = fresh;
-    if (!t.ok() && fresh.size() > 2) {
-      // One wrong view spoils the joint solution: the best two-view point with this keypoint,
-      // then the views that agree with it.
-      geometry::TrackTriangulation best;
-      for (size_t j = 1; j < fresh.size(); ++j) {
-        const geometry::TrackTriangulation tj = geometry::triangulateTrack({obs[0], obs[j]}, to);
-        if (tj.ok() && (!best.ok() || tj.angle_deg > best.angle_deg)) best = tj;
-      }
-      if (!best.ok()) continue;
-      t = best;
-      track.assign(1, fresh[0]);
-      for (size_t j = 1; j < fresh.size(); ++j)
-        if (rec.reprojectionError(t.X, fresh[j]) < options_.maxReprojErrorPx)
-          track.push_back(fresh[j]);
-      if (track.size() < 2) continue;
-    }
-    if (!t.ok()) continue;
-    // Each image once in a track (the graph may hold two keypoints of one image).
-    std::vector<FeatureRef> unique;
-    for (const FeatureRef& f : track) {
-      bool dup = false;
-      for (const FeatureRef& u : unique) dup |= u.image == f.image;
-      if (!dup) unique.push_back(f);
-    }
-    if (unique.size() >= 2) rec.addPoint(t.X, unique);
-  }
-}
-
-void Mapper::completeAndMerge(int id) {
-  Reconstruction& rec = *active_;
-  const double maxErr = options_.maxReprojErrorPx;
-  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
-    PointId a = rec.pointOf(id, k);
-    if (a == kNoPoint) continue;
-    for (const FeatureRef& r : graph_.correspondences(id, k)) {
-      if (!rec.isRegistered(r.image) || !rec.hasPoint(a)) continue;
-      const PointId b = rec.pointOf(r.image, r.feature);
-      if (b == a) continue;
-      if (b == kNoPoint) {
-        bool seen = false;
-        for (const FeatureRef& o : rec.point(a).track) seen |= o.image == r.image;
-        if (!seen && rec.reprojectionError(rec.point(a).X, r) < maxErr) rec.addObservation(a, r);
-        continue;
-      }
-      // Merge two tracks when one position explains both (weighted by track length).
-      const Point3D& pa = rec.point(a);
-      const Point3D& pb = rec.point(b);
-      const double wa = static_cast<double>(pa.track.size()),
-                   wb = static_cast<double>(pb.track.size());
-      const Vec3 X = (wa * pa.X + wb * pb.X) / (wa + wb);
-      bool ok = true;
-      for (const FeatureRef& o : pa.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
-      for (const FeatureRef& o : pb.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
-      if (!ok) continue;
-      rec.point(a).X = X;
-      rec.mergePoints(a, b);
-    }
-  }
-}
-
 void Mapper::localBundle(int id) {
   Reconstruction& rec = *active_;
   // The images sharing the most points with the new keyframe.
@@ -745,10 +646,7 @@ void Mapper::filterAll() {
 
 void Mapper::retriangulateAll() {
   Timer t(&stats_.triangulateSeconds);
-  std::vector<int> ids;
-  for (const auto& [id, im] : active_->images()) ids.push_back(id);
-  for (int id : ids) triangulateImage(id);
-  for (int id : ids) completeAndMerge(id);
+  triangulator_.retriangulate(*active_, camera_);
 }
 
 void Mapper::refineModel() {

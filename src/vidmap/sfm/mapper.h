@@ -13,7 +13,8 @@
 //                          best connected first, by PnP RANSAC + refinement; a pure rotation
 //                          about the nearest keyframe's centre replaces the pose when it fits
 //                          the inliers as well (the translation is not observed);
-//   triangulate            new tracks through the graph, continue, complete and merge tracks;
+//   triangulate            new tracks through the graph, continue, complete and merge tracks
+//                          (triangulator.h);
 //   local BA               around the new keyframe (the most connected images), then filter
 //                          observations by reprojection error and points by triangulation angle;
 //   global BA              when the model has grown by globalBaGrowth, and at the end, with the
@@ -40,6 +41,7 @@
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
 #include "vidmap/sfm/tracks.h"
+#include "vidmap/sfm/triangulator.h"
 
 namespace vidmap::sfm {
 
@@ -103,6 +105,8 @@ struct MapperOptions {
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
+  // The options of the parts (after COLMAP's IncrementalPipelineOptions::Triangulation()).
+  TriangulatorOptions triangulator() const;
 };
 
 struct MapperStats {
@@ -174,8 +178,6 @@ class Mapper {
   // Registers keyframes of the current segment (or only those in `only`) while any can be.
   void registerPending(const std::vector<int>* only = nullptr);
   bool registerImage(int id);
-  void triangulateImage(int id);
-  void completeAndMerge(int id);
   void localBundle(int id);
   // functionTolerance: the final adjustments use BundleOptions' default; those made while the
   // model grows use globalBaGrowingTolerance (the same by default; a looser value stops them
@@ -203,6 +205,7 @@ class Mapper {
   Camera camera_;
   KeyframeStore keyframes_;
   CorrespondenceGraph graph_;
+  Triangulator triangulator_;  // on graph_
   std::map<std::pair<int, int>, PairInfo> pairs_;
   std::vector<std::unique_ptr<Reconstruction>> finished_;
   std::unique_ptr<Reconstruction> active_;

@@ -253,7 +253,7 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
     if (a == b || !big.hasPoint(a) || !big.hasPoint(b)) continue;
     big.mergePoints(a, b);
   }
-  for (int id : joined) completeAndMerge(id);
+  for (int id : joined) triangulator_.completeAndMerge(big, id);
   return true;
 }
 

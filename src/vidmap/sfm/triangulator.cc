@@ -1,0 +1,132 @@
+#include "vidmap/sfm/triangulator.h"
+
+#include <vector>
+
+#include "vidmap/core/check.h"
+#include "vidmap/geometry/triangulation.h"
+
+namespace vidmap::sfm {
+
+void TriangulatorOptions::check() const {
+  checkRange("triangulator.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
+  checkRange("triangulator.minAngleDeg", minAngleDeg, 0.0, 90.0);
+}
+
+Triangulator::Triangulator(const CorrespondenceGraph& graph, const TriangulatorOptions& options)
+    : graph_(graph), options_(options) {
+  options_.check();
+}
+
+void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, int id) const {
+  geometry::TriangulationOptions to;
+  to.max_error_px = options_.maxReprojErrorPx;
+  to.min_angle_deg = options_.minAngleDeg;
+  const geometry::Pinhole pin = camera.pinhole();
+  const KeyframeStore& keyframes = rec.keyframes();
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    if (rec.pointOf(id, k) != kNoPoint) continue;
+    const auto& corr = graph_.correspondences(id, k);
+    if (corr.empty()) continue;
+    // Continue an existing track when the keypoint sees its point.
+    PointId bestP = kNoPoint;
+    double bestErr = options_.maxReprojErrorPx;
+    std::vector<FeatureRef> fresh{{id, k}};
+    for (const FeatureRef& r : corr) {
+      if (!rec.isRegistered(r.image)) continue;
+      const PointId p = rec.pointOf(r.image, r.feature);
+      if (p == kNoPoint) {
+        fresh.push_back(r);
+        continue;
+      }
+      bool seen = false;
+      for (const FeatureRef& o : rec.point(p).track) seen |= o.image == id;
+      if (seen) continue;
+      const double e = rec.reprojectionError(rec.point(p).X, {id, k});
+      if (e < bestErr) {
+        bestErr = e;
+        bestP = p;
+      }
+    }
+    if (bestP != kNoPoint) {
+      rec.addObservation(bestP, {id, k});
+      continue;
+    }
+    if (fresh.size() < 2) continue;
+    auto obsOf = [&](const FeatureRef& f) {
+      geometry::TrackObservation o;
+      o.pose = rec.image(f.image).pose;
+      o.camera = pin;
+      o.pixel = pin.project(keyframes[f.image].normalized[f.feature]);
+      return o;
+    };
+    std::vector<geometry::TrackObservation> obs;
+    for (const FeatureRef& f : fresh) obs.push_back(obsOf(f));
+    geometry::TrackTriangulation t = geometry::triangulateTrack(obs, to);
+    std::vector<FeatureRef> track = fresh;
+    if (!t.ok() && fresh.size() > 2) {
+      // One wrong view spoils the joint solution: the best two-view point with this keypoint,
+      // then the views that agree with it.
+      geometry::TrackTriangulation best;
+      for (size_t j = 1; j < fresh.size(); ++j) {
+        const geometry::TrackTriangulation tj = geometry::triangulateTrack({obs[0], obs[j]}, to);
+        if (tj.ok() && (!best.ok() || tj.angle_deg > best.angle_deg)) best = tj;
+      }
+      if (!best.ok()) continue;
+      t = best;
+      track.assign(1, fresh[0]);
+      for (size_t j = 1; j < fresh.size(); ++j)
+        if (rec.reprojectionError(t.X, fresh[j]) < options_.maxReprojErrorPx)
+          track.push_back(fresh[j]);
+      if (track.size() < 2) continue;
+    }
+    if (!t.ok()) continue;
+    // Each image once in a track (the graph may hold two keypoints of one image).
+    std::vector<FeatureRef> unique;
+    for (const FeatureRef& f : track) {
+      bool dup = false;
+      for (const FeatureRef& u : unique) dup |= u.image == f.image;
+      if (!dup) unique.push_back(f);
+    }
+    if (unique.size() >= 2) rec.addPoint(t.X, unique);
+  }
+}
+
+void Triangulator::completeAndMerge(Reconstruction& rec, int id) const {
+  const double maxErr = options_.maxReprojErrorPx;
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    PointId a = rec.pointOf(id, k);
+    if (a == kNoPoint) continue;
+    for (const FeatureRef& r : graph_.correspondences(id, k)) {
+      if (!rec.isRegistered(r.image) || !rec.hasPoint(a)) continue;
+      const PointId b = rec.pointOf(r.image, r.feature);
+      if (b == a) continue;
+      if (b == kNoPoint) {
+        bool seen = false;
+        for (const FeatureRef& o : rec.point(a).track) seen |= o.image == r.image;
+        if (!seen && rec.reprojectionError(rec.point(a).X, r) < maxErr) rec.addObservation(a, r);
+        continue;
+      }
+      // Merge two tracks when one position explains both (weighted by track length).
+      const Point3D& pa = rec.point(a);
+      const Point3D& pb = rec.point(b);
+      const double wa = static_cast<double>(pa.track.size()),
+                   wb = static_cast<double>(pb.track.size());
+      const Vec3 X = (wa * pa.X + wb * pb.X) / (wa + wb);
+      bool ok = true;
+      for (const FeatureRef& o : pa.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
+      for (const FeatureRef& o : pb.track) ok = ok && rec.reprojectionError(X, o) < maxErr;
+      if (!ok) continue;
+      rec.point(a).X = X;
+      rec.mergePoints(a, b);
+    }
+  }
+}
+
+void Triangulator::retriangulate(Reconstruction& rec, const Camera& camera) const {
+  std::vector<int> ids;
+  for (const auto& [id, im] : rec.images()) ids.push_back(id);
+  for (int id : ids) triangulateImage(rec, camera, id);
+  for (int id : ids) completeAndMerge(rec, id);
+}
+
+}  // namespace vidmap::sfm

@@ -11,8 +11,6 @@
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
-#include "vidmap/geometry/pnp.h"
-#include "vidmap/geometry/similarity.h"
 #include "vidmap/sfm/focal_estimation.h"
 
 namespace vidmap::sfm {
@@ -46,6 +44,7 @@ void MapperOptions::check() const {
   checkRange("mapper.pnpMinInliers", pnpMinInliers, 6, 1000000);
   checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
   checkRange("mapper.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
+  checkRange("mapper.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
   checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
   checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
   checkRange("mapper.localBaImages", localBaImages, 2, 1000);
@@ -69,10 +68,22 @@ TriangulatorOptions MapperOptions::triangulator() const {
   return o;
 }
 
+RegistrationOptions MapperOptions::registration() const {
+  RegistrationOptions o;
+  o.pnpMaxErrorPx = pnpMaxErrorPx;
+  o.pnpMinInliers = pnpMinInliers;
+  o.pnpMinInlierRatio = pnpMinInlierRatio;
+  o.maxJumpOverDepth = maxJumpOverDepth;
+  o.rotationOnlyTolerancePx = rotationOnlyTolerancePx;
+  o.verbose = verbose;
+  return o;
+}
+
 Mapper::Mapper(const Camera& camera, const MapperOptions& options)
     : options_((options.check(), options)),
       camera_(camera),
-      triangulator_(graph_, options_.triangulator()) {
+      triangulator_(graph_, options_.triangulator()),
+      registration_(graph_, options_.registration()) {
   focalKnown_ = camera_.fixed() || !options_.selfCalibrateFocal;
 }
 
@@ -375,20 +386,6 @@ bool Mapper::initializeFrom(int a, int b) {
   return true;
 }
 
-int Mapper::count2D3D(int id) const {
-  std::set<PointId> pts;
-  int n = 0;
-  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
-    bool any = false;
-    for (const FeatureRef& r : graph_.correspondences(id, k)) {
-      const PointId p = active_->pointOf(r.image, r.feature);
-      if (p != kNoPoint) any = true;
-    }
-    n += any;
-  }
-  return n;
-}
-
 void Mapper::registerPending(const std::vector<int>* only) {
   std::vector<int> ids;
   if (only) {
@@ -400,7 +397,7 @@ void Mapper::registerPending(const std::vector<int>* only) {
     std::vector<std::pair<int, int>> cands;  // (count, id)
     for (int id : ids) {
       if (active_->isRegistered(id)) continue;
-      const int c = count2D3D(id);
+      const int c = registration_.count2D3D(*active_, id);
       if (c < options_.pnpMinInliers) continue;
       auto it = triedWith_.find(id);
       if (it != triedWith_.end() && it->second >= c) continue;
@@ -413,7 +410,7 @@ void Mapper::registerPending(const std::vector<int>* only) {
       bool ok;
       {
         Timer t(&stats_.registerSeconds);
-        ok = registerImage(id);
+        ok = registration_.registerImage(*active_, camera_, id);
       }
       if (options_.verbose)
         std::fprintf(stderr, "mapper: register %d (%d 2D-3D): %s\n", id, c, ok ? "ok" : "failed");
@@ -443,111 +440,6 @@ void Mapper::registerPending(const std::vector<int>* only) {
     }
     if (!progress) break;
   }
-}
-
-bool Mapper::registerImage(int id) {
-  // 2D-3D correspondences through the graph; a keypoint may name several points (RANSAC
-  // chooses).
-  geometry::Vec2List px;
-  geometry::Vec3List X;
-  std::vector<std::pair<int, PointId>> refs;
-  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
-    PointId seen[8];
-    int ns = 0;
-    for (const FeatureRef& r : graph_.correspondences(id, k)) {
-      const PointId p = active_->pointOf(r.image, r.feature);
-      if (p == kNoPoint) continue;
-      bool dup = false;
-      for (int s = 0; s < ns; ++s) dup |= seen[s] == p;
-      if (dup || ns == 8) continue;
-      seen[ns++] = p;
-      px.push_back(undistorted(id, k));
-      X.push_back(active_->point(p).X);
-      refs.emplace_back(k, p);
-    }
-  }
-  if (static_cast<int>(px.size()) < options_.pnpMinInliers) return false;
-  geometry::PnPOptions po;
-  po.max_error_px = options_.pnpMaxErrorPx;
-  po.min_num_inliers = options_.pnpMinInliers;
-  const geometry::PnPResult r = geometry::estimatePnP(px, X, camera_.pinhole(), po);
-  if (options_.verbose)
-    std::fprintf(stderr,
-                 "mapper:   PnP of %d: %zu correspondences, %s, %d inliers, rms %.2f px %s\n", id,
-                 px.size(), r.success ? "success" : "failure", r.num_inliers, r.rms_error_px,
-                 r.message.c_str());
-  if (!r.success || r.num_inliers < options_.pnpMinInliers ||
-      r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
-    return false;
-  geometry::Pose pose = r.pose;
-  std::vector<char> inliers = r.inlier_mask;
-  // The keyframe nearest in video order anchors two checks.
-  int nearest = -1;
-  for (const auto& [k, im] : active_->images())
-    if (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)) nearest = k;
-  const Vec3 anchor = active_->image(nearest).pose.center();
-  const geometry::Pinhole pin = camera_.pinhole();
-  auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
-    double s2 = 0;
-    int n = 0;
-    for (size_t i = 0; i < px.size(); ++i) {
-      if (!mask[i]) continue;
-      const Vec3 xc = p.apply(X[i]);
-      s2 += xc.z() > 0 ? (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).squaredNorm()
-                       : 1e12;
-      ++n;
-    }
-    return std::sqrt(s2 / std::max(n, 1));
-  };
-  // Model selection: when a pure rotation about the anchor's centre explains the inliers as
-  // well as the full pose, the translation is not observed (the points are far against the
-  // motion) and PnP's translation is noise; keeping it would triangulate the next points
-  // from a baseline that does not exist and let the scale run away in rotation-heavy video.
-  {
-    geometry::Vec2List normalized(px.size());
-    for (size_t i = 0; i < px.size(); ++i) normalized[i] = pin.normalize(px[i]);
-    const geometry::Pose rot = geometry::rotationAboutCentre(X, normalized, anchor, inliers);
-    const double ePnp = rms(pose, inliers), eRot = rms(rot, inliers);
-    if (options_.verbose)
-      std::fprintf(stderr, "mapper:   rms of %d: full pose %.3f px, rotation about %d %.3f px\n",
-                   id, ePnp, nearest, eRot);
-    if (eRot <= ePnp + options_.rotationOnlyTolerancePx) {
-      pose = rot;
-      int n = 0;
-      for (size_t i = 0; i < px.size(); ++i) {
-        const Vec3 xc = pose.apply(X[i]);
-        inliers[i] =
-            xc.z() > 0 && (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).norm() <
-                              options_.pnpMaxErrorPx;
-        n += inliers[i];
-      }
-      if (n < options_.pnpMinInliers) return false;
-    }
-  }
-  // A sanity check video allows: the camera moved less than the depth of what it sees.
-  {
-    std::vector<double> depth;
-    for (size_t i = 0; i < px.size(); ++i)
-      if (inliers[i]) depth.push_back(pose.apply(X[i]).z());
-    std::nth_element(depth.begin(), depth.begin() + depth.size() / 2, depth.end());
-    const double medianDepth = depth[depth.size() / 2];
-    const double jump = (pose.center() - anchor).norm();
-    if (options_.verbose)
-      std::fprintf(stderr,
-                   "mapper:   centre of %d moved %.4g from keyframe %d (median depth %.4g)\n", id,
-                   jump, nearest, medianDepth);
-    if (!(jump < options_.maxJumpOverDepth * medianDepth)) return false;
-  }
-  active_->registerImage(id, pose);
-  for (size_t i = 0; i < refs.size(); ++i) {
-    if (!inliers[i]) continue;
-    const auto [k, p] = refs[i];
-    if (active_->pointOf(id, k) != kNoPoint) continue;
-    bool seen = false;
-    for (const FeatureRef& o : active_->point(p).track) seen |= o.image == id;
-    if (!seen) active_->addObservation(p, {id, k});
-  }
-  return true;
 }
 
 void Mapper::localBundle(int id) {
@@ -681,38 +573,9 @@ void Mapper::addTrackedFrame(TrackedFrame frame) {
 }
 
 void Mapper::localizeTracked(Reconstruction& rec) {
-  const Camera& cam = rec.camera();
-  geometry::PnPOptions po;
-  po.max_error_px = options_.pnpMaxErrorPx;
-  po.min_num_inliers = options_.pnpMinInliers;
   for (const TrackedFrame& f : tracked_) {
-    if (!rec.isRegistered(f.keyframe)) continue;
-    geometry::Vec2List px;
-    geometry::Vec3List X;
-    std::vector<int> idx;
-    std::vector<PointId> pts;
-    std::set<PointId> seen;
-    for (size_t k = 0; k < f.keypoints.size(); ++k) {
-      const PointId p = rec.pointOf(f.keyframe, f.keyframeKeypoint[k]);
-      if (p == kNoPoint || !seen.insert(p).second) continue;
-      px.push_back(cam.undistortPixel(f.keypoints[k]));
-      X.push_back(rec.point(p).X);
-      idx.push_back(static_cast<int>(k));
-      pts.push_back(p);
-    }
-    if (static_cast<int>(px.size()) < options_.pnpMinInliers) continue;
-    const geometry::PnPResult r = geometry::estimatePnP(px, X, cam.pinhole(), po);
-    if (!r.success || r.num_inliers < options_.pnpMinInliers ||
-        r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
-      continue;
     LocalizedFrame lf;
-    lf.frame = &f;
-    lf.pose = r.pose;
-    for (size_t i = 0; i < idx.size(); ++i)
-      if (r.inlier_mask[i]) {
-        lf.inliers.push_back(idx[i]);
-        lf.inlierPoints.push_back(pts[i]);
-      }
+    if (!registration_.localize(rec, f, &lf)) continue;
     rec.addLocalized(std::move(lf));
     ++stats_.localizedFrames;
   }

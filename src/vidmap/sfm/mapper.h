@@ -12,7 +12,8 @@
 //   register               every keyframe of the segment with enough 2D-3D correspondences, the
 //                          best connected first, by PnP RANSAC + refinement; a pure rotation
 //                          about the nearest keyframe's centre replaces the pose when it fits
-//                          the inliers as well (the translation is not observed);
+//                          the inliers as well (the translation is not observed)
+//                          (registration.h);
 //   triangulate            new tracks through the graph, continue, complete and merge tracks
 //                          (triangulator.h);
 //   local BA               around the new keyframe (the most connected images), then filter
@@ -40,6 +41,7 @@
 #include "vidmap/sfm/bundle.h"
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
+#include "vidmap/sfm/registration.h"
 #include "vidmap/sfm/tracks.h"
 #include "vidmap/sfm/triangulator.h"
 
@@ -107,6 +109,7 @@ struct MapperOptions {
   void check() const;  // throws vidmap::Error naming the bad field
   // The options of the parts (after COLMAP's IncrementalPipelineOptions::Triangulation()).
   TriangulatorOptions triangulator() const;
+  RegistrationOptions registration() const;
 };
 
 struct MapperStats {
@@ -177,7 +180,6 @@ class Mapper {
   bool initializeFrom(int a, int b);
   // Registers keyframes of the current segment (or only those in `only`) while any can be.
   void registerPending(const std::vector<int>* only = nullptr);
-  bool registerImage(int id);
   void localBundle(int id);
   // functionTolerance: the final adjustments use BundleOptions' default; those made while the
   // model grows use globalBaGrowingTolerance (the same by default; a looser value stops them
@@ -198,7 +200,6 @@ class Mapper {
   int linkCount(const Reconstruction& a, const Reconstruction& b) const;
   void refreshNormalized();
   void localizeTracked(Reconstruction& rec);
-  int count2D3D(int id) const;
   Vec2 undistorted(int image, int keypoint) const;
 
   MapperOptions options_;
@@ -206,6 +207,7 @@ class Mapper {
   KeyframeStore keyframes_;
   CorrespondenceGraph graph_;
   Triangulator triangulator_;  // on graph_
+  Registration registration_;  // on graph_
   std::map<std::pair<int, int>, PairInfo> pairs_;
   std::vector<std::unique_ptr<Reconstruction>> finished_;
   std::unique_ptr<Reconstruction> active_;

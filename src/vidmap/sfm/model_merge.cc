@@ -133,7 +133,8 @@ bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
     bool elsewhere = false;
     for (const auto& m : finished_)
       if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
-    if (!elsewhere && (small || count2D3D(id) >= options_.pnpMinInliers)) cands.push_back(id);
+    if (!elsewhere && (small || registration_.count2D3D(*active_, id) >= options_.pnpMinInliers))
+      cands.push_back(id);
   }
   if (!small && cands.empty()) return false;
   const Reconstruction before = big;  // restored when the merge is refused

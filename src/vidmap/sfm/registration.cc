@@ -1,0 +1,184 @@
+#include "vidmap/sfm/registration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "vidmap/core/check.h"
+#include "vidmap/geometry/pnp.h"
+#include "vidmap/geometry/similarity.h"
+
+namespace vidmap::sfm {
+
+void RegistrationOptions::check() const {
+  checkRange("registration.pnpMaxErrorPx", pnpMaxErrorPx, 0.1, 1000.0);
+  checkRange("registration.pnpMinInliers", pnpMinInliers, 6, 1000000);
+  checkRange("registration.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
+  checkRange("registration.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
+  checkRange("registration.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
+}
+
+Registration::Registration(const CorrespondenceGraph& graph, const RegistrationOptions& options)
+    : graph_(graph), options_(options) {
+  options_.check();
+}
+
+int count2D3D(const CorrespondenceGraph& graph, const Reconstruction& rec, int id) {
+  int n = 0;
+  for (int k = 0; k < graph.numKeypoints(id); ++k) {
+    bool any = false;
+    for (const FeatureRef& r : graph.correspondences(id, k)) {
+      const PointId p = rec.pointOf(r.image, r.feature);
+      if (p != kNoPoint) any = true;
+    }
+    n += any;
+  }
+  return n;
+}
+
+bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int id) const {
+  const geometry::Pinhole pin = camera.pinhole();
+  const KeyframeStore& keyframes = rec.keyframes();
+  // 2D-3D correspondences through the graph; a keypoint may name several points (RANSAC
+  // chooses).
+  geometry::Vec2List px;
+  geometry::Vec3List X;
+  std::vector<std::pair<int, PointId>> refs;
+  for (int k = 0; k < graph_.numKeypoints(id); ++k) {
+    PointId seen[8];
+    int ns = 0;
+    for (const FeatureRef& r : graph_.correspondences(id, k)) {
+      const PointId p = rec.pointOf(r.image, r.feature);
+      if (p == kNoPoint) continue;
+      bool dup = false;
+      for (int s = 0; s < ns; ++s) dup |= seen[s] == p;
+      if (dup || ns == 8) continue;
+      seen[ns++] = p;
+      px.push_back(pin.project(keyframes[id].normalized[k]));
+      X.push_back(rec.point(p).X);
+      refs.emplace_back(k, p);
+    }
+  }
+  if (static_cast<int>(px.size()) < options_.pnpMinInliers) return false;
+  geometry::PnPOptions po;
+  po.max_error_px = options_.pnpMaxErrorPx;
+  po.min_num_inliers = options_.pnpMinInliers;
+  const geometry::PnPResult r = geometry::estimatePnP(px, X, pin, po);
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "registration:   PnP of %d: %zu correspondences, %s, %d inliers, rms %.2f px %s\n",
+                 id, px.size(), r.success ? "success" : "failure", r.num_inliers, r.rms_error_px,
+                 r.message.c_str());
+  if (!r.success || r.num_inliers < options_.pnpMinInliers ||
+      r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
+    return false;
+  geometry::Pose pose = r.pose;
+  std::vector<char> inliers = r.inlier_mask;
+  // The keyframe nearest in video order anchors two checks.
+  int nearest = -1;
+  for (const auto& [k, im] : rec.images())
+    if (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)) nearest = k;
+  const Vec3 anchor = rec.image(nearest).pose.center();
+  auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
+    double s2 = 0;
+    int n = 0;
+    for (size_t i = 0; i < px.size(); ++i) {
+      if (!mask[i]) continue;
+      const Vec3 xc = p.apply(X[i]);
+      s2 += xc.z() > 0 ? (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).squaredNorm()
+                       : 1e12;
+      ++n;
+    }
+    return std::sqrt(s2 / std::max(n, 1));
+  };
+  // Model selection: when a pure rotation about the anchor's centre explains the inliers as
+  // well as the full pose, the translation is not observed (the points are far against the
+  // motion) and PnP's translation is noise; keeping it would triangulate the next points
+  // from a baseline that does not exist and let the scale run away in rotation-heavy video.
+  {
+    geometry::Vec2List normalized(px.size());
+    for (size_t i = 0; i < px.size(); ++i) normalized[i] = pin.normalize(px[i]);
+    const geometry::Pose rot = geometry::rotationAboutCentre(X, normalized, anchor, inliers);
+    const double ePnp = rms(pose, inliers), eRot = rms(rot, inliers);
+    if (options_.verbose)
+      std::fprintf(stderr, "mapper:   rms of %d: full pose %.3f px, rotation about %d %.3f px\n",
+                   id, ePnp, nearest, eRot);
+    if (eRot <= ePnp + options_.rotationOnlyTolerancePx) {
+      pose = rot;
+      int n = 0;
+      for (size_t i = 0; i < px.size(); ++i) {
+        const Vec3 xc = pose.apply(X[i]);
+        inliers[i] =
+            xc.z() > 0 && (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).norm() <
+                              options_.pnpMaxErrorPx;
+        n += inliers[i];
+      }
+      if (n < options_.pnpMinInliers) return false;
+    }
+  }
+  // A sanity check video allows: the camera moved less than the depth of what it sees.
+  {
+    std::vector<double> depth;
+    for (size_t i = 0; i < px.size(); ++i)
+      if (inliers[i]) depth.push_back(pose.apply(X[i]).z());
+    std::nth_element(depth.begin(), depth.begin() + depth.size() / 2, depth.end());
+    const double medianDepth = depth[depth.size() / 2];
+    const double jump = (pose.center() - anchor).norm();
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper:   centre of %d moved %.4g from keyframe %d (median depth %.4g)\n", id,
+                   jump, nearest, medianDepth);
+    if (!(jump < options_.maxJumpOverDepth * medianDepth)) return false;
+  }
+  rec.registerImage(id, pose);
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (!inliers[i]) continue;
+    const auto [k, p] = refs[i];
+    if (rec.pointOf(id, k) != kNoPoint) continue;
+    bool seen = false;
+    for (const FeatureRef& o : rec.point(p).track) seen |= o.image == id;
+    if (!seen) rec.addObservation(p, {id, k});
+  }
+  return true;
+}
+
+bool Registration::localize(const Reconstruction& rec, const TrackedFrame& f,
+                            LocalizedFrame* out) const {
+  if (!rec.isRegistered(f.keyframe)) return false;
+  const Camera& cam = rec.camera();
+  geometry::PnPOptions po;
+  po.max_error_px = options_.pnpMaxErrorPx;
+  po.min_num_inliers = options_.pnpMinInliers;
+  geometry::Vec2List px;
+  geometry::Vec3List X;
+  std::vector<int> idx;
+  std::vector<PointId> pts;
+  std::set<PointId> seen;
+  for (size_t k = 0; k < f.keypoints.size(); ++k) {
+    const PointId p = rec.pointOf(f.keyframe, f.keyframeKeypoint[k]);
+    if (p == kNoPoint || !seen.insert(p).second) continue;
+    px.push_back(cam.undistortPixel(f.keypoints[k]));
+    X.push_back(rec.point(p).X);
+    idx.push_back(static_cast<int>(k));
+    pts.push_back(p);
+  }
+  if (static_cast<int>(px.size()) < options_.pnpMinInliers) return false;
+  const geometry::PnPResult r = geometry::estimatePnP(px, X, cam.pinhole(), po);
+  if (!r.success || r.num_inliers < options_.pnpMinInliers ||
+      r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
+    return false;
+  *out = {};
+  out->frame = &f;
+  out->pose = r.pose;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (r.inlier_mask[i]) {
+      out->inliers.push_back(idx[i]);
+      out->inlierPoints.push_back(pts[i]);
+    }
+  return true;
+}
+
+}  // namespace vidmap::sfm

@@ -11,11 +11,9 @@ namespace vidmap::pipeline {
 void FrontendOptions::check() const {
   sift.check();
   match.check();
-  checkRange("frontend.minMotionPx", minMotionPx, 0.0, 10000.0);
-  checkRange("frontend.maxGapSeconds", maxGapSeconds, 0.0, 1e6);
+  gate.check();
   checkRange("frontend.activeKeyframes", activeKeyframes, 1, 1000);
   checkRange("frontend.historyKeyframes", historyKeyframes, 0, 100000);
-  checkRange("frontend.minGateMatches", minGateMatches, 1, 1000000);
   checkRange("frontend.minFeatures", minFeatures, 8, 1000000);
   checkRange("frontend.guideBandPx", guideBandPx, 0.1, 1000.0);
   checkRange("frontend.guideIterations", guideIterations, 1, 100000);
@@ -26,7 +24,8 @@ Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record)
     : options_(options),
       record_(record),
       sift_((options.check(), options.sift)),
-      matcher_(options.match) {}
+      matcher_(options.match),
+      gate_(options.gate) {}
 
 Frontend::~Frontend() = default;
 
@@ -90,30 +89,26 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     }
     stats_.plainMatches += static_cast<std::int64_t>(plain.back().size());
     const auto& ml = plain.back();
-    if (static_cast<int>(ml.size()) >= options_.minGateMatches) {
-      std::vector<double> motion;
-      motion.reserve(ml.size());
+    std::vector<double> motion;
+    motion.reserve(ml.size());
+    for (const features::Match& m : ml) {
+      const auto& a = query.keypoints[m.a];
+      const auto& b = last.features.keypoints[m.b];
+      motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
+    }
+    if (!gate_.decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width())
+             .keyframe) {
+      ++stats_.dropped;
+      *dropped = {};
+      dropped->frameIndex = frame.index;
+      dropped->timestamp = frame.timestamp;
+      dropped->name = frame.name;
+      dropped->keyframe = last.id;
       for (const features::Match& m : ml) {
-        const auto& a = query.keypoints[m.a];
-        const auto& b = last.features.keypoints[m.b];
-        motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
+        dropped->keypoints.emplace_back(raw.keypoints[m.a].x, raw.keypoints[m.a].y);
+        dropped->keyframeKeypoint.push_back(m.b);
       }
-      std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
-      const double median = motion[motion.size() / 2];
-      if (median < options_.minMotionPx * scale &&
-          frame.timestamp - last.timestamp < options_.maxGapSeconds) {
-        ++stats_.dropped;
-        *dropped = {};
-        dropped->frameIndex = frame.index;
-        dropped->timestamp = frame.timestamp;
-        dropped->name = frame.name;
-        dropped->keyframe = last.id;
-        for (const features::Match& m : ml) {
-          dropped->keypoints.emplace_back(raw.keypoints[m.a].x, raw.keypoints[m.a].y);
-          dropped->keyframeKeypoint.push_back(m.b);
-        }
-        return FrameOutcome::kDropped;
-      }
+      return FrameOutcome::kDropped;
     }
     // A keyframe: the earlier active keyframes in one call.
     if (cands.size() > 1) {

@@ -2,9 +2,10 @@
 //
 //   1. SIFT features of the sampled frame;
 //   2. plain matching (ratio 0.8, mutual) against the last keyframe;
-//   3. the keyframe gate: drop the frame when the median motion of its matches against the
-//      last keyframe is below minMotionPx (at 640 px, scaled by the working width) and the gap
-//      is below maxGapSeconds; its features and matches are discarded;
+//   3. the keyframe gate (sfm/keyframe_gate.h): drop the frame when the median motion of its
+//      matches against the last keyframe is below gate.minMotionPx (at 640 px, scaled by the
+//      working width) and the gap is below gate.maxGapSeconds; its features and matches are
+//      discarded;
 //   4. otherwise plain matching against the earlier active keyframes (and a few older ones at
 //      doubling distances) in one call, then guided matching: per pair, the essential matrix of the
 //      plain matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
@@ -22,21 +23,20 @@
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/pair_source.h"
 #include "vidmap/sfm/camera.h"
+#include "vidmap/sfm/keyframe_gate.h"
 #include "vidmap/sfm/reconstruction.h"
 
 namespace vidmap::pipeline {
 
 struct FrontendOptions {
   features::SiftOptions sift;
-  features::MatchOptions match;  // ratio 0.8, mutual
-  double minMotionPx = 8;        // at 640 px
-  double maxGapSeconds = 1;
-  int activeKeyframes = 6;  // earlier keyframes a frame is matched against
+  features::MatchOptions match;   // ratio 0.8, mutual
+  sfm::KeyframeGateOptions gate;  // 8 px at 640 px, 1 s, 20 matches
+  int activeKeyframes = 6;        // earlier keyframes a frame is matched against
   // A new keyframe is also matched against the keyframes 2, 4, 8, ... times activeKeyframes
   // back, within this many (their features are kept that long: 0.5 KiB per feature).
   int historyKeyframes = 48;
-  int minGateMatches = 20;  // fewer matches with the last keyframe: the motion is unknown
-  int minFeatures = 32;     // frames with fewer features are skipped (black, blurred)
+  int minFeatures = 32;  // frames with fewer features are skipped (black, blurred)
   bool guided = true;
   double guideBandPx = 4;     // at 640 px
   int guideIterations = 128;  // RANSAC hypotheses of the guide's E (design 002, PR 3)
@@ -90,6 +90,7 @@ class Frontend {
   io::RunRecord& record_;
   features::Sift sift_;
   features::Matcher matcher_;
+  sfm::KeyframeGate gate_;
   std::deque<Active> active_;  // the last max(activeKeyframes, historyKeyframes) keyframes
   std::vector<PairMatchSource*> sources_;
   FrontendStats stats_;

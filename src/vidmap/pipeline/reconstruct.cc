@@ -152,8 +152,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("device", toString(options.device));
   record.setOption("frontend.sift_max_features", options.frontend.sift.maxFeatures);
   record.setOption("frontend.sift_first_octave", options.frontend.sift.firstOctave);
-  record.setOption("frontend.min_motion_px", options.frontend.minMotionPx);
-  record.setOption("frontend.max_gap_s", options.frontend.maxGapSeconds);
+  record.setOption("frontend.min_motion_px", options.frontend.gate.minMotionPx);
+  record.setOption("frontend.max_gap_s", options.frontend.gate.maxGapSeconds);
   record.setOption("frontend.active_keyframes", options.frontend.activeKeyframes);
   record.setOption("frontend.guided", options.frontend.guided);
 

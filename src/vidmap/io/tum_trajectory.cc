@@ -1,6 +1,7 @@
 #include "vidmap/io/tum_trajectory.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -39,6 +40,27 @@ std::vector<TumPose> readTumTrajectory(const std::filesystem::path& path, double
   std::ostringstream text;
   text << in.rdbuf();
   return parseTumTrajectory(text.str(), path.string(), maxNormError);
+}
+
+std::string formatTumTrajectory(const std::vector<TumPose>& poses, const std::string& header,
+                                int timestampDecimals) {
+  std::string out;
+  std::istringstream lines(header);
+  for (std::string line; std::getline(lines, line);) out += "# " + line + "\n";
+  const auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  for (const TumPose& p : poses) {
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%.*f", timestampDecimals, p.t);
+    const Eigen::Vector3d& c = p.position;
+    const Eigen::Quaterniond& q = p.orientation;
+    out += std::string(ts) + " " + num(c.x()) + " " + num(c.y()) + " " + num(c.z()) + " " +
+           num(q.x()) + " " + num(q.y()) + " " + num(q.z()) + " " + num(q.w()) + "\n";
+  }
+  return out;
 }
 
 }  // namespace vidmap::io

@@ -13,6 +13,7 @@
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/io/tum_trajectory.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
 
@@ -51,27 +52,24 @@ void ReconstructOptions::check() const {
 namespace {
 
 std::string tumTrajectory(const sfm::Reconstruction& rec) {
-  std::vector<std::pair<double, geometry::Pose>> poses;
-  for (const auto& [id, im] : rec.images())
-    poses.emplace_back(rec.keyframes()[id].timestamp, im.pose);
-  for (const sfm::LocalizedFrame& f : rec.localized())
-    poses.emplace_back(f.frame->timestamp, f.pose);
-  std::sort(poses.begin(), poses.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::ostringstream s;
-  s.precision(17);
-  s << "# camera poses (keyframes and localised frames), camera to world: timestamp tx ty tz "
-       "qx qy qz qw\n";
-  for (const auto& [t, pose] : poses) {
-    const Eigen::Vector3d c = pose.center();
-    Eigen::Quaterniond q(Eigen::Matrix3d(pose.R.transpose()));
-    q.normalize();
-    char ts[64];
-    std::snprintf(ts, sizeof ts, "%.6f", t);
-    s << ts << ' ' << c.x() << ' ' << c.y() << ' ' << c.z() << ' ' << q.x() << ' ' << q.y() << ' '
-      << q.z() << ' ' << q.w() << '\n';
-  }
-  return s.str();
+  std::vector<io::TumPose> poses;
+  auto add = [&](double t, const geometry::Pose& pose) {
+    io::TumPose p;
+    p.t = t;
+    p.position = pose.center();
+    p.orientation = Eigen::Quaterniond(Eigen::Matrix3d(pose.R.transpose()));
+    p.orientation.normalize();
+    poses.push_back(p);
+  };
+  for (const auto& [id, im] : rec.images()) add(rec.keyframes()[id].timestamp, im.pose);
+  for (const sfm::LocalizedFrame& f : rec.localized()) add(f.frame->timestamp, f.pose);
+  std::stable_sort(poses.begin(), poses.end(),
+                   [](const io::TumPose& a, const io::TumPose& b) { return a.t < b.t; });
+  return io::formatTumTrajectory(
+      poses,
+      "camera poses (keyframes and localised frames), camera to world: timestamp tx ty tz qx qy "
+      "qz qw",
+      6);
 }
 
 ModelSummary summarize(const sfm::Reconstruction& rec) {

@@ -37,18 +37,21 @@ std::string formatTimestamp(double seconds) {
 }
 
 std::string formatTumTrajectory(const std::vector<CameraFrame>& frames) {
-  std::string out =
-      "# ground truth trajectory (TUM format), written by vidmap synth\n"
-      "# pose: camera-to-world; t = camera centre in the world, q = rotation camera->world\n"
-      "# camera axes: x right, y down, z forward (OpenCV/COLMAP); world: z up, metres\n"
-      "# timestamp tx ty tz qx qy qz qw\n";
+  std::vector<io::TumPose> poses;
   for (const CameraFrame& f : frames) {
-    const Pose& p = f.pose;
-    out += formatTimestamp(f.timestamp) + " " + num(p.t.x()) + " " + num(p.t.y()) + " " +
-           num(p.t.z()) + " " + num(p.q.x()) + " " + num(p.q.y()) + " " + num(p.q.z()) + " " +
-           num(p.q.w()) + "\n";
+    io::TumPose p;
+    p.t = f.timestamp;
+    p.position = f.pose.t;
+    p.orientation = f.pose.q;
+    poses.push_back(p);
   }
-  return out;
+  return io::formatTumTrajectory(
+      poses,
+      "ground truth trajectory (TUM format), written by vidmap synth\n"
+      "pose: camera-to-world; t = camera centre in the world, q = rotation camera->world\n"
+      "camera axes: x right, y down, z forward (OpenCV/COLMAP); world: z up, metres\n"
+      "timestamp tx ty tz qx qy qz qw",
+      9);
 }
 
 std::vector<CameraFrame> parseTumTrajectory(const std::string& text, const std::string& what) {

@@ -20,6 +20,18 @@ void FrontendOptions::check() const {
   checkRange("frontend.minPairMatches", minPairMatches, 5, 1000000);
 }
 
+void FrontendStats::writeTo(io::RunRecord& r) const {
+  r.setCount("keyframes", keyframes);
+  r.setCount("frames_dropped_by_gate", dropped);
+  r.setCount("frames_featureless", featureless);
+  r.setCount("features", features);
+  r.setCount("plain_matches", plainMatches);
+  r.setCount("guided_matches", guidedMatches);
+  r.setCount("source_matches", sourceMatches);
+  r.setCount("guides", guides);
+  r.setCount("guide_failures", guideFailures);
+}
+
 Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record)
     : options_(options),
       record_(record),

@@ -49,6 +49,9 @@ struct FrontendStats {
   int frames = 0, keyframes = 0, featureless = 0, dropped = 0;
   std::int64_t features = 0, plainMatches = 0, guidedMatches = 0, sourceMatches = 0;
   int guides = 0, guideFailures = 0;
+
+  // The counts into a run record: a new stat is one line there.
+  void writeTo(io::RunRecord& record) const;
 };
 
 // What a new keyframe hands to the mapper.

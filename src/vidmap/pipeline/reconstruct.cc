@@ -248,32 +248,10 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   }
 
   // The run record: stages of the mapper from its own clocks, counts and results.
-  record.addStage("mapper.verify", ms.verifySeconds * 1e3);
-  record.addStage("mapper.init", ms.initSeconds * 1e3);
-  record.addStage("mapper.register", ms.registerSeconds * 1e3, 0, ms.registrations);
-  record.addStage("mapper.triangulate", ms.triangulateSeconds * 1e3);
-  record.addStage("mapper.local_ba", ms.localBaSeconds * 1e3, 0, ms.localBa);
-  record.addStage("mapper.global_ba", ms.globalBaSeconds * 1e3, 0, ms.globalBa);
-  record.addStage("mapper.filter", ms.filterSeconds * 1e3);
-  record.addStage("mapper.merge", ms.mergeSeconds * 1e3, 0, ms.modelsMerged);
+  ms.writeTo(record);
+  fst.writeTo(record);
   record.setCount("frames", sum.frames);
-  record.setCount("keyframes", fst.keyframes);
-  record.setCount("frames_dropped_by_gate", fst.dropped);
-  record.setCount("frames_featureless", fst.featureless);
-  record.setCount("features", fst.features);
-  record.setCount("plain_matches", fst.plainMatches);
-  record.setCount("guided_matches", fst.guidedMatches);
-  record.setCount("pairs_verified", ms.pairsVerified);
-  record.setCount("pairs_rejected", ms.pairsRejected);
-  record.setCount("pair_matches", ms.pairMatches);
-  record.setCount("verified_matches", ms.verifiedMatches);
   record.setCount("models", static_cast<std::int64_t>(models.size()));
-  record.setCount("models_started", ms.modelsStarted);
-  record.setCount("models_merged", ms.modelsMerged);
-  record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal);  // 0: not calibrated
-  record.setCount("models_aligned", ms.modelsAligned);
-  record.setCount("merge_attempts", ms.mergeAttempts);
-  record.setCount("images_absorbed", ms.imagesAbsorbed);
   record.setCount("registered_keyframes", sum.registered);
   record.setCount("localized_frames", sum.localized);
   record.setMetric("posed_fraction_of_frames",

@@ -61,6 +61,31 @@ void MapperOptions::check() const {
   checkRange("mapper.mergeMaxShapeChange", mergeMaxShapeChange, 0.0, 1e9);
 }
 
+void MapperStats::writeTo(io::RunRecord& r) const {
+  r.addStage("mapper.verify", verifySeconds * 1e3);
+  r.addStage("mapper.init", initSeconds * 1e3);
+  r.addStage("mapper.register", registerSeconds * 1e3, 0, registrations);
+  r.addStage("mapper.triangulate", triangulateSeconds * 1e3);
+  r.addStage("mapper.local_ba", localBaSeconds * 1e3, 0, localBa);
+  r.addStage("mapper.global_ba", globalBaSeconds * 1e3, 0, globalBa);
+  r.addStage("mapper.filter", filterSeconds * 1e3);
+  r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
+  r.setCount("pairs_verified", pairsVerified);
+  r.setCount("pairs_rejected", pairsRejected);
+  r.setCount("pair_matches", pairMatches);
+  r.setCount("verified_matches", verifiedMatches);
+  r.setMetric("self_calibrated_focal_px", selfCalibratedFocal);  // 0: not calibrated
+  r.setCount("init_attempts", initAttempts);
+  r.setCount("pnp_failures", pnpFailures);
+  r.setCount("models_started", modelsStarted);
+  r.setCount("models_dropped", modelsDropped);
+  r.setCount("models_merged", modelsMerged);
+  r.setCount("models_aligned", modelsAligned);
+  r.setCount("merge_attempts", mergeAttempts);
+  r.setCount("images_absorbed", imagesAbsorbed);
+  r.setCount("tracked_frames", trackedFrames);
+}
+
 TriangulatorOptions MapperOptions::triangulator() const {
   TriangulatorOptions o;
   o.maxReprojErrorPx = maxReprojErrorPx;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "vidmap/geometry/two_view.h"
+#include "vidmap/io/run_record.h"
 #include "vidmap/sfm/bundle.h"
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
@@ -124,6 +125,9 @@ struct MapperStats {
   int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
   double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0, mergeSeconds = 0;
+
+  // The stage times ("mapper.*") and counts into a run record: a new stat is one line there.
+  void writeTo(io::RunRecord& record) const;
 };
 
 class Mapper {

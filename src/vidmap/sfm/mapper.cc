@@ -93,6 +93,19 @@ TriangulatorOptions MapperOptions::triangulator() const {
   return o;
 }
 
+ModelMergerOptions MapperOptions::merger() const {
+  ModelMergerOptions o;
+  o.byAlignment = mergeByAlignment;
+  o.minCommonPoints = mergeMinCommonPoints;
+  o.minInlierRatio = mergeMinInlierRatio;
+  o.maxReprojErrorPx = pnpMaxErrorPx;
+  o.minAbsorb2D3D = pnpMinInliers;
+  o.maxErrorGrowth = mergeMaxErrorGrowth;
+  o.maxShapeChange = mergeMaxShapeChange;
+  o.verbose = verbose;
+  return o;
+}
+
 RegistrationOptions MapperOptions::registration() const {
   RegistrationOptions o;
   o.pnpMaxErrorPx = pnpMaxErrorPx;
@@ -108,7 +121,8 @@ Mapper::Mapper(const Camera& camera, const MapperOptions& options)
     : options_((options.check(), options)),
       camera_(camera),
       triangulator_(graph_, options_.triangulator()),
-      registration_(graph_, options_.registration()) {
+      registration_(graph_, options_.registration()),
+      merger_(graph_, triangulator_, options_.merger()) {
   focalKnown_ = camera_.fixed() || !options_.selfCalibrateFocal;
 }
 
@@ -604,6 +618,61 @@ void Mapper::localizeTracked(Reconstruction& rec) {
     rec.addLocalized(std::move(lf));
     ++stats_.localizedFrames;
   }
+}
+
+// The merger grows a finished model with the mapper's own registration and refinement: the
+// model becomes the current one meanwhile (and goes back to its slot however this ends), with
+// its camera.
+class Mapper::Grower : public ModelGrower {
+ public:
+  explicit Grower(Mapper& m) : m_(m) {}
+  void absorb(std::unique_ptr<Reconstruction>& model, const std::vector<int>& keyframes) override {
+    Lend lend(model, m_.active_);
+    if (m_.camera_.params() != m_.active_->camera().params()) {
+      m_.camera_ = m_.active_->camera();
+      m_.refreshNormalized();
+    }
+    m_.triedWith_.clear();
+    m_.lastGlobalBaImages_ = m_.active_->numImages();
+    m_.registerPending(&keyframes);
+  }
+  void refine(std::unique_ptr<Reconstruction>& model) override {
+    Lend lend(model, m_.active_);
+    m_.refineModel();
+  }
+
+ private:
+  struct Lend {
+    std::unique_ptr<Reconstruction>& slot;
+    std::unique_ptr<Reconstruction>& active;
+    Lend(std::unique_ptr<Reconstruction>& s, std::unique_ptr<Reconstruction>& a)
+        : slot(s), active(a) {
+      active = std::move(slot);
+    }
+    ~Lend() { slot = std::move(active); }
+  };
+  Mapper& m_;
+};
+
+void Mapper::mergeFinishedModels(int limit) {
+  if (!options_.mergeModels || active_ || finished_.empty()) return;
+  Timer t(&stats_.mergeSeconds);
+  const Camera savedCamera = camera_;
+  const int savedLastGlobal = lastGlobalBaImages_;
+  const auto savedTried = triedWith_;
+  MergeStats ms;
+  Grower grower(*this);
+  merger_.mergeAll(finished_, limit, grower, &ms);
+  stats_.mergeAttempts += ms.attempts;
+  stats_.modelsMerged += ms.merged;
+  stats_.modelsAligned += ms.aligned;
+  stats_.imagesAbsorbed += ms.imagesAbsorbed;
+  if (camera_.params() != savedCamera.params()) {
+    camera_ = savedCamera;
+    refreshNormalized();
+  }
+  lastGlobalBaImages_ = savedLastGlobal;
+  triedWith_ = savedTried;
 }
 
 void Mapper::finish() {

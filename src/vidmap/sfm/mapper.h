@@ -41,6 +41,7 @@
 #include "vidmap/io/run_record.h"
 #include "vidmap/sfm/bundle.h"
 #include "vidmap/sfm/correspondence_graph.h"
+#include "vidmap/sfm/model_merge.h"
 #include "vidmap/sfm/reconstruction.h"
 #include "vidmap/sfm/registration.h"
 #include "vidmap/sfm/tracks.h"
@@ -111,6 +112,7 @@ struct MapperOptions {
   // The options of the parts (after COLMAP's IncrementalPipelineOptions::Triangulation()).
   TriangulatorOptions triangulator() const;
   RegistrationOptions registration() const;
+  ModelMergerOptions merger() const;
 };
 
 struct MapperStats {
@@ -194,14 +196,12 @@ class Mapper {
   void retriangulateAll();
   void finishModel();
   void refineModel();  // global BA, filtering, re-triangulation, global BA, filtering
-  // Merging (model_merge.cc): every linked pair of finished models, the larger absorbing the
-  // smaller, then each model registers keyframes no model holds; keyframes from `limit` on
-  // belong to the segment after a break and stay out.
+  // Merging (ModelMerger, model_merge.h): every linked pair of finished models, the larger
+  // absorbing the smaller, then each model registers keyframes no model holds; keyframes from
+  // `limit` on belong to the segment after a break and stay out. The mapper's camera and
+  // registration state are restored after.
   void mergeFinishedModels(int limit);
-  // small < 0: the model only registers keyframes no model holds.
-  bool mergePair(size_t big, std::ptrdiff_t small, int limit);
-  bool alignAndJoin(const Reconstruction& small);  // into the current model
-  int linkCount(const Reconstruction& a, const Reconstruction& b) const;
+  class Grower;  // the merger's access to registerPending and refineModel
   void refreshNormalized();
   void localizeTracked(Reconstruction& rec);
   Vec2 undistorted(int image, int keypoint) const;
@@ -212,6 +212,7 @@ class Mapper {
   CorrespondenceGraph graph_;
   Triangulator triangulator_;  // on graph_
   Registration registration_;  // on graph_
+  ModelMerger merger_;         // on graph_ and triangulator_
   std::map<std::pair<int, int>, PairInfo> pairs_;
   std::vector<std::unique_ptr<Reconstruction>> finished_;
   std::unique_ptr<Reconstruction> active_;

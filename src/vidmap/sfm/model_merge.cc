@@ -1,7 +1,6 @@
 #include "vidmap/sfm/model_merge.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -10,8 +9,8 @@
 #include <numeric>
 #include <set>
 
+#include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
-#include "vidmap/sfm/mapper.h"
 
 namespace vidmap::sfm {
 
@@ -46,7 +45,22 @@ double shapeChange(const Reconstruction& before, const Reconstruction& after) {
 
 }  // namespace
 
-int Mapper::linkCount(const Reconstruction& a, const Reconstruction& b) const {
+void ModelMergerOptions::check() const {
+  checkRange("merge.minCommonPoints", minCommonPoints, 3, 1000000);
+  checkRange("merge.minInlierRatio", minInlierRatio, 0.0, 1.0);
+  checkRange("merge.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
+  checkRange("merge.minAbsorb2D3D", minAbsorb2D3D, 1, 1000000);
+  checkRange("merge.maxErrorGrowth", maxErrorGrowth, 1.0, 100.0);
+  checkRange("merge.maxShapeChange", maxShapeChange, 0.0, 1e9);
+}
+
+ModelMerger::ModelMerger(const CorrespondenceGraph& graph, const Triangulator& triangulator,
+                         const ModelMergerOptions& options)
+    : graph_(graph), triangulator_(triangulator), options_(options) {
+  options_.check();
+}
+
+int ModelMerger::linkCount(const Reconstruction& a, const Reconstruction& b) const {
   int n = 0;
   for (const auto& [id, im] : a.images())
     for (const auto& [other, matches] : graph_.neighbours(id))
@@ -54,12 +68,8 @@ int Mapper::linkCount(const Reconstruction& a, const Reconstruction& b) const {
   return n;
 }
 
-void Mapper::mergeFinishedModels(int limit) {
-  if (!options_.mergeModels || active_ || finished_.empty()) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  const Camera savedCamera = camera_;
-  const int savedLastGlobal = lastGlobalBaImages_;
-  const auto savedTried = triedWith_;
+void ModelMerger::mergeAll(std::vector<std::unique_ptr<Reconstruction>>& finished_, int limit,
+                           ModelGrower& grower, MergeStats* stats) const {
   // Pairs that failed, cleared when one of them changes.
   std::set<std::pair<const Reconstruction*, const Reconstruction*>> failed;
   for (bool merged = true; merged;) {
@@ -76,11 +86,12 @@ void Mapper::mergeFinishedModels(int limit) {
         const Reconstruction* small = finished_[order[y]].get();
         if (failed.count({big, small})) continue;
         const int links = linkCount(*big, *small);
-        if (links < options_.mergeMinCommonPoints) continue;
+        if (links < options_.minCommonPoints) continue;
         if (options_.verbose)
           std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
                        small->numImages(), big->numImages(), links);
-        if (mergePair(order[x], static_cast<std::ptrdiff_t>(order[y]), limit)) {
+        if (mergePair(finished_, order[x], static_cast<std::ptrdiff_t>(order[y]), limit, grower,
+                      stats)) {
           finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
           for (auto it = failed.begin(); it != failed.end();)
             it = it->first == big || it->second == big || it->first == small || it->second == small
@@ -99,32 +110,16 @@ void Mapper::mergeFinishedModels(int limit) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return finished_[a]->numImages() > finished_[b]->numImages();
   });
-  for (size_t i : order) mergePair(i, -1, limit);
-  if (camera_.params() != savedCamera.params()) {
-    camera_ = savedCamera;
-    refreshNormalized();
-  }
-  lastGlobalBaImages_ = savedLastGlobal;
-  triedWith_ = savedTried;
-  stats_.mergeSeconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i : order) mergePair(finished_, i, -1, limit, grower, stats);
 }
 
-bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
+bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finished_,
+                            size_t bigIndex, std::ptrdiff_t smallIndex, int limit,
+                            ModelGrower& grower, MergeStats* stats) const {
   const Reconstruction* small = smallIndex >= 0 ? finished_[smallIndex].get() : nullptr;
-  if (small) ++stats_.mergeAttempts;
-  // The larger model becomes the current one (the mapper's registration, triangulation and
-  // BA work on it) and goes back to its slot however this ends.
-  struct Lend {
-    std::unique_ptr<Reconstruction>& slot;
-    std::unique_ptr<Reconstruction>& active;
-    Lend(std::unique_ptr<Reconstruction>& s, std::unique_ptr<Reconstruction>& a)
-        : slot(s), active(a) {
-      active = std::move(slot);
-    }
-    ~Lend() { slot = std::move(active); }
-  } lend(finished_[bigIndex], active_);
-  Reconstruction& big = *active_;
+  if (small) ++stats->attempts;
+  std::unique_ptr<Reconstruction>& slot = finished_[bigIndex];
+  Reconstruction& big = *slot;  // the grower lends the slot and gives it back
   // Absorption: the smaller model's keyframes not joined yet, and keyframes before `limit`
   // that no model holds (a model of the same scene may register what its part could not).
   std::vector<int> cands;
@@ -133,26 +128,19 @@ bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
     bool elsewhere = false;
     for (const auto& m : finished_)
       if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
-    if (!elsewhere && (small || registration_.count2D3D(*active_, id) >= options_.pnpMinInliers))
+    if (!elsewhere && (small || count2D3D(graph_, big, id) >= options_.minAbsorb2D3D))
       cands.push_back(id);
   }
   if (!small && cands.empty()) return false;
   const Reconstruction before = big;  // restored when the merge is refused
   const double errBig = big.meanReprojectionError();
   const double errSmall = small ? small->meanReprojectionError() : errBig;
-  if (camera_.params() != big.camera().params()) {
-    camera_ = big.camera();
-    refreshNormalized();
-  }
-
-  const bool aligned = small && options_.mergeByAlignment && alignAndJoin(*small);
+  const bool aligned = small && options_.byAlignment && alignAndJoin(big, *small);
 
   const int imagesBefore = big.numImages();
-  triedWith_.clear();
-  lastGlobalBaImages_ = big.numImages();
-  registerPending(&cands);
+  grower.absorb(slot, cands);
   const int absorbed = big.numImages() - imagesBefore;
-  if (aligned || absorbed > 0) refineModel();
+  if (aligned || absorbed > 0) grower.refine(slot);
   if (!small && absorbed == 0) return false;
 
   // Kept when (nearly) all of the smaller model joined and the error is that of the parts.
@@ -163,8 +151,8 @@ bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
   // The larger model keeps its trajectory (up to a similarity): a wrong merge bends it.
   const double bent = shapeChange(before, big);
   const bool ok = (!small || smallLeft <= small->numImages() / 4) &&
-                  err <= options_.mergeMaxErrorGrowth * std::max(errBig, errSmall) &&
-                  bent <= options_.mergeMaxShapeChange;
+                  err <= options_.maxErrorGrowth * std::max(errBig, errSmall) &&
+                  bent <= options_.maxShapeChange;
   if (options_.verbose)
     std::fprintf(stderr,
                  "mapper: merge %s: %s, %d keyframes absorbed by PnP, %d of the smaller model's "
@@ -175,14 +163,13 @@ bool Mapper::mergePair(size_t bigIndex, std::ptrdiff_t smallIndex, int limit) {
     big = before;
     return false;
   }
-  stats_.modelsMerged += small != nullptr;
-  stats_.modelsAligned += aligned;
-  stats_.imagesAbsorbed += absorbed;
+  stats->merged += small != nullptr;
+  stats->aligned += aligned;
+  stats->imagesAbsorbed += absorbed;
   return true;
 }
 
-bool Mapper::alignAndJoin(const Reconstruction& small) {
-  Reconstruction& big = *active_;
+bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small) const {
   // 3D-3D correspondences: a point of the smaller model and a point of the larger one that
   // the graph links through a keypoint of each track.
   std::set<std::pair<PointId, PointId>> links;
@@ -198,9 +185,9 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
     src.push_back(small.point(a).X);
     dst.push_back(big.point(b).X);
   }
-  if (static_cast<int>(ids.size()) < options_.mergeMinCommonPoints) return false;
+  if (static_cast<int>(ids.size()) < options_.minCommonPoints) return false;
   // An inlier reprojects into every image of both tracks (COLMAP's test).
-  const double maxErr = options_.pnpMaxErrorPx;
+  const double maxErr = options_.maxReprojErrorPx;
   // The residual: the largest reprojection error over every image of both tracks.
   auto residualSq = [&](int i, const geometry::Sim3& sim) {
     double worst = 0;
@@ -223,8 +210,8 @@ bool Mapper::alignAndJoin(const Reconstruction& small) {
     std::fprintf(stderr,
                  "mapper:   alignment: %zu 3D-3D correspondences, %s, %d inliers, scale %.4g\n",
                  ids.size(), e.success ? "success" : "failure", e.num_inliers, e.model.s);
-  if (!e.success || e.num_inliers < options_.mergeMinCommonPoints ||
-      e.num_inliers < options_.mergeMinInlierRatio * static_cast<double>(ids.size()))
+  if (!e.success || e.num_inliers < options_.minCommonPoints ||
+      e.num_inliers < options_.minInlierRatio * static_cast<double>(ids.size()))
     return false;
 
   // The smaller model's images and points join in the larger one's frame.

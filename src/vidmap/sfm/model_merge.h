@@ -1,27 +1,93 @@
 // Merging the models of a broken video (after COLMAP's Reconstruction::Merge and
 // ComputeAlignmentBetweenReconstructions, J. L. Schonberger and J.-M. Frahm, "Structure-from-
 // Motion Revisited", CVPR 2016). Two models overlap when the correspondence graph links their
-// keypoints. The mapper (Mapper::mergeFinishedModels, model_merge.cc) merges them in two
-// complementary ways:
+// keypoints. The ModelMerger merges them in two complementary ways:
 //   a. alignment: points of both models that the graph links (the same feature track
 //      triangulated twice) give 3D-3D correspondences; a RANSAC over 3-point Umeyama
-//      similarities (geometry::estimateSimilarity) with a residual in reprojection error brings the
-//      smaller model into the larger one's frame; its images and points join, and points of
-//      one track are fused;
+//      similarities (geometry::estimateSimilarity) with a residual in reprojection error
+//      brings the smaller model into the larger one's frame; its images and points join, and
+//      points of one track are fused;
 //   b. absorption: the larger model registers the smaller model's keyframes (and keyframes
-//      no model holds) by PnP against its points through the graph, triangulating as it goes.
+//      no model holds) by PnP against its points through the graph, triangulating as it goes
+//      (the mapper's own registration, through ModelGrower).
 // Global BA, filtering and re-triangulation follow. A merge is kept only when the smaller
-// model's images (nearly) all joined and the reprojection error stayed that of the parts;
-// otherwise both models are restored.
+// model's images (nearly) all joined, the reprojection error stayed that of the parts and the
+// larger model's trajectory kept its shape; otherwise both models are restored.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "vidmap/geometry/similarity.h"
+#include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
+#include "vidmap/sfm/registration.h"
+#include "vidmap/sfm/triangulator.h"
 
 namespace vidmap::sfm {
 
-// The similarity RANSAC (geometry::estimateSimilarity) and the pose transform live in
-// geometry/similarity.h.
 using geometry::transformPose;
+
+struct ModelMergerOptions {
+  bool byAlignment = true;   // a. Sim(3) from shared tracks; b. (absorption) always runs
+  int minCommonPoints = 12;  // links between two models (and alignment inliers) needed
+  double minInlierRatio = 0.3;
+  double maxReprojErrorPx = 6.0;  // an alignment inlier reprojects within this in both models
+  int minAbsorb2D3D = 20;         // a keyframe no model holds is tried with this many 2D-3D matches
+  // The merged model's mean reprojection error may exceed the worse part's by this factor.
+  double maxErrorGrowth = 1.1;
+  // The larger model's camera centres may move by this fraction of their spread (RMS, after a
+  // similarity) in the merge.
+  double maxShapeChange = 0.05;
+  bool verbose = false;  // one line per merge on stderr
+
+  void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct MergeStats {
+  int attempts = 0, merged = 0, aligned = 0;  // aligned: by Sim(3)
+  int imagesAbsorbed = 0;                     // keyframes registered by PnP while merging
+};
+
+// What a merge asks of the mapper that owns the models: to grow a model as while mapping.
+class ModelGrower {
+ public:
+  virtual ~ModelGrower() = default;
+  // Registers what it can of `keyframes` into `model` (PnP, triangulation, local BA).
+  virtual void absorb(std::unique_ptr<Reconstruction>& model,
+                      const std::vector<int>& keyframes) = 0;
+  // Global BA, filtering, re-triangulation.
+  virtual void refine(std::unique_ptr<Reconstruction>& model) = 0;
+};
+
+class ModelMerger {
+ public:
+  // The graph and the triangulator must outlive the merger.
+  ModelMerger(const CorrespondenceGraph& graph, const Triangulator& triangulator,
+              const ModelMergerOptions& options);
+
+  // Merges every linked pair of `models`, the larger absorbing the smaller, then each model
+  // (the largest first) registers keyframes no model holds; keyframes from `limit` on belong
+  // to the segment after a break and stay out. Merged models leave `models`.
+  void mergeAll(std::vector<std::unique_ptr<Reconstruction>>& models, int limit,
+                ModelGrower& grower, MergeStats* stats) const;
+
+  // The matches of the graph between images of a and images of b.
+  int linkCount(const Reconstruction& a, const Reconstruction& b) const;
+  // a. alone: the Sim(3) of the linked points brings `small` into `big` (images, points, fused
+  // tracks); false (big unchanged) when too few links or inliers.
+  bool alignAndJoin(Reconstruction& big, const Reconstruction& small) const;
+
+  const ModelMergerOptions& options() const { return options_; }
+
+ private:
+  // small < 0: the model only registers keyframes no model holds.
+  bool mergePair(std::vector<std::unique_ptr<Reconstruction>>& models, size_t big,
+                 std::ptrdiff_t small, int limit, ModelGrower& grower, MergeStats* stats) const;
+
+  const CorrespondenceGraph& graph_;
+  const Triangulator& triangulator_;
+  ModelMergerOptions options_;
+};
 
 }  // namespace vidmap::sfm

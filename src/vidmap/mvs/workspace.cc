@@ -23,6 +23,9 @@ void WorkspaceOptions::check() const {
   checkRange("mvs.depth_percentile_low", depthPercentileLow, 0.0, 0.5);
   checkRange("mvs.depth_percentile_high", depthPercentileHigh, 0.5, 1.0);
   checkRange("mvs.depth_margin", depthMargin, 0.0, 10.0);
+  checkRange("mvs.depth_min", depthMin, 0.0, 1e9);
+  checkRange("mvs.depth_max", depthMax, depthMin, 1e9);
+  checkRange("mvs.max_axis_angle_deg", maxAxisAngleDeg, 0.0, 180.0);
 }
 
 Image<std::uint8_t> toGray8(const RgbImage& rgb) {
@@ -197,16 +200,37 @@ Workspace buildWorkspace(const io::ColmapModel& model,
     }
   }
   ws.isReference.assign(n, true);
+  const bool givenRange = options.depthMin > 0 && options.depthMax > options.depthMin;
+  const bool byGeometry = model.points3d.empty() && givenRange;
   for (size_t i = 0; i < n; ++i) {
     View& v = ws.views[i];
-    std::vector<std::pair<int, int>> cand;  // (-shared, view)
-    for (const auto& [j, count] : shared[i])
-      if (count >= options.minSharedPoints) cand.push_back({-count, j});
-    std::sort(cand.begin(), cand.end());
-    for (size_t k = 0; k < cand.size() && static_cast<int>(k) < options.maxSources; ++k)
-      v.sources.push_back(cand[k].second);
+    if (byGeometry) {
+      const double mid = 0.5 * (options.depthMin + options.depthMax);
+      const double minBase = std::tan(options.minTriangulationAngleDeg * M_PI / 180.0) * mid;
+      const Eigen::Vector3d axis = v.R.row(2).transpose();
+      std::vector<std::pair<double, int>> cand;  // (axis angle, view)
+      for (size_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        double a = std::acos(std::clamp(axis.dot(ws.views[j].R.row(2).transpose()), -1.0, 1.0));
+        if (a * 180.0 / M_PI > options.maxAxisAngleDeg) continue;
+        if ((centers[j] - centers[i]).norm() < minBase) continue;
+        cand.push_back({a, static_cast<int>(j)});
+      }
+      std::sort(cand.begin(), cand.end());
+      for (size_t k = 0; k < cand.size() && static_cast<int>(k) < options.maxSources; ++k)
+        v.sources.push_back(cand[k].second);
+    } else {
+      std::vector<std::pair<int, int>> cand;  // (-shared, view)
+      for (const auto& [j, count] : shared[i])
+        if (count >= options.minSharedPoints) cand.push_back({-count, j});
+      std::sort(cand.begin(), cand.end());
+      for (size_t k = 0; k < cand.size() && static_cast<int>(k) < options.maxSources; ++k)
+        v.sources.push_back(cand[k].second);
+    }
     std::vector<double>& d = depths[i];
-    if (d.size() >= 3) {
+    if (givenRange) {
+      v.depthMin = options.depthMin, v.depthMax = options.depthMax;
+    } else if (d.size() >= 3) {
       std::sort(d.begin(), d.end());
       auto at = [&](double q) { return d[static_cast<size_t>(std::lround(q * (d.size() - 1)))]; };
       v.depthMin = at(options.depthPercentileLow) * (1 - options.depthMargin);
@@ -218,7 +242,7 @@ Workspace buildWorkspace(const io::ColmapModel& model,
                            std::to_string(options.minSharedPoints) +
                            " sparse points at a triangulation angle of at least " +
                            std::to_string(options.minTriangulationAngleDeg) + " deg");
-    } else if (d.size() < 3) {
+    } else if (d.size() < 3 && !givenRange) {
       ws.isReference[i] = false;
       ws.skipped.push_back(v.name + ": fewer than 3 sparse points in front of the camera");
     }

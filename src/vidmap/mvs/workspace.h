@@ -30,6 +30,12 @@ struct WorkspaceOptions {
   double depthPercentileLow = 0.01;
   double depthPercentileHigh = 0.99;
   double depthMargin = 0.25;
+  // For models without sparse points (cameras known from elsewhere, e.g. a calibrated rig):
+  // the depth range of every view when both are positive, and sources chosen by geometry
+  // (optical axes within maxAxisAngleDeg, the smallest angles first, a baseline of at least
+  // tan(minTriangulationAngleDeg) * the middle of the range).
+  double depthMin = 0, depthMax = 0;
+  double maxAxisAngleDeg = 45;
 
   void check() const;
 };

@@ -160,6 +160,10 @@ void addDenseCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-image-size", args->ws.maxImageSize, "Longer side in pixels (0: native)")
       ->capture_default_str();
+  cmd->add_option("--depth-min", args->ws.depthMin,
+                  "With --depth-max: the depth range of every view (models without points)")
+      ->capture_default_str();
+  cmd->add_option("--depth-max", args->ws.depthMax)->capture_default_str();
   cmd->add_option("--sources", args->ws.maxSources, "Source views per reference (1-12)")
       ->capture_default_str();
   cmd->add_option("--photometric-iterations", args->pm.photometricIterations)

@@ -371,6 +371,9 @@ VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, 
     long q = static_cast<long>(qy) * S.width + qx;
     float n[3] = {S.nx[q], S.ny[q], S.nz[q]};
     float d = S.depth[q];
+    // Propagation copies planes verbatim, so neighbours often hold the best plane itself:
+    // its cost is bestC exactly and it cannot win; skipping it changes no result.
+    if (d == bestD && n[0] == bestN[0] && n[1] == bestN[1] && n[2] == bestN[2]) continue;
     float c = pmHypothesisCost(P, win, x, y, d, n);
     if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
   }

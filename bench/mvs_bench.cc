@@ -1,5 +1,6 @@
 // PatchMatch MVS benchmark; prints one JSON object.
 //   mvs_bench synthetic [--width 640 --height 480 --views 6 --sources 5 --reps 3 --device cuda]
+//   mvs_bench synthetic --width W --height H --views N --write DIR   (model + images only)
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
 // Times: wall ms of each pass per reference image (medians over --reps runs after one
 // warm-up run; the pass includes its uploads and downloads), GPU ms per kernel per image
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "vidmap/io/colmap_model.h"
+#include "vidmap/io/image_file.h"
 #include "vidmap/io/ply.h"
 #include "vidmap/mvs/fusion.h"
 #include "vidmap/mvs/patch_match.h"
@@ -32,7 +34,7 @@ double median(std::vector<double> v) {
 }
 
 struct Args {
-  std::string mode, dir, device = "cuda", ply;
+  std::string mode, dir, device = "cuda", ply, write;
   int width = 640, height = 480, views = 6, sources = 5, reps = 3, maxSize = 1536;
   int photoIt = -1, geoIt = -1;
 };
@@ -65,6 +67,8 @@ Args parse(int argc, char** argv) {
       a.device = v;
     else if (k == "--ply")
       a.ply = v;
+    else if (k == "--write")
+      a.write = v;
     else if (k == "--photometric-iterations")
       a.photoIt = std::stoi(v);
     else if (k == "--geometric-iterations")
@@ -157,6 +161,13 @@ int main(int argc, char** argv) try {
   auto tl = std::chrono::steady_clock::now();
   if (a.mode == "synthetic") {
     scene = mvs::testing::makeFacadeMvs(a.width, a.height, a.views, 1.2);
+    if (!a.write.empty()) {  // the scene as a COLMAP model and images, for `vidmap dense`
+      io::writeColmapModel(scene->model, a.write + "/sparse", io::ColmapFormat::kText);
+      std::filesystem::create_directories(a.write + "/images");
+      for (const auto& [id, im] : scene->model.images)
+        io::writePng(a.write + "/images/" + im.name, scene->images.at(id));
+      return 0;
+    }
     ws = mvs::buildWorkspace(
         scene->model, [&](const io::ColmapImage& im) { return scene->images.at(im.id); }, wo);
   } else if (a.mode == "strecha") {

@@ -70,7 +70,6 @@ void writeMaps(const fs::path& root, const mvs::View& v, const mvs::DepthMap& m,
 }
 
 void runDense(const DenseArgs& a, io::RunRecord& record) {
-  using clock = std::chrono::steady_clock;
   mvs::PatchMatchOptions pm = a.pm;
   if (a.device == "cpu")
     pm.backend = mvs::Backend::kCpu;

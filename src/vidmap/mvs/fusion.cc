@@ -1,0 +1,127 @@
+#include "vidmap/mvs/fusion.h"
+
+#include <cmath>
+
+#include "vidmap/core/check.h"
+#include "vidmap/core/parallel.h"
+
+namespace vidmap::mvs {
+
+void FusionOptions::check() const {
+  checkRange("fusion.min_pixels", minPixels, 1, 1000);
+  checkRange("fusion.max_reprojection_error", maxReprojectionError, 0.0, 1e3);
+  checkRange("fusion.max_depth_error", maxDepthError, 0.0, 1.0);
+  checkRange("fusion.max_normal_error_deg", maxNormalErrorDeg, 0.0, 180.0);
+}
+
+namespace {
+
+Eigen::Vector3d worldPoint(const View& V, const DepthMap& M, long p) {
+  const float d = M.depth[p];
+  const int x = static_cast<int>(p % M.width), y = static_cast<int>(p / M.width);
+  return V.R.transpose() * (Eigen::Vector3d((x - V.cx) / V.fx * d, (y - V.cy) / V.fy * d, d) - V.t);
+}
+
+Eigen::Vector3d worldNormal(const View& V, const DepthMap& M, long p) {
+  const long np = static_cast<long>(M.depth.size());
+  return V.R.transpose() * Eigen::Vector3d(M.normal[p], M.normal[np + p], M.normal[2 * np + p]);
+}
+
+}  // namespace
+
+// Two phases per reference view give the sequential algorithm's result with the heavy part in
+// parallel: (1) for every pixel, the source pixel that agrees with it, per source, regardless
+// of use (a pure function of the maps); (2) in pixel order, clusters from the candidates not
+// used yet. Phase 2 of view r marks only pixels of other views and pixels it visits itself,
+// so phase 1 may skip pixels used before it starts.
+std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<DepthMap>& maps,
+                                        const FusionOptions& o, FusionStats* stats) {
+  o.check();
+  const size_t n = ws.views.size();
+  std::vector<std::vector<char>> used(n);
+  for (size_t v = 0; v < n; ++v)
+    if (v < maps.size() && !maps[v].empty()) used[v].assign(maps[v].depth.size(), 0);
+  const double cosMax = std::cos(o.maxNormalErrorDeg * M_PI / 180.0);
+  const double maxReproj2 = o.maxReprojectionError * o.maxReprojectionError;
+  FusionStats st;
+  std::vector<io::PlyPoint> points;
+  std::vector<std::int32_t> cand;
+  for (size_t r = 0; r < n; ++r) {
+    if (used[r].empty()) continue;
+    const View& V = ws.views[r];
+    const DepthMap& M = maps[r];
+    const long np = static_cast<long>(M.depth.size());
+    const int K = static_cast<int>(V.sources.size());
+    cand.assign(static_cast<size_t>(np) * K, -1);
+    parallelFor(M.height, [&](std::int64_t y) {
+      for (int x = 0; x < M.width; ++x) {
+        const long p = static_cast<long>(y) * M.width + x;
+        if (!(M.depth[p] > 0) || used[r][p]) continue;
+        const Eigen::Vector3d X = worldPoint(V, M, p);
+        const Eigen::Vector3d N = worldNormal(V, M, p);
+        for (int k = 0; k < K; ++k) {
+          const int s = V.sources[k];
+          if (used[s].empty()) continue;
+          const View& S = ws.views[s];
+          const DepthMap& MS = maps[s];
+          const Eigen::Vector3d xs = S.R * X + S.t;
+          if (!(xs.z() > 0)) continue;
+          const int u = static_cast<int>(std::floor(S.fx * xs.x() / xs.z() + S.cx + 0.5));
+          const int v = static_cast<int>(std::floor(S.fy * xs.y() / xs.z() + S.cy + 0.5));
+          if (u < 0 || v < 0 || u >= MS.width || v >= MS.height) continue;
+          const long q = static_cast<long>(v) * MS.width + u;
+          const float ds = MS.depth[q];
+          if (!(ds > 0)) continue;
+          if (std::abs(ds - xs.z()) > o.maxDepthError * xs.z()) continue;
+          const Eigen::Vector3d back = V.R * worldPoint(S, MS, q) + V.t;
+          if (!(back.z() > 0)) continue;
+          const double eu = V.fx * back.x() / back.z() + V.cx - x;
+          const double ev = V.fy * back.y() / back.z() + V.cy - static_cast<double>(y);
+          if (eu * eu + ev * ev > maxReproj2) continue;
+          if (worldNormal(S, MS, q).dot(N) < cosMax) continue;
+          cand[static_cast<size_t>(p) * K + k] = static_cast<std::int32_t>(q);
+        }
+      }
+    });
+    for (long p = 0; p < np; ++p) {
+      if (!(M.depth[p] > 0)) continue;
+      ++st.validPixels;
+      if (used[r][p]) continue;
+      int members = 1;
+      for (int k = 0; k < K; ++k) {
+        const std::int32_t q = cand[static_cast<size_t>(p) * K + k];
+        if (q >= 0 && !used[V.sources[k]][q]) ++members;
+      }
+      if (members < o.minPixels) continue;
+      Eigen::Vector3d sx = worldPoint(V, M, p), sn = worldNormal(V, M, p);
+      const Rgb8 c0 = V.rgb.data()[p];
+      Eigen::Vector3d sc(c0.r, c0.g, c0.b);
+      used[r][p] = 1;
+      for (int k = 0; k < K; ++k) {
+        const std::int32_t q = cand[static_cast<size_t>(p) * K + k];
+        const int s = V.sources[k];
+        if (q < 0 || used[s][q]) continue;
+        used[s][q] = 1;
+        sx += worldPoint(ws.views[s], maps[s], q);
+        sn += worldNormal(ws.views[s], maps[s], q);
+        const Rgb8 c = ws.views[s].rgb.data()[q];
+        sc += Eigen::Vector3d(c.r, c.g, c.b);
+      }
+      const double k = static_cast<double>(members);
+      io::PlyPoint pt;
+      const Eigen::Vector3d mx = sx / k, mn = sn.normalized(), mc = sc / k;
+      for (int c = 0; c < 3; ++c) {
+        pt.xyz[c] = static_cast<float>(mx[c]);
+        pt.normal[c] = static_cast<float>(mn[c]);
+        pt.rgb[c] = static_cast<std::uint8_t>(std::lround(mc[c]));
+      }
+      points.push_back(pt);
+      st.fusedPixels += members;
+    }
+  }
+  st.points = static_cast<std::int64_t>(points.size());
+  if (stats) *stats = st;
+  return points;
+}
+
+}  // namespace vidmap::mvs

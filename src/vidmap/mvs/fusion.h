@@ -1,0 +1,36 @@
+// Fusion of depth maps into one point cloud, after COLMAP's stereo_fusion: a pixel of a
+// reference starts a cluster; each source whose depth at the projected pixel agrees (relative
+// depth difference, forward-backward reprojection error, normal angle) adds its point; a
+// cluster of at least minPixels pixels becomes one point with the mean position, colour and
+// normal, and its pixels are used up. Deterministic (views and pixels in a fixed order).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vidmap/io/ply.h"
+#include "vidmap/mvs/patch_match.h"
+#include "vidmap/mvs/workspace.h"
+
+namespace vidmap::mvs {
+
+struct FusionOptions {
+  int minPixels = 3;                // pixels per point, the reference's included (COLMAP: 5)
+  double maxReprojectionError = 2;  // pixels (COLMAP: 2)
+  double maxDepthError = 0.01;      // relative (COLMAP: 0.01)
+  double maxNormalErrorDeg = 10;    // degrees (COLMAP: 10)
+
+  void check() const;
+};
+
+struct FusionStats {
+  std::int64_t points = 0;
+  std::int64_t fusedPixels = 0;  // pixels used by the points
+  std::int64_t validPixels = 0;  // pixels with a depth in the maps
+};
+
+// maps[v] is view v's depth map (empty for views that are not references).
+std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<DepthMap>& maps,
+                                        const FusionOptions& options, FusionStats* stats = nullptr);
+
+}  // namespace vidmap::mvs

@@ -1,0 +1,289 @@
+#include "vidmap/mvs/patch_match.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "vidmap/core/check.h"
+#include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
+#include "vidmap/gpu/device.h"
+
+#if defined(VIDMAP_HAVE_CUDA)
+#include "vidmap/mvs/patch_match_cuda.h"
+#endif
+
+namespace vidmap::mvs {
+
+void PatchMatchOptions::check() const {
+  checkRange("mvs.photometric_iterations", photometricIterations, 1, 100);
+  checkRange("mvs.geometric_iterations", geometricIterations, 0, 100);
+  checkRange("mvs.top_k", topK, 1, kMaxTopK);
+  checkRange("mvs.sigma_color", sigmaColor, 1e-3f, 10.0f);
+  checkRange("mvs.sigma_spatial", sigmaSpatial, 0.1f, 100.0f);
+  checkRange("mvs.initial_perturbation", initialPerturbation, 0.0f, 1.0f);
+  checkRange("mvs.geom_regularizer", geomRegularizer, 0.0f, 10.0f);
+  checkRange("mvs.geom_max_cost", geomMaxCost, 0.1f, 100.0f);
+  checkRange("mvs.max_cost", maxCost, 0.0f, 2.0f);
+  checkRange<std::int64_t>("mvs.max_gpu_memory", maxGpuMemory, 0, std::int64_t(1) << 50);
+}
+
+void DepthMap::resize(int w, int h) {
+  width = w, height = h;
+  const size_t n = static_cast<size_t>(w) * h;
+  depth.assign(n, 0.0f);
+  normal.assign(3 * n, 0.0f);
+  cost.assign(n, kMaxCost);
+}
+
+float perturbationAt(const PatchMatchOptions& o, int it) {
+  return std::max(0.005f, o.initialPerturbation * std::ldexp(1.0f, -it));
+}
+
+namespace {
+
+void toFloat(const Eigen::Matrix3d& m, float* out) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) out[3 * r + c] = static_cast<float>(m(r, c));
+}
+
+PmCamera cameraOf(const View& v) {
+  return {static_cast<float>(v.fx), static_cast<float>(v.fy), static_cast<float>(v.cx),
+          static_cast<float>(v.cy)};
+}
+
+}  // namespace
+
+PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMatchOptions& o,
+                    const std::vector<const std::uint8_t*>& grayOf,
+                    const std::vector<const float*>& depthOf) {
+  const View& r = ws.views[ref];
+  PmParams P;
+  P.ref = {grayOf[ref], r.width, r.height, r.width};
+  P.K = cameraOf(r);
+  P.numSources = std::min<int>(static_cast<int>(r.sources.size()), kMaxSources);
+  P.topK = o.topK;
+  P.geometric = geometric ? 1 : 0;
+  P.depthMin = static_cast<float>(r.depthMin);
+  P.depthMax = static_cast<float>(r.depthMax);
+  P.perturbation = perturbationAt(o, 0);
+  P.geomRegularizer = o.geomRegularizer;
+  P.geomMaxCost = o.geomMaxCost;
+  P.seed = o.seed * 2654435761u + static_cast<std::uint32_t>(ref) * 97u + (geometric ? 1u : 0u);
+  const double sc = o.sigmaColor * 255.0;
+  for (int d = 0; d < 256; ++d)
+    P.colorWeight[d] = static_cast<float>(std::exp(-double(d) * d / (2 * sc * sc)));
+  for (int j = 0; j < kWindowSide; ++j)
+    for (int i = 0; i < kWindowSide; ++i) {
+      double dx = pmWindowOffset(i), dy = pmWindowOffset(j);
+      P.spatialWeight[j * kWindowSide + i] = static_cast<float>(
+          std::exp(-(dx * dx + dy * dy) / (2.0 * o.sigmaSpatial * o.sigmaSpatial)));
+    }
+  for (int k = 0; k < P.numSources; ++k) {
+    const int si = r.sources[k];
+    const View& s = ws.views[si];
+    PmSource& S = P.src[k];
+    S.gray = {grayOf[si], s.width, s.height, s.width};
+    S.K = cameraOf(s);
+    // x_s = R_s (R_r^T (x_r - t_r)) + t_s
+    Eigen::Matrix3d R = s.R * r.R.transpose();
+    Eigen::Vector3d t = s.t - R * r.t;
+    toFloat(R, S.R);
+    toFloat(R.transpose(), S.Rinv);
+    Eigen::Vector3d ti = -R.transpose() * t;
+    for (int c = 0; c < 3; ++c)
+      S.t[c] = static_cast<float>(t[c]), S.tinv[c] = static_cast<float>(ti[c]);
+    if (geometric) S.depth = {depthOf[si], s.width, s.height, s.width};
+  }
+  return P;
+}
+
+void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
+                     const PatchMatchOptions& o, DepthMap* m) {
+  PmParams P = Pin;
+  PmState S{m->depth.data(),
+            m->normal.data(),
+            m->normal.data() + m->depth.size(),
+            m->normal.data() + 2 * m->depth.size(),
+            m->cost.data(),
+            m->width,
+            m->height};
+  const int w = m->width, h = m->height;
+  parallelFor(h, [&](std::int64_t y) {
+    for (int x = 0; x < w; ++x) {
+      if (initialise)
+        pmInitPixel(P, S, x, static_cast<int>(y));
+      else
+        pmRescorePixel(P, S, x, static_cast<int>(y));
+    }
+  });
+  const int half = (w + 1) / 2;
+  for (int it = 0; it < iterations; ++it) {
+    P.perturbation = perturbationAt(o, it);
+    for (int colour = 0; colour < 2; ++colour) {
+      parallelFor(h, [&](std::int64_t y) {
+        for (int i = 0; i < half; ++i) {
+          int px, py;
+          if (pmColourPixel(static_cast<int>(y) * half + i, colour, w, h, &px, &py))
+            pmUpdatePixel(P, S, px, py, 2 * it + colour);
+        }
+      });
+    }
+  }
+}
+
+void filterByCost(DepthMap* m, float maxCost) {
+  for (size_t i = 0; i < m->depth.size(); ++i)
+    if (!(m->cost[i] <= maxCost)) m->depth[i] = 0.0f;
+}
+
+std::int64_t viewBytes(const View& v, bool geometric) {
+  const std::int64_t px = static_cast<std::int64_t>(v.width) * v.height;
+  return px + (geometric ? 4 * px : 0);
+}
+
+std::int64_t workingBytes(std::int64_t pixels) { return 5 * 4 * pixels; }
+
+namespace {
+
+std::vector<int> referencesOf(const Workspace& ws) {
+  std::vector<int> refs;
+  for (size_t i = 0; i < ws.views.size(); ++i)
+    if (ws.isReference[i]) refs.push_back(static_cast<int>(i));
+  return refs;
+}
+
+std::vector<std::vector<int>> needsOf(const Workspace& ws) {
+  std::vector<std::vector<int>> needs(ws.views.size());
+  for (size_t i = 0; i < ws.views.size(); ++i) {
+    needs[i].push_back(static_cast<int>(i));
+    for (size_t k = 0; k < ws.views[i].sources.size() && k < kMaxSources; ++k)
+      needs[i].push_back(ws.views[i].sources[k]);
+  }
+  return needs;
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetBytes) {
+  std::vector<std::int64_t> bytes;
+  std::vector<std::string> names;
+  for (const View& v : ws.views) bytes.push_back(viewBytes(v, geometric)), names.push_back(v.name);
+  std::vector<int> refs = referencesOf(ws);
+  std::int64_t maxPixels = 0;
+  for (int r : refs)
+    maxPixels =
+        std::max<std::int64_t>(maxPixels, std::int64_t(ws.views[r].width) * ws.views[r].height);
+  return planResidency(bytes, needsOf(ws), refs, workingBytes(maxPixels), budgetBytes, names);
+}
+
+PatchMatchResult runPatchMatch(const Workspace& ws, const PatchMatchOptions& o) {
+  o.check();
+  const std::vector<int> refs = referencesOf(ws);
+  if (refs.empty()) throw Error("mvs: no view can be a reference (every view was skipped)");
+  bool useCuda = o.backend == Backend::kCuda;
+  if (o.backend == Backend::kAuto) useCuda = gpu::deviceCount() > 0;
+  PatchMatchResult res;
+  const size_t n = ws.views.size();
+  res.photometric.resize(n);
+  res.stats.references = static_cast<int>(refs.size());
+  const bool geometric = o.geometricIterations > 0;
+  if (geometric) res.geometric.resize(n);
+
+  if (!useCuda) {
+    res.stats.backend = "cpu";
+    std::vector<const std::uint8_t*> gray(n);
+    std::vector<const float*> depth(n, nullptr);
+    for (size_t i = 0; i < n; ++i) gray[i] = ws.views[i].gray.data();
+    std::vector<DepthMap> unfiltered(n);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r : refs) {
+      DepthMap& m = res.photometric[r];
+      m.resize(ws.views[r].width, ws.views[r].height);
+      runReferenceCpu(makeParams(ws, r, false, o, gray, depth), true, o.photometricIterations, o,
+                      &m);
+      if (geometric) unfiltered[r] = m;
+      filterByCost(&m, o.maxCost);
+    }
+    res.stats.photometricMs = msSince(t0);
+    if (geometric) {
+      // Sources that are not references have no depth: an empty map reads as "no depth".
+      std::vector<DepthMap> blank(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (res.photometric[i].empty()) blank[i].resize(ws.views[i].width, ws.views[i].height);
+        depth[i] = (res.photometric[i].empty() ? blank[i] : res.photometric[i]).depth.data();
+      }
+      t0 = std::chrono::steady_clock::now();
+      for (int r : refs) {
+        DepthMap& m = res.geometric[r];
+        // Restart from the unfiltered hypotheses: filtered pixels keep their plane.
+        m = std::move(unfiltered[r]);
+        runReferenceCpu(makeParams(ws, r, true, o, gray, depth), false, o.geometricIterations, o,
+                        &m);
+        filterByCost(&m, o.maxCost);
+      }
+      res.stats.geometricMs = msSince(t0);
+    }
+    return res;
+  }
+#if defined(VIDMAP_HAVE_CUDA)
+  res.stats.backend = "cuda";
+  gpu::Context ctx(o.device);
+  std::int64_t budget = o.maxGpuMemory > 0 ? o.maxGpuMemory : ctx.info().totalMemoryBytes / 10 * 8;
+  // Plans first: a budget too small for either pass fails before any work.
+  ResidencyPlan plans[2] = {planPass(ws, false, budget), planPass(ws, true, budget)};
+  PatchMatchCuda cuda(ctx);
+  // Filtered photometric depths are the geometric pass's source depths; the unfiltered
+  // hypotheses its starting point.
+  std::vector<DepthMap> unfiltered(n);
+  std::vector<DepthMap> blank(n);
+  for (int pass = 0; pass < (geometric ? 2 : 1); ++pass) {
+    const bool geo = pass == 1;
+    const ResidencyPlan& plan = plans[pass];
+    auto t0 = std::chrono::steady_clock::now();
+    std::int64_t maxPixels = plan.workingBytes / workingBytes(1);
+    cuda.beginPass(maxPixels);
+    std::vector<const std::uint8_t*> gray(n, nullptr);
+    std::vector<const float*> depth(n, nullptr);
+    for (const ResidencyStep& step : plan.steps) {
+      for (int v : step.evict) cuda.evict(v);
+      for (int v : step.load) {
+        const DepthMap* d = nullptr;
+        if (geo) {
+          if (res.photometric[v].empty()) blank[v].resize(ws.views[v].width, ws.views[v].height);
+          d = res.photometric[v].empty() ? &blank[v] : &res.photometric[v];
+        }
+        cuda.load(v, ws.views[v], d);
+      }
+      for (int v = 0; v < static_cast<int>(n); ++v)
+        gray[v] = cuda.grayPtr(v), depth[v] = cuda.depthPtr(v);
+      const int r = step.ref;
+      DepthMap& m = geo ? res.geometric[r] : res.photometric[r];
+      if (geo)
+        m = unfiltered[r];
+      else
+        m.resize(ws.views[r].width, ws.views[r].height);
+      cuda.run(makeParams(ws, r, geo, o, gray, depth), !geo,
+               geo ? o.geometricIterations : o.photometricIterations, o,
+               geo ? "geometric" : "photometric", &m);
+      if (!geo && geometric) unfiltered[r] = m;
+      filterByCost(&m, o.maxCost);
+    }
+    cuda.endPass();
+    (geo ? res.stats.geometricMs : res.stats.photometricMs) = msSince(t0);
+    res.stats.uploads += plan.uploads;
+    res.stats.planPeakBytes = std::max(res.stats.planPeakBytes, plan.peakBytes);
+  }
+  res.stats.kernels = ctx.profiler().stats();
+  res.stats.devicePeakBytes = ctx.memory().peakBytes();
+  return res;
+#else
+  throw Error("mvs: the CUDA backend was requested but vidmap was built without CUDA");
+#endif
+}
+
+}  // namespace vidmap::mvs

@@ -1,0 +1,103 @@
+// The CUDA backend against the CPU twin (label gpu; skipped without a device). Built with
+// -fmad=false (VIDMAP_CUDA_NO_FMA) the two are equal bit for bit: same functions, same
+// operation order, random numbers from a counter hash, weights from host tables. With FMA
+// contraction the propagation amplifies last-bit differences into different (equally good)
+// hypotheses at some pixels; the bound is then on the fraction of differing depths.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "vidmap/core/error.h"
+
+#include "vidmap/gpu/device.h"
+#include "vidmap/mvs/patch_match.h"
+#include "vidmap/mvs/testing/synthetic.h"
+
+namespace vidmap::mvs {
+namespace {
+
+#define REQUIRE_DEVICE() \
+  if (gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device"
+
+Workspace facade(const testing::SyntheticMvs& s) {
+  return buildWorkspace(
+      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
+}
+
+double differingFraction(const DepthMap& a, const DepthMap& b) {
+  long diff = 0;
+  for (size_t i = 0; i < a.depth.size(); ++i) {
+    float x = a.depth[i], y = b.depth[i];
+    if ((x > 0) != (y > 0) || std::abs(x - y) > 0.01f * std::max(x, y)) ++diff;
+  }
+  return double(diff) / a.depth.size();
+}
+
+TEST(PatchMatchCuda, EqualsTheCpuTwin) {
+  REQUIRE_DEVICE();
+  testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 4, 1.2);
+  Workspace ws = facade(s);
+  PatchMatchOptions o;
+  o.photometricIterations = 3;
+  o.geometricIterations = 2;
+  o.backend = Backend::kCpu;
+  PatchMatchResult cpu = runPatchMatch(ws, o);
+  o.backend = Backend::kCuda;
+  PatchMatchResult gpu = runPatchMatch(ws, o);
+  ASSERT_EQ(gpu.stats.backend, "cuda");
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const DepthMap& a = pass ? cpu.geometric[v] : cpu.photometric[v];
+      const DepthMap& b = pass ? gpu.geometric[v] : gpu.photometric[v];
+      ASSERT_EQ(a.depth.size(), b.depth.size());
+#if defined(VIDMAP_CUDA_NO_FMA)
+      EXPECT_EQ(a.depth, b.depth) << "view " << v << " pass " << pass;
+      EXPECT_EQ(a.normal, b.normal) << "view " << v << " pass " << pass;
+      EXPECT_EQ(a.cost, b.cost) << "view " << v << " pass " << pass;
+#else
+      double f = differingFraction(a, b);
+      std::printf("view %zu pass %d: %.4f of depths differ by more than 1%%\n", v, pass, f);
+      EXPECT_LT(f, 0.10) << "view " << v << " pass " << pass;
+#endif
+    }
+  }
+}
+
+// The peak device bytes equal the plan's, and a budget that forces evictions gives the same
+// result as one that holds everything (residency never changes the arithmetic).
+TEST(PatchMatchCuda, PeakEqualsPlanAndBudgetDoesNotChangeResults) {
+  REQUIRE_DEVICE();
+  testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 6, 1.5);
+  Workspace ws = facade(s);
+  PatchMatchOptions o;
+  o.photometricIterations = 2;
+  o.geometricIterations = 1;
+  o.backend = Backend::kCuda;
+  PatchMatchResult big = runPatchMatch(ws, o);
+  EXPECT_EQ(big.stats.devicePeakBytes, big.stats.planPeakBytes);
+  EXPECT_EQ(big.stats.uploads, 2 * 6);
+  const std::int64_t px = 64 * 48;  // geometric pass: 5 bytes per pixel and view
+  size_t maxNeeds = 0;
+  for (const View& v : ws.views) maxNeeds = std::max(maxNeeds, v.sources.size() + 1);
+  o.maxGpuMemory = workingBytes(px) + static_cast<std::int64_t>(maxNeeds) * 5 * px - 1;
+  EXPECT_THROW(runPatchMatch(ws, o), Error);  // one reference alone does not fit
+  // Two sources each (3 views per reference) and room for 4 views: evictions happen.
+  Workspace small = ws;
+  for (View& v : small.views) v.sources.resize(std::min<size_t>(v.sources.size(), 2));
+  o.maxGpuMemory = workingBytes(px) + 4 * 5 * px;
+  PatchMatchResult tight = runPatchMatch(small, o);
+  EXPECT_EQ(tight.stats.devicePeakBytes, tight.stats.planPeakBytes);
+  EXPECT_LE(tight.stats.devicePeakBytes, o.maxGpuMemory);
+  o.maxGpuMemory = 0;
+  PatchMatchResult loose = runPatchMatch(small, o);
+  EXPECT_LT(tight.stats.devicePeakBytes, loose.stats.devicePeakBytes);  // the budget bound
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    EXPECT_EQ(tight.geometric[v].depth, loose.geometric[v].depth);
+    EXPECT_EQ(tight.photometric[v].depth, loose.photometric[v].depth);
+  }
+}
+
+}  // namespace
+}  // namespace vidmap::mvs

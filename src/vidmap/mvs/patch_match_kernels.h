@@ -1,0 +1,413 @@
+// The per-pixel arithmetic of PatchMatch multi-view stereo, shared by the CPU twin
+// (patch_match_cpu.cc, the oracle) and the CUDA kernels (patch_match_cuda.cu).
+//
+// Each pixel of the reference view holds a plane hypothesis: a depth (camera z) and a unit
+// normal in the reference camera frame that faces the camera. Its cost is the mean of the K
+// best per-source costs, each 1 - NCC of a bilateral-weighted 6x6 window (radius 5, step 2)
+// warped into the source by the plane's homography (Schoenberger et al., "Pixelwise View
+// Selection for Unstructured Multi-View Stereo", ECCV 2016, for the weights and the
+// geometric term; Galliani et al., "Massively Parallel Multiview Stereopsis by Surface
+// Normal Diffusion", ICCV 2015, for the red-black propagation and the top-K aggregation).
+// In the geometric pass each source cost adds regularizer * min(forward-backward
+// reprojection error through the source's depth map, maxCost), as COLMAP's
+// geom_consistency.
+//
+// One update visits pixels of one colour of the checkerboard ((x + y) & 1): it reads only
+// the other colour's states, so all pixels of a colour update in place, in any order,
+// on any number of threads, with the same result. Random numbers are a hash of (seed,
+// pixel, iteration, draw), not a stateful generator, so CPU and GPU draw the same values.
+// No transcendental functions: the bilateral weights come from tables built on the host,
+// so the CUDA build with -fmad=false equals the CPU bit for bit.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "vidmap/core/hd.h"
+
+namespace vidmap::mvs {
+
+constexpr int kMaxSources = 12;
+constexpr int kMaxTopK = 4;
+constexpr int kWindowRadius = 5;
+constexpr int kWindowStep = 2;
+constexpr int kWindowSide = 6;  // offsets -5, -3, -1, 1, 3, 5
+constexpr int kWindowSamples = kWindowSide * kWindowSide;
+constexpr float kMaxCost = 2.0f;  // 1 - NCC of anti-correlated or unusable windows
+constexpr int kNumNeighbours = 8;
+
+// Pinhole intrinsics with pixel centres at integer coordinates (OpenCV's convention).
+struct PmCamera {
+  float fx = 1, fy = 1, cx = 0, cy = 0;
+};
+
+struct PmGray {
+  const std::uint8_t* data = nullptr;
+  int width = 0, height = 0, stride = 0;
+};
+
+struct PmDepth {
+  const float* data = nullptr;  // camera z; <= 0 where invalid
+  int width = 0, height = 0, stride = 0;
+};
+
+// One source view as the reference sees it. The relative poses are computed once per pass.
+struct PmSource {
+  PmGray gray;
+  PmCamera K;
+  float R[9];  // reference camera -> source camera: x_s = R x_r + t (row-major)
+  float t[3];
+  float Rinv[9];  // source camera -> reference camera
+  float tinv[3];
+  PmDepth depth;  // the source's photometric depth (geometric pass only)
+};
+
+struct PmParams {
+  PmGray ref;
+  PmCamera K;
+  int numSources = 0;
+  int topK = 3;
+  int geometric = 0;
+  float depthMin = 0, depthMax = 1;
+  float perturbation = 0.1f;  // relative depth perturbation of this iteration
+  float geomRegularizer = 0.3f;
+  float geomMaxCost = 3.0f;
+  std::uint32_t seed = 1;
+  float colorWeight[256];               // exp(-dI^2 / (2 sigma_c^2)) for |dI| in grey levels
+  float spatialWeight[kWindowSamples];  // exp(-r^2 / (2 sigma_s^2)) per window sample
+  PmSource src[kMaxSources];
+};
+
+// The hypotheses of the reference view, planar arrays of width * height (stride = width).
+struct PmState {
+  float* depth = nullptr;
+  float* nx = nullptr;
+  float* ny = nullptr;
+  float* nz = nullptr;
+  float* cost = nullptr;
+  int width = 0, height = 0;
+};
+
+// ---- counter-based random numbers -------------------------------------------------------
+
+VIDMAP_HD inline std::uint32_t pmHash(std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                      std::uint32_t d) {
+  // Murmur3's finaliser over a chained mix of the four words.
+  std::uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u);
+  h = (h ^ (h >> 16)) * 0x85EBCA6Bu;
+  h ^= c * 0xC2B2AE35u;
+  h = (h ^ (h >> 13)) * 0xC2B2AE35u;
+  h ^= d * 0x27D4EB2Fu;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+// A uniform float in [0, 1) from draw `k` of pixel (x, y) at iteration `it`.
+VIDMAP_HD inline float pmUniform(const PmParams& P, int x, int y, int it, int k) {
+  std::uint32_t h = pmHash(P.seed, static_cast<std::uint32_t>(y) * 65536u + x,
+                           static_cast<std::uint32_t>(it), static_cast<std::uint32_t>(k));
+  return static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
+}
+
+// ---- small geometry ---------------------------------------------------------------------
+
+VIDMAP_HD inline void pmRay(const PmCamera& K, float x, float y, float* r) {
+  r[0] = (x - K.cx) / K.fx;
+  r[1] = (y - K.cy) / K.fy;
+  r[2] = 1.0f;
+}
+
+// Normalises n and turns it to face the camera along the ray; false for a zero vector.
+VIDMAP_HD inline bool pmOrientNormal(float* n, const float* ray) {
+  float l2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  if (!(l2 > 1e-12f)) return false;
+  float inv = 1.0f / sqrtf(l2);
+  n[0] *= inv, n[1] *= inv, n[2] *= inv;
+  if (n[0] * ray[0] + n[1] * ray[1] + n[2] * ray[2] > 0) n[0] = -n[0], n[1] = -n[1], n[2] = -n[2];
+  return true;
+}
+
+// A random unit normal facing the camera (a normalised point of the cube, then oriented).
+VIDMAP_HD inline void pmRandomNormal(const PmParams& P, int x, int y, int it, int k,
+                                     const float* ray, float* n) {
+  for (int tries = 0; tries < 4; ++tries) {
+    n[0] = 2.0f * pmUniform(P, x, y, it, k + 3 * tries) - 1.0f;
+    n[1] = 2.0f * pmUniform(P, x, y, it, k + 3 * tries + 1) - 1.0f;
+    n[2] = 2.0f * pmUniform(P, x, y, it, k + 3 * tries + 2) - 1.0f;
+    if (pmOrientNormal(n, ray)) return;
+  }
+  n[0] = 0, n[1] = 0, n[2] = -1;
+}
+
+// ---- images -----------------------------------------------------------------------------
+
+VIDMAP_HD inline float pmGrayAt(const PmGray& g, int x, int y) {
+  x = x < 0 ? 0 : (x >= g.width ? g.width - 1 : x);
+  y = y < 0 ? 0 : (y >= g.height ? g.height - 1 : y);
+  return static_cast<float>(g.data[static_cast<long>(y) * g.stride + x]);
+}
+
+// Bilinear sample in grey levels; false outside the image (the 2x2 support must be inside).
+VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float* v) {
+  if (!(x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f)) return false;
+  int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
+  int x1 = x0 + 1 < g.width ? x0 + 1 : x0;
+  int y1 = y0 + 1 < g.height ? y0 + 1 : y0;
+  float fx = x - x0, fy = y - y0;
+  const std::uint8_t* r0 = g.data + static_cast<long>(y0) * g.stride;
+  const std::uint8_t* r1 = g.data + static_cast<long>(y1) * g.stride;
+  float top = (1.0f - fx) * r0[x0] + fx * r0[x1];
+  float bottom = (1.0f - fx) * r1[x0] + fx * r1[x1];
+  *v = (1.0f - fy) * top + fy * bottom;
+  return true;
+}
+
+// ---- the reference window, read once per pixel and iteration ------------------------------
+
+struct PmWindow {
+  float v[kWindowSamples];  // grey levels
+  float w[kWindowSamples];  // bilateral weights
+  float sumW = 0, sumWV = 0, sumWVV = 0;
+};
+
+VIDMAP_HD inline int pmWindowOffset(int i) { return -kWindowRadius + kWindowStep * i; }
+
+VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, PmWindow* win) {
+  float centre = pmGrayAt(P.ref, x, y);
+  float sw = 0, swv = 0, swvv = 0;
+  for (int j = 0; j < kWindowSide; ++j) {
+    for (int i = 0; i < kWindowSide; ++i) {
+      int k = j * kWindowSide + i;
+      float v = pmGrayAt(P.ref, x + pmWindowOffset(i), y + pmWindowOffset(j));
+      float d = v - centre;
+      int di = static_cast<int>(d < 0 ? -d : d);
+      float w = P.colorWeight[di] * P.spatialWeight[k];
+      win->v[k] = v;
+      win->w[k] = w;
+      sw += w;
+      swv += w * v;
+      swvv += w * v * v;
+    }
+  }
+  win->sumW = sw, win->sumWV = swv, win->sumWVV = swvv;
+}
+
+// ---- costs --------------------------------------------------------------------------------
+
+// H = K_s (R - t n^T / delta) K_r^-1 for the plane n . X + delta = 0 through depth * ray.
+// False for a plane through the reference centre or seen edge-on.
+VIDMAP_HD inline bool pmHomography(const PmParams& P, const PmSource& s, const float* X,
+                                   const float* n, float* H) {
+  float delta = -(n[0] * X[0] + n[1] * X[1] + n[2] * X[2]);
+  if (!(delta > 1e-7f)) return false;
+  float m[9];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) m[3 * r + c] = s.R[3 * r + c] - s.t[r] * n[c] / delta;
+  // m * K_r^-1: columns scaled by 1/f and the last column shifted by the principal point.
+  float a[9];
+  for (int r = 0; r < 3; ++r) {
+    a[3 * r + 0] = m[3 * r + 0] / P.K.fx;
+    a[3 * r + 1] = m[3 * r + 1] / P.K.fy;
+    a[3 * r + 2] = m[3 * r + 2] - m[3 * r + 0] * P.K.cx / P.K.fx - m[3 * r + 1] * P.K.cy / P.K.fy;
+  }
+  for (int c = 0; c < 3; ++c) {
+    H[c] = s.K.fx * a[c] + s.K.cx * a[6 + c];
+    H[3 + c] = s.K.fy * a[3 + c] + s.K.cy * a[6 + c];
+    H[6 + c] = a[6 + c];
+  }
+  return true;
+}
+
+// 1 - bilateral-weighted NCC of the reference window and its warp into source s.
+VIDMAP_HD inline float pmPhotometricCost(const PmWindow& win, const PmSource& s, const float* H,
+                                         int x, int y) {
+  float sws = 0, swss = 0, swrs = 0;
+  for (int j = 0; j < kWindowSide; ++j) {
+    float v = static_cast<float>(y + pmWindowOffset(j));
+    for (int i = 0; i < kWindowSide; ++i) {
+      float u = static_cast<float>(x + pmWindowOffset(i));
+      float hz = H[6] * u + H[7] * v + H[8];
+      if (!(hz > 1e-7f)) return kMaxCost;
+      float su = (H[0] * u + H[1] * v + H[2]) / hz;
+      float sv = (H[3] * u + H[4] * v + H[5]) / hz;
+      float g;
+      if (!pmSampleBilinear(s.gray, su, sv, &g)) return kMaxCost;
+      int k = j * kWindowSide + i;
+      float w = win.w[k];
+      sws += w * g;
+      swss += w * g * g;
+      swrs += w * g * win.v[k];
+    }
+  }
+  float inv = 1.0f / win.sumW;
+  float mr = win.sumWV * inv, ms = sws * inv;
+  float varR = win.sumWVV * inv - mr * mr;
+  float varS = swss * inv - ms * ms;
+  float cov = swrs * inv - mr * ms;
+  // Flat windows (below about 1.5 grey levels of deviation) say nothing about depth.
+  const float kMinVar = 2.0f;
+  if (!(varR > kMinVar && varS > kMinVar)) return kMaxCost;
+  float ncc = cov / sqrtf(varR * varS);
+  ncc = ncc > 1.0f ? 1.0f : (ncc < -1.0f ? -1.0f : ncc);
+  return 1.0f - ncc;
+}
+
+// Forward-backward reprojection error (pixels) of the reference point X through the source's
+// depth map, capped at P.geomMaxCost (also for points that leave the source or have no depth).
+VIDMAP_HD inline float pmGeometricError(const PmParams& P, const PmSource& s, const float* X, int x,
+                                        int y) {
+  const float* R = s.R;
+  float xs[3] = {R[0] * X[0] + R[1] * X[1] + R[2] * X[2] + s.t[0],
+                 R[3] * X[0] + R[4] * X[1] + R[5] * X[2] + s.t[1],
+                 R[6] * X[0] + R[7] * X[1] + R[8] * X[2] + s.t[2]};
+  if (!(xs[2] > 0)) return P.geomMaxCost;
+  float us = s.K.fx * xs[0] / xs[2] + s.K.cx;
+  float vs = s.K.fy * xs[1] / xs[2] + s.K.cy;
+  int iu = static_cast<int>(floorf(us + 0.5f)), iv = static_cast<int>(floorf(vs + 0.5f));
+  if (iu < 0 || iv < 0 || iu >= s.depth.width || iv >= s.depth.height) return P.geomMaxCost;
+  float ds = s.depth.data[static_cast<long>(iv) * s.depth.stride + iu];
+  if (!(ds > 0)) return P.geomMaxCost;
+  float ps[3];
+  pmRay(s.K, static_cast<float>(iu), static_cast<float>(iv), ps);
+  ps[0] *= ds, ps[1] *= ds, ps[2] = ds;
+  const float* Ri = s.Rinv;
+  float xr[3] = {Ri[0] * ps[0] + Ri[1] * ps[1] + Ri[2] * ps[2] + s.tinv[0],
+                 Ri[3] * ps[0] + Ri[4] * ps[1] + Ri[5] * ps[2] + s.tinv[1],
+                 Ri[6] * ps[0] + Ri[7] * ps[1] + Ri[8] * ps[2] + s.tinv[2]};
+  if (!(xr[2] > 0)) return P.geomMaxCost;
+  float du = P.K.fx * xr[0] / xr[2] + P.K.cx - static_cast<float>(x);
+  float dv = P.K.fy * xr[1] / xr[2] + P.K.cy - static_cast<float>(y);
+  float e = sqrtf(du * du + dv * dv);
+  return e < P.geomMaxCost ? e : P.geomMaxCost;
+}
+
+// The aggregated cost of hypothesis (depth, n) at pixel (x, y): the mean of the topK
+// smallest per-source costs. Depths outside [depthMin, depthMax] cost more than any other.
+VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow& win, int x, int y,
+                                        float depth, const float* n) {
+  const float kRejected = 1e6f;
+  if (!(depth >= P.depthMin && depth <= P.depthMax)) return kRejected;
+  float ray[3];
+  pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
+  // Planes seen nearly edge-on (cos < 0.1 along the ray) are rejected.
+  float rn = n[0] * ray[0] + n[1] * ray[1] + n[2] * ray[2];
+  float rl2 = ray[0] * ray[0] + ray[1] * ray[1] + 1.0f;
+  if (!(rn < 0 && rn * rn > 0.01f * rl2)) return kRejected;
+  float X[3] = {ray[0] * depth, ray[1] * depth, depth};
+  float best[kMaxTopK];
+  int k = P.topK < P.numSources ? P.topK : P.numSources;
+  for (int i = 0; i < k; ++i) best[i] = kRejected;
+  for (int si = 0; si < P.numSources; ++si) {
+    const PmSource& s = P.src[si];
+    float H[9];
+    float c = pmHomography(P, s, X, n, H) ? pmPhotometricCost(win, s, H, x, y) : kMaxCost;
+    if (P.geometric) c += P.geomRegularizer * pmGeometricError(P, s, X, x, y);
+    // Insert into the sorted list of the k best.
+    if (c < best[k - 1]) {
+      int j = k - 1;
+      while (j > 0 && best[j - 1] > c) {
+        best[j] = best[j - 1];
+        --j;
+      }
+      best[j] = c;
+    }
+  }
+  float sum = 0;
+  for (int i = 0; i < k; ++i) sum += best[i];
+  return sum / static_cast<float>(k);
+}
+
+// ---- the updates --------------------------------------------------------------------------
+
+// A random hypothesis (depth uniform in the range, normal facing the camera) and its cost.
+VIDMAP_HD inline void pmInitPixel(const PmParams& P, const PmState& S, int x, int y) {
+  long i = static_cast<long>(y) * S.width + x;
+  float ray[3], n[3];
+  pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
+  float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, 0xFFFF, 0);
+  pmRandomNormal(P, x, y, 0xFFFF, 1, ray, n);
+  PmWindow win;
+  pmLoadWindow(P, x, y, &win);
+  S.depth[i] = d, S.nx[i] = n[0], S.ny[i] = n[1], S.nz[i] = n[2];
+  S.cost[i] = pmHypothesisCost(P, win, x, y, d, n);
+}
+
+// The cost of the pixel's present hypothesis (the geometric pass starts from the photometric
+// result with costs that include the geometric term).
+VIDMAP_HD inline void pmRescorePixel(const PmParams& P, const PmState& S, int x, int y) {
+  long i = static_cast<long>(y) * S.width + x;
+  float n[3] = {S.nx[i], S.ny[i], S.nz[i]};
+  PmWindow win;
+  pmLoadWindow(P, x, y, &win);
+  S.cost[i] = pmHypothesisCost(P, win, x, y, S.depth[i], n);
+}
+
+// Neighbours of the other colour: the four at distance 1 and the four at distance 5.
+VIDMAP_HD inline void pmNeighbourOffset(int k, int* dx, int* dy) {
+  const int d = k < 4 ? 1 : 5;
+  const int dir = k & 3;
+  *dx = dir == 0 ? -d : (dir == 1 ? d : 0);
+  *dy = dir == 2 ? -d : (dir == 3 ? d : 0);
+}
+
+// One red-black update of pixel (x, y): the hypotheses of its eight neighbours, a random
+// perturbation of its own and a fresh random one; keeps the cheapest.
+VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, int y, int it) {
+  long i = static_cast<long>(y) * S.width + x;
+  PmWindow win;
+  pmLoadWindow(P, x, y, &win);
+  float bestD = S.depth[i];
+  float bestN[3] = {S.nx[i], S.ny[i], S.nz[i]};
+  float bestC = S.cost[i];
+  for (int k = 0; k < kNumNeighbours; ++k) {
+    int dx, dy;
+    pmNeighbourOffset(k, &dx, &dy);
+    int qx = x + dx, qy = y + dy;
+    if (qx < 0 || qy < 0 || qx >= S.width || qy >= S.height) continue;
+    long q = static_cast<long>(qy) * S.width + qx;
+    float n[3] = {S.nx[q], S.ny[q], S.nz[q]};
+    float d = S.depth[q];
+    // Propagation copies planes verbatim, so neighbours often hold the best plane itself:
+    // its cost is bestC exactly and it cannot win; skipping it changes no result.
+    if (d == bestD && n[0] == bestN[0] && n[1] == bestN[1] && n[2] == bestN[2]) continue;
+    float c = pmHypothesisCost(P, win, x, y, d, n);
+    if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
+  }
+  float ray[3];
+  pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
+  {  // perturbation of the best so far
+    float n[3];
+    float e = P.perturbation;
+    float d = bestD * (1.0f + e * (2.0f * pmUniform(P, x, y, it, 0) - 1.0f));
+    n[0] = bestN[0] + e * (2.0f * pmUniform(P, x, y, it, 1) - 1.0f);
+    n[1] = bestN[1] + e * (2.0f * pmUniform(P, x, y, it, 2) - 1.0f);
+    n[2] = bestN[2] + e * (2.0f * pmUniform(P, x, y, it, 3) - 1.0f);
+    if (pmOrientNormal(n, ray)) {
+      float c = pmHypothesisCost(P, win, x, y, d, n);
+      if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
+    }
+  }
+  {  // a fresh random hypothesis
+    float n[3];
+    float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, it, 4);
+    pmRandomNormal(P, x, y, it, 5, ray, n);
+    float c = pmHypothesisCost(P, win, x, y, d, n);
+    if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
+  }
+  S.depth[i] = bestD, S.nx[i] = bestN[0], S.ny[i] = bestN[1], S.nz[i] = bestN[2];
+  S.cost[i] = bestC;
+}
+
+// Pixel p of colour c in a row-major walk over one colour: (x, y) with (x + y) & 1 == c.
+VIDMAP_HD inline bool pmColourPixel(int p, int colour, int width, int height, int* x, int* y) {
+  int half = (width + 1) / 2;
+  *y = p / half;
+  *x = 2 * (p % half) + ((*y + colour) & 1);
+  return *y < height && *x < width;
+}
+
+}  // namespace vidmap::mvs

@@ -1,0 +1,168 @@
+// PatchMatch on the CPU (the oracle) against scenes with exact depth.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "vidmap/core/parallel.h"
+#include "vidmap/mvs/fusion.h"
+#include "vidmap/mvs/patch_match.h"
+#include "vidmap/mvs/testing/synthetic.h"
+
+namespace vidmap::mvs {
+namespace {
+
+Workspace facadeWorkspace(const testing::SyntheticMvs& s) {
+  return buildWorkspace(
+      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
+}
+
+// The homography of a plane maps a reference pixel where projecting the plane's point does.
+TEST(PatchMatchKernels, HomographyAgreesWithProjection) {
+  testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 2, 1.0);
+  Workspace ws = facadeWorkspace(s);
+  std::vector<const std::uint8_t*> gray = {ws.views[0].gray.data(), ws.views[1].gray.data()};
+  PmParams P = makeParams(ws, 0, false, PatchMatchOptions{}, gray, {nullptr, nullptr});
+  ASSERT_EQ(P.numSources, 1);
+  float n[3] = {0.2f, -0.1f, -1.0f};
+  float ray[3];
+  pmRay(P.K, 20, 30, ray);
+  ASSERT_TRUE(pmOrientNormal(n, ray));
+  const float depth = 5.0f;
+  float X[3] = {ray[0] * depth, ray[1] * depth, depth};
+  float H[9];
+  ASSERT_TRUE(pmHomography(P, P.src[0], X, n, H));
+  // A pixel of the window: its ray meets the plane at Y; project Y into the source.
+  const float u = 25, v = 27;
+  float r2[3];
+  pmRay(P.K, u, v, r2);
+  float lambda =
+      (n[0] * X[0] + n[1] * X[1] + n[2] * X[2]) / (n[0] * r2[0] + n[1] * r2[1] + n[2] * r2[2]);
+  float Y[3] = {r2[0] * lambda, r2[1] * lambda, r2[2] * lambda};
+  const float* R = P.src[0].R;
+  float ys[3];
+  for (int i = 0; i < 3; ++i)
+    ys[i] = R[3 * i] * Y[0] + R[3 * i + 1] * Y[1] + R[3 * i + 2] * Y[2] + P.src[0].t[i];
+  float pu = P.src[0].K.fx * ys[0] / ys[2] + P.src[0].K.cx;
+  float pv = P.src[0].K.fy * ys[1] / ys[2] + P.src[0].K.cy;
+  float hz = H[6] * u + H[7] * v + H[8];
+  EXPECT_NEAR((H[0] * u + H[1] * v + H[2]) / hz, pu, 1e-3);
+  EXPECT_NEAR((H[3] * u + H[4] * v + H[5]) / hz, pv, 1e-3);
+}
+
+// The random numbers are a function of (seed, pixel, iteration, draw) and uniform enough.
+TEST(PatchMatchKernels, CounterHashIsUniform) {
+  PmParams P;
+  P.seed = 3;
+  double sum = 0;
+  int bins[10] = {};
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    float u = pmUniform(P, i % 200, i / 200, 1, 0);
+    ASSERT_GE(u, 0.0f);
+    ASSERT_LT(u, 1.0f);
+    sum += u;
+    ++bins[static_cast<int>(u * 10)];
+  }
+  EXPECT_NEAR(sum / n, 0.5, 0.01);
+  for (int b : bins) EXPECT_NEAR(b, n / 10, n / 10 * 0.1);
+  EXPECT_EQ(pmUniform(P, 5, 6, 7, 8), pmUniform(P, 5, 6, 7, 8));
+  EXPECT_NE(pmUniform(P, 5, 6, 7, 8), pmUniform(P, 5, 6, 8, 8));
+}
+
+struct FacadeRun {
+  testing::SyntheticMvs scene = testing::makeFacadeMvs(160, 120, 5, 1.2);
+  Workspace ws = facadeWorkspace(scene);
+  PatchMatchResult result = run(ws);
+  static PatchMatchResult run(const Workspace& ws) {
+    PatchMatchOptions o;
+    o.backend = Backend::kCpu;
+    return runPatchMatch(ws, o);
+  }
+};
+
+const FacadeRun& facade() {
+  static FacadeRun run;
+  return run;
+}
+
+// Depth of the middle view against the truth: photometric, then with the geometric pass.
+// At 160x120 the nearest source's disparity is about 7 px at 6 m, so 2 percent of depth is
+// 0.14 px: the bounds hold the sub-pixel estimates of the textured surfaces; the rest is
+// occlusion borders and the ground seen at grazing angles (measured: docs/benchmarks.md).
+TEST(PatchMatchCpu, FacadeDepthAgainstTruth) {
+  const FacadeRun& f = facade();
+  const PatchMatchResult& r = f.result;
+  const int mid = 2;
+  for (double tol : {0.01, 0.02, 0.05}) {
+    auto a = testing::scoreDepth(r.photometric[mid], f.scene.depth[mid], tol);
+    auto b = testing::scoreDepth(r.geometric[mid], f.scene.depth[mid], tol);
+    std::printf(
+        "within %.0f%%: photometric completeness %.3f accuracy %.3f | geometric %.3f %.3f\n",
+        100 * tol, a.completeness, a.accuracy, b.completeness, b.accuracy);
+  }
+  testing::DepthScore photo = testing::scoreDepth(r.photometric[mid], f.scene.depth[mid], 0.02);
+  testing::DepthScore geo = testing::scoreDepth(r.geometric[mid], f.scene.depth[mid], 0.02);
+  EXPECT_GT(photo.completeness, 0.62);
+  EXPECT_GT(photo.accuracy, 0.78);
+  EXPECT_LT(photo.medianRelError, 0.006);
+  EXPECT_GT(geo.accuracy, photo.accuracy + 0.02);  // the geometric pass removes outliers
+  EXPECT_GT(testing::scoreDepth(r.geometric[mid], f.scene.depth[mid], 0.05).accuracy, 0.92);
+  // A depth map is either a plausible depth or 0 (invalid).
+  for (float d : r.geometric[mid].depth)
+    EXPECT_TRUE(d == 0 || (d >= f.ws.views[mid].depthMin && d <= f.ws.views[mid].depthMax));
+}
+
+// The fused cloud against the true surfaces, at 0.5, 1 and 2 percent of the 6 m scene depth.
+TEST(PatchMatchCpu, FusedCloudAgainstTruth) {
+  const FacadeRun& f = facade();
+  FusionStats st;
+  auto photo = fuseDepthMaps(f.ws, f.result.photometric, FusionOptions{});
+  auto geo = fuseDepthMaps(f.ws, f.result.geometric, FusionOptions{}, &st);
+  ASSERT_GT(geo.size(), 1000u);
+  for (double tau : {0.03, 0.06, 0.12}) {
+    auto a = testing::scoreCloud(photo, f.scene, tau);
+    auto b = testing::scoreCloud(geo, f.scene, tau);
+    std::printf(
+        "tau %.2f m: photometric acc %.3f comp %.3f F1 %.3f | geometric %.3f %.3f %.3f (%zu, %zu "
+        "points)\n",
+        tau, a.accuracy, a.completeness, a.f1, b.accuracy, b.completeness, b.f1, photo.size(),
+        geo.size());
+  }
+  testing::CloudScore g = testing::scoreCloud(geo, f.scene, 0.06);
+  EXPECT_GT(g.accuracy, 0.9);
+  EXPECT_GT(g.completeness, 0.6);
+  // Normals point towards the cameras and are unit.
+  for (const auto& p : geo) {
+    double n2 = p.normal[0] * p.normal[0] + p.normal[1] * p.normal[1] + p.normal[2] * p.normal[2];
+    ASSERT_NEAR(n2, 1.0, 1e-3);
+  }
+}
+
+// The CPU result does not depend on the number of threads (red-black updates are in place).
+TEST(PatchMatchCpu, IndependentOfThreadCount) {
+  testing::SyntheticMvs s = testing::makeFacadeMvs(48, 36, 3, 1.0);
+  Workspace ws = facadeWorkspace(s);
+  std::vector<const std::uint8_t*> gray;
+  for (const View& v : ws.views) gray.push_back(v.gray.data());
+  PatchMatchOptions o;
+  PmParams P = makeParams(ws, 1, false, o, gray, std::vector<const float*>(3, nullptr));
+  DepthMap a, b;
+  a.resize(48, 36), b.resize(48, 36);
+#if defined(_OPENMP)
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  runReferenceCpu(P, true, 2, o, &a);
+  omp_set_num_threads(std::max(2, threads));
+  runReferenceCpu(P, true, 2, o, &b);
+  omp_set_num_threads(threads);
+#else
+  runReferenceCpu(P, true, 2, o, &a);
+  runReferenceCpu(P, true, 2, o, &b);
+#endif
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.normal, b.normal);
+  EXPECT_EQ(a.cost, b.cost);
+}
+
+}  // namespace
+}  // namespace vidmap::mvs

@@ -10,5 +10,6 @@ void addInfoCommand(CLI::App& app);
 void addTrackCommand(CLI::App& app);
 void addSynthCommand(CLI::App& app);
 void addReconstructCommand(CLI::App& app);
+void addBatchCommands(CLI::App& app);  // batch, batch-summary
 
 }  // namespace vidmap::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   vidmap::cli::addTrackCommand(app);
   vidmap::cli::addSynthCommand(app);
   vidmap::cli::addReconstructCommand(app);
+  vidmap::cli::addBatchCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,17 +27,17 @@ run() {  # LABEL WORKERS ARGS...
   local label=$1 workers=$2
   shift 2
   rm -rf "$T/out" "$T"/.v*.lock
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$vidmap" batch "$T/m.csv" --all "$@" >"$T/log.txt" 2>&1 || { cat "$T/log.txt" >&2; exit 1; }
-  t1=$(date +%s.%N)
+  local TIMEFORMAT='%R %U %S' times
+  # Wall time, and the CPU time (user + sys) of the batch and its children.
+  times=$({ time "$vidmap" batch "$T/m.csv" --all "$@" >"$T/log.txt" 2>&1; } 2>&1) ||
+    { cat "$T/log.txt" >&2; exit 1; }
   grep -q "$n done" "$T/log.txt" || { cat "$T/log.txt" >&2; exit 1; }
-  awk -v l="$label" -v k="$workers" -v n="$n" -v a="$t0" -v b="$t1" -v c="$commit" \
-    -v f="$frames" -v w="$w" -v h="$h" 'BEGIN {
-      s = b - a
+  echo "$times" | awk -v l="$label" -v k="$workers" -v n="$n" -v c="$commit" \
+    -v f="$frames" -v w="$w" -v h="$h" -v load="$(cut -d' ' -f1 /proc/loadavg)" '{
       printf "{\"bench\": \"batch_all\", \"config\": \"%s\", \"workers\": %d, \"items\": %d, " \
              "\"frames\": %d, \"size\": \"%dx%d\", \"seconds\": %.2f, \"items_per_min\": %.2f, " \
-             "\"commit\": \"%s\"}\n", l, k, n, f, w, h, s, 60 * n / s, c }'
+             "\"cpu_seconds_per_item\": %.2f, \"load_average\": %s, \"commit\": \"%s\"}\n",
+             l, k, n, f, w, h, $1, 60 * n / $1, ($2 + $3) / n, load, c }'
 }
 if [ "$mode" = cpu ]; then
   run cpu-1 1 --jobs 1 --no-gpu

@@ -72,7 +72,7 @@ cat >"$T/slurm.conf" <<EOF
 # A single-node cluster for the test: no cgroups (CI runs in a container as root), no
 # accounting database.
 ClusterName=vidmapci
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 AuthType=auth/munge
@@ -102,7 +102,7 @@ ReturnToService=2
 KillWait=5
 MinJobAge=600
 InactiveLimit=0
-NodeName=$host CPUs=2 RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=2 RealMemory=$mem State=UNKNOWN
 PartitionName=ci Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$T/slurm.conf

@@ -1,8 +1,9 @@
 #include "vidmap/pipeline/batch_runner.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,20 +108,6 @@ ChildResult runChild(const std::vector<std::string>& argv, const RunnerOptions& 
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0)
     throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // The child starts with default signal dispositions and none blocked.
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -128,15 +115,57 @@ ChildResult runChild(const std::vector<std::string>& argv, const RunnerOptions& 
   std::vector<char*> cenv;
   for (const std::string& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, cargv[0], &fa, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  ::close(pipefd[1]);
-  if (rc != 0) {
+  int errPipe[2];  // the child reports a failed exec through it
+  if (::pipe2(errPipe, O_CLOEXEC) != 0) {
     ::close(pipefd[0]);
-    throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
+    ::close(pipefd[1]);
+    throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+
+  // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: a child outlives neither the
+  // batch process nor its lock (a killed `--all` leaves no reconstruct running unlocked).
+  // Signals are blocked across fork so that our handlers never run in the child.
+  sigset_t all, none, old;
+  sigfillset(&all);
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    ::dup2(pipefd[1], 1);
+    ::dup2(pipefd[1], 2);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    const int e = errno;
+    if (::write(errPipe[1], &e, sizeof e) < 0) {
+    }
+    ::_exit(127);
+  }
+  const int forkErrno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::close(pipefd[1]);
+  ::close(errPipe[1]);
+  if (pid < 0) {
+    ::close(pipefd[0]);
+    ::close(errPipe[0]);
+    throw Error("cannot start " + argv[0] + ": " + std::strerror(forkErrno));
+  }
+  int execErrno = 0;
+  ssize_t got;
+  while ((got = ::read(errPipe[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
+  }
+  ::close(errPipe[0]);
+  if (got == static_cast<ssize_t>(sizeof execErrno)) {
+    ::close(pipefd[0]);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw Error("cannot start " + argv[0] + ": " + std::strerror(execErrno));
   }
   const int slot = claimSlot(pid);
   // A stop requested just before the slot was claimed would have missed this child.

@@ -10,7 +10,8 @@
 //   1. take the item's lock (batch_item.h); when another live process holds it: kBusy;
 //   2. when OUT is complete: kSkipped (nothing is run or written);
 //   3. remove temporaries a killed run left, and a stale OUT/failed.json (kept in memory);
-//   4. run the child; its output is forwarded to our stderr and its tail kept;
+//   4. run the child; its output is forwarded to our stderr and its tail kept; the child gets
+//      SIGTERM when this process dies, however it dies, so it never runs without the lock;
 //   5. success: OUT is complete (reconstruct commits it whole) -> kDone; failure: OUT/failed.json
 //      records the command, exit code, message, time and attempt count -> kFailed;
 //      interrupted by requestStop (SIGTERM from scancel): nothing recorded -> kInterrupted, and

@@ -105,6 +105,7 @@ class BatchRunnerTest : public ::testing::Test {
         << "#!/bin/sh\n"
            "[ \"$1\" = reconstruct ] && [ \"$3\" = -o ] || exit 99\n"
            "echo run >> \"$2.runs\"\n"
+           "echo $$ > \"$2.pid\"\n"
            "echo \"${CUDA_VISIBLE_DEVICES-unset}\" > \"$2.gpu\"\n"
            "case \"$2\" in\n"
            "  *good*|*fixed*) echo 'progress...'; mkdir -p \"$4\"\n"
@@ -319,6 +320,40 @@ TEST_F(BatchRunnerTest, StopInterruptsWithoutRecordingAFailure) {
   // Once stopped, nothing new starts.
   EXPECT_EQ(runItem(item("good.mp4"), options()).outcome, ItemOutcome::kInterrupted);
   EXPECT_FALSE(fs::exists(dir_ / "in" / "good.mp4.runs"));
+}
+
+// A batch process killed without a chance to clean up (SIGKILL) takes its reconstruct child
+// with it, so no item keeps running without its lock.
+TEST_F(BatchRunnerTest, ChildDoesNotOutliveTheBatchProcess) {
+  const BatchItem slow = item("slow.mp4");
+  const pid_t batch = fork();
+  ASSERT_GE(batch, 0);
+  if (batch == 0) {
+    runItem(slow, options());
+    _exit(0);
+  }
+  const fs::path pidFile = slow.input.string() + ".gpu";  // written after the pid
+  for (int i = 0; i < 500 && !fs::exists(pidFile); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int child = std::stoi(readText(slow.input.string() + ".pid"));
+  auto alive = [](int pid) {
+    if (kill(pid, 0) != 0) return false;
+    // A zombie waiting for a reaper is not alive.
+    const std::string stat = readText("/proc/" + std::to_string(pid) + "/stat");
+    const std::size_t paren = stat.rfind(')');
+    return paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] != 'Z';
+  };
+  EXPECT_TRUE(alive(child));
+  kill(batch, SIGKILL);
+  waitpid(batch, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = !alive(child);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the reconstruct child " << child << " outlived its batch process";
+  if (!gone) kill(child, SIGKILL);
+  EXPECT_EQ(ItemLock::probe(slow.output), 0);
 }
 
 TEST_F(BatchRunnerTest, RunAllSpreadsItemsOverTheGpusAndSummarises) {

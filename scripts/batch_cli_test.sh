@@ -54,7 +54,8 @@ grep -q "the manifest has 3 items (0..2)" bad.err || fail "$(cat bad.err)"
 # The summary.
 "$vidmap" batch-summary m.csv --format csv >s.csv
 [ "$(grep -c ',done,' s.csv)" = 2 ] && [ "$(grep -c ',failed,' s.csv)" = 1 ] || fail "$(cat s.csv)"
-"$vidmap" batch-summary m.csv --format json | grep -q '"failed": 1' || fail "json summary"
+"$vidmap" batch-summary m.csv --format json >s.json
+grep -q '"failed": 1' s.json || fail "json summary: $(cat s.json)"
 
 # Manifests rejected before anything runs, naming the line and the field.
 expect_error() {  # MANIFEST_TEXT EXPECTED_PART

@@ -179,7 +179,9 @@ grep -q '"exit_code": 1' "$W/models/broken/failed.json" || fail "failed.json lac
 [ ! -e "$W/models/broken/sparse" ] || fail "a partial model was left for the broken item"
 [ "$(ls "$W"/logs/*_"$job"_*.log | wc -l)" = 4 ] || fail "expected 4 per-task logs"
 # Slurm saw the broken item's task fail and the others succeed.
-scontrol show job "$job" | grep -q 'ExitCode=1:0' || fail "the broken task did not exit 1"
+# (Output captured first: with pipefail, grep -q closing the pipe early fails the writer.)
+tasks=$(scontrol show job "$job")
+grep -q 'ExitCode=1:0' <<<"$tasks" || fail "the broken task did not exit 1"
 echo "slurm_ci_test: part 1 passed in $((SECONDS - t0)) s"
 
 # ---- 2. cancel in the middle, resubmit ------------------------------------------------------
@@ -225,6 +227,7 @@ done
 for i in "${!before[@]}"; do
   grep -q "^batch: item $i skipped" "$W"/logs/*_"$job2"_"$i".log || fail "item $i was not skipped on resubmission"
 done
-ls -a "$W/models" | grep -q '\.tmp-' && fail "a temporary folder of a cancelled run was left behind"
+left=$(ls -a "$W/models")
+grep -q '\.tmp-' <<<"$left" && fail "a temporary folder of a cancelled run was left behind"
 echo "slurm_ci_test: part 2 passed in $((SECONDS - t0)) s"
 echo "slurm_ci_test: PASSED"

@@ -344,6 +344,7 @@ void addBatchCommands(CLI::App& app) {
       std::fputs(text.c_str(), stdout);
     else
       io::writeTextAtomically(s->out, text);
+    std::fflush(stdout);
     std::fprintf(stderr, "batch-summary: %zu items: %d done, %d failed, %d running, %d pending\n",
                  rows.size(), counts[static_cast<int>(ItemState::kDone)],
                  counts[static_cast<int>(ItemState::kFailed)],

@@ -11,5 +11,6 @@ void addTrackCommand(CLI::App& app);
 void addSynthCommand(CLI::App& app);
 void addReconstructCommand(CLI::App& app);
 void addDenseCommand(CLI::App& app);
+void addBatchCommands(CLI::App& app);  // batch, batch-summary
 
 }  // namespace vidmap::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   vidmap::cli::addSynthCommand(app);
   vidmap::cli::addReconstructCommand(app);
   vidmap::cli::addDenseCommand(app);
+  vidmap::cli::addBatchCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,5 +10,7 @@ void addInfoCommand(CLI::App& app);
 void addTrackCommand(CLI::App& app);
 void addSynthCommand(CLI::App& app);
 void addReconstructCommand(CLI::App& app);
+void addExportCommand(CLI::App& app);
+void addReportCommand(CLI::App& app);
 
 }  // namespace vidmap::cli

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   vidmap::cli::addTrackCommand(app);
   vidmap::cli::addSynthCommand(app);
   vidmap::cli::addReconstructCommand(app);
+  vidmap::cli::addExportCommand(app);
+  vidmap::cli::addReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

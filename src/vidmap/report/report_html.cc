@@ -190,7 +190,10 @@ ReportData collectReportData(const fs::path& dir, const ReportOptions& options) 
           const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
           const sfm::Sim3& s = e.alignment;
           Json g = Json::array();
+          // The truth over the model's time span (a model may cover a part of the video).
+          const double t0 = traj.front().t - 0.5, t1 = traj.back().t + 0.5;
           for (const sfm::StampedPose& p : gt) {
+            if (p.t < t0 || p.t > t1) continue;
             const Eigen::Vector3d x = s.R.transpose() * (p.c - s.t) / s.s;
             g.push_back({p.t, x.x(), x.y(), x.z()});
           }

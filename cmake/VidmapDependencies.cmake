@@ -59,9 +59,39 @@ set(VIDMAP_HAVE_OPENCV ${OpenCV_FOUND})
 find_package(Ceres QUIET)
 set(VIDMAP_HAVE_CERES ${Ceres_FOUND})
 
+# Python bindings (python/): pybind11 and a Python with its headers. The static libraries are
+# then built position independent so the extension can link them. Debian's python3 is
+# preferred over a python found first on PATH (pyenv), whose site has no numpy or pybind11;
+# pip passes its own interpreter (setup.py).
+set(VIDMAP_HAVE_PYTHON OFF)
+if(NOT VIDMAP_PYTHON STREQUAL "OFF")
+  if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 COMPONENTS Interpreter Development.Module QUIET)
+  if(Python3_FOUND)
+    set(PYBIND11_FINDPYTHON ON)
+    find_package(pybind11 2.6 CONFIG QUIET)
+  endif()
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(VIDMAP_HAVE_PYTHON ON)
+    set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+  elseif(VIDMAP_PYTHON STREQUAL "ON")
+    message(FATAL_ERROR "VIDMAP_PYTHON=ON but Python 3 (with headers) or pybind11 was not found")
+  endif()
+endif()
+
+# three.js (Debian libjs-three), inlined into the HTML run report for its 3D view.
+find_file(VIDMAP_THREE_JS three.min.js PATHS /usr/share/javascript/three NO_DEFAULT_PATH)
+if(VIDMAP_THREE_JS)
+  set(VIDMAP_HAVE_THREEJS ON)
+else()
+  set(VIDMAP_HAVE_THREEJS OFF)
+endif()
+
 function(vidmap_print_summary)
   message(STATUS "vidmap ${PROJECT_VERSION} (${CMAKE_BUILD_TYPE})")
-  foreach(dep CUDA FFMPEG JSON CLI11 GTEST BENCHMARK OPENCV CERES)
+  foreach(dep CUDA FFMPEG JSON CLI11 GTEST BENCHMARK OPENCV CERES PYTHON THREEJS)
     message(STATUS "  ${dep}: ${VIDMAP_HAVE_${dep}}")
   endforeach()
   message(STATUS "  OpenMP: ${OpenMP_CXX_FOUND}")

@@ -1,25 +1,48 @@
 // `vidmap reconstruct INPUT -o OUTDIR`: cameras and a sparse 3D map from a video file, an image
-// folder or a TUM list (vidmap/pipeline/reconstruct.h), written as COLMAP models, a PLY and a
-// run record.
+// folder or a TUM list (vidmap/pipeline/reconstruct.h), written as COLMAP models, a PLY, a run
+// record and report.html. The options are the fields of ReconstructOptions as listed once in
+// pipeline/reconstruct_options_fields.h (the Python module takes the same names): --name with
+// dashes, `--no-name` for switches that are on by default.
+#include <cmath>
 #include <cstdio>
 #include <memory>
-#include <optional>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "vidmap/cli/commands.h"
 #include "vidmap/pipeline/reconstruct.h"
+#include "vidmap/pipeline/reconstruct_options_fields.h"
 
 namespace vidmap::cli {
+
+namespace {
+
+std::string dashed(std::string s) {
+  for (char& c : s)
+    if (c == '_') c = '-';
+  return s;
+}
+
+std::string helpWithRange(const pipeline::FieldInfo& f, bool withRange) {
+  std::ostringstream s;
+  s.precision(10);
+  s << f.help;
+  if (withRange && std::isfinite(f.lo) && std::isfinite(f.hi))
+    s << " [" << f.lo << ", " << f.hi << "]";
+  return s.str();
+}
+
+}  // namespace
 
 void addReconstructCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "reconstruct",
       "Cameras and a sparse 3D map from a video, an image folder or a TUM list (COLMAP model)");
   struct Args {
-    std::string input, outDir, camera = "SIMPLE_RADIAL", device = "auto";
+    std::string input, outDir;
     pipeline::ReconstructOptions o;
-    bool quiet = false, noGuided = false;
-    std::optional<int> firstOctave;
+    bool quiet = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("INPUT", args->input, "Video file, image folder, or TUM list (rgb.txt)")
@@ -27,54 +50,30 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->outDir,
                   "Output folder (created; must not exist or be empty)")
       ->required();
-  cmd->add_option("--fps", args->o.fps, "Frames per second sampled from a video or list")
-      ->capture_default_str();
-  cmd->add_flag("--all-frames", args->o.allFrames, "Use every frame of a video or list");
-  cmd->add_option("--width", args->o.width, "Working width in pixels (0: native)")
-      ->capture_default_str();
-  cmd->add_option("--camera", args->camera,
-                  "Camera model, with parameters when known, in COLMAP's order and pixel "
-                  "convention at the native size: SIMPLE_RADIAL (unknown, refined), "
-                  "'PINHOLE fx,fy,cx,cy', 'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'")
-      ->capture_default_str();
-  cmd->add_option("--device", args->device, "auto, cpu or cuda")->capture_default_str();
-  cmd->add_option("--max-features", args->o.frontend.sift.maxFeatures, "SIFT features per frame")
-      ->capture_default_str();
-  cmd->add_option("--sift-first-octave", args->firstOctave,
-                  "-1 doubles the image before the first octave (more features on small frames); "
-                  "default: -1 up to 1000 px of working width, else 0; videos and lists sampled "
-                  "at 10 fps or more: 0 from 640 px");
-  cmd->add_option("--active-keyframes", args->o.frontend.activeKeyframes,
-                  "Earlier keyframes each frame is matched against")
-      ->capture_default_str();
-  cmd->add_option("--min-tri-angle", args->o.mapper.minTriAngleDeg,
-                  "Smallest triangulation angle of a kept point (degrees)")
-      ->capture_default_str();
-  cmd->add_option("--init-relaxed-angle", args->o.mapper.initRelaxedMinAngleDeg,
-                  "Median triangulation angle an initial pair needs after waiting (degrees)")
-      ->capture_default_str();
-  cmd->add_option("--pnp-max-error", args->o.mapper.pnpMaxErrorPx,
-                  "PnP inlier threshold (working pixels)")
-      ->capture_default_str();
-  cmd->add_option("--pnp-min-inliers", args->o.mapper.pnpMinInliers, "PnP inliers to register")
-      ->capture_default_str();
-  cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
-                  "Observations with a larger error are filtered (working pixels)")
-      ->capture_default_str();
-  cmd->add_flag("--no-guided", args->noGuided,
-                "Plain descriptor matching only (no epipolar guide)");
-  cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
-  cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");
+  pipeline::forEachReconstructField(args->o, [&](const pipeline::FieldInfo& f, auto&& field) {
+    using T = std::decay_t<decltype(field)>;
+    const std::string name = dashed(f.name);
+    if (name == "progress") return;  // -q
+    if constexpr (std::is_same_v<T, bool>) {
+      bool* p = &field;
+      if (field)
+        cmd->add_flag_callback(
+            "--no-" + name, [p] { *p = false; }, std::string("Turn off: ") + f.help);
+      else
+        cmd->add_flag_callback(
+            "--" + name, [p] { *p = true; }, f.help);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      cmd->add_option("--" + name, field, helpWithRange(f, true))->capture_default_str();
+    } else {
+      const pipeline::TextField text = field;
+      cmd->add_option_function<std::string>(
+             "--" + name, [text](const std::string& s) { text.set(s); }, f.help)
+          ->default_str(text.get());
+    }
+  });
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
   cmd->callback([args] {
-    args->o.camera = sfm::CameraSpec::parse(args->camera);
-    args->o.device = pipeline::parseDevice(args->device);
     args->o.progress = !args->quiet;
-    args->o.frontend.guided = !args->noGuided;
-    if (args->firstOctave) {
-      args->o.autoFirstOctave = false;
-      args->o.frontend.sift.firstOctave = *args->firstOctave;
-    }
     io::RunRecord record;
     std::string command = "vidmap reconstruct " + args->input + " -o " + args->outDir;
     record.setCommand(command);

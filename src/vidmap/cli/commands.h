@@ -12,5 +12,7 @@ void addSynthCommand(CLI::App& app);
 void addReconstructCommand(CLI::App& app);
 void addDenseCommand(CLI::App& app);
 void addBatchCommands(CLI::App& app);  // batch, batch-summary
+void addExportCommand(CLI::App& app);
+void addReportCommand(CLI::App& app);
 
 }  // namespace vidmap::cli

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   vidmap::cli::addReconstructCommand(app);
   vidmap::cli::addDenseCommand(app);
   vidmap::cli::addBatchCommands(app);
+  vidmap::cli::addExportCommand(app);
+  vidmap::cli::addReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -16,6 +16,9 @@
 #include "vidmap/io/tum_trajectory.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
+#if defined(VIDMAP_HAVE_REPORT)
+#include "vidmap/report/report_html.h"
+#endif
 
 namespace vidmap::pipeline {
 
@@ -190,6 +193,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       mapper.addTrackedFrame(std::move(tracked));
     }
     bar.update(sum.frames, status());
+    if (options.onProgress) options.onProgress(sum.frames, info.frameCount, status());
   }
   {
     auto t = record.stage("mapper");
@@ -275,6 +279,17 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   record.write(out.tmp() / "run.json");
+#if defined(VIDMAP_HAVE_REPORT)
+  // The report is a view of what is written; a failure to draw it loses no result.
+  try {
+    report::ReportOptions ro;
+    ro.groundTruth = options.groundTruth;
+    report::writeReport(out.tmp(), ro);
+    sum.report = out.dir() / "report.html";
+  } catch (const Error& e) {
+    std::fprintf(stderr, "vidmap: warning: no report.html: %s\n", e.what());
+  }
+#endif
   out.commit();
   return sum;
 }
@@ -313,6 +328,10 @@ std::string formatSummary(const ReconstructSummary& s) {
     o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
          "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
   o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
+  if (!s.report.empty()) o << "  report: " << s.report.string() << "\n";
+  if (!s.models.empty())
+    o << "  in COLMAP: colmap gui --import_path " << (s.outDir / "sparse" / "0").string()
+      << " (or File > Import model)\n";
   return o.str();
 }
 

@@ -6,6 +6,7 @@
 //   OUTDIR/sparse/0/points3D.ply                            breaks gives sparse/1, ...)
 //   OUTDIR/sparse/0/trajectory.txt                          every posed frame, TUM format
 //   OUTDIR/run.json                                         the run record
+//   OUTDIR/report.html                                      the run report (report/)
 //
 // The written models are in COLMAP's pixel convention at the native size of the input, so
 // they match the input images; the image names are the frames' names. Frames the keyframe
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,11 @@ struct ReconstructOptions {
   sfm::MapperOptions mapper;
   bool progress = true;    // a progress bar when stderr is a terminal
   bool overwrite = false;  // replace a non-empty OUTDIR
+  // Called after each sampled frame with (frames so far, frames expected or -1 when unknown,
+  // a status line); an exception it throws ends the run (nothing is written).
+  std::function<void(long, long, const std::string&)> onProgress;
+  // A TUM trajectory (camera to world) drawn over the model in report.html; empty: none.
+  std::filesystem::path groundTruth;
   void check() const;
 };
 
@@ -55,6 +62,7 @@ struct ModelSummary {
 
 struct ReconstructSummary {
   std::filesystem::path outDir;
+  std::filesystem::path report;  // outDir/report.html; empty when it was not written
   long frames = 0;
   int keyframes = 0, featureless = 0, dropped = 0;
   int pairs = 0;

@@ -1,0 +1,168 @@
+// The user-facing fields of ReconstructOptions, listed once: name, group, help and range.
+// The Python binding (python/src/options.cc) maps keyword arguments and nested dicts through
+// this list, the tests hold each range against the options' own check(), and new front ends
+// (CLI flags, the run record) can take names and help from it instead of retyping them.
+//
+//   forEachReconstructField(options, [](const FieldInfo& f, auto& value) { ... });
+//
+// `value` is a bool, int or double member of the options, or a TextField for the fields that
+// are parsed from text (camera, device) or have an automatic default (sift_first_octave).
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "vidmap/pipeline/reconstruct.h"
+
+namespace vidmap::pipeline {
+
+struct FieldInfo {
+  const char* group;  // "" (top level), "frontend" or "mapper"
+  const char* name;   // snake_case, as the CLI's long option without dashes where there is one
+  const char* help;
+  double lo = -std::numeric_limits<double>::infinity();  // the range check() enforces
+  double hi = std::numeric_limits<double>::infinity();
+  std::string path() const { return *group ? std::string(group) + "." + name : name; }
+};
+
+// A field read and written as text; set() throws vidmap::Error on a bad value.
+struct TextField {
+  std::function<std::string()> get;
+  std::function<void(const std::string&)> set;
+};
+
+template <class Visitor>
+void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
+  // Top level.
+  v(FieldInfo{"", "fps", "Frames per second sampled from a video or list", 1e-3, 1000}, o.fps);
+  v(FieldInfo{"", "all_frames", "Use every frame of a video or list", 0, 1}, o.allFrames);
+  v(FieldInfo{"", "width", "Working width in pixels (0: native; else at least 64)", 0, 16384},
+    o.width);
+  v(FieldInfo{"", "camera",
+              "Camera model, with parameters when known, in COLMAP's order and pixel convention "
+              "at the native size: SIMPLE_RADIAL (unknown, refined), 'PINHOLE fx,fy,cx,cy', "
+              "'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'"},
+    TextField{[&o] { return o.camera.toString(); },
+              [&o](const std::string& s) { o.camera = sfm::CameraSpec::parse(s); }});
+  v(FieldInfo{"", "device", "auto, cpu or cuda"},
+    TextField{[&o] { return std::string(toString(o.device)); },
+              [&o](const std::string& s) { o.device = parseDevice(s); }});
+  v(FieldInfo{"", "overwrite", "Replace OUTDIR when it is not empty", 0, 1}, o.overwrite);
+  v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
+  v(FieldInfo{"", "groundtruth",
+              "TUM trajectory (camera to world) drawn over the model in report.html"},
+    TextField{[&o] { return o.groundTruth.string(); },
+              [&o](const std::string& s) { o.groundTruth = s; }});
+
+  // Front end.
+  v(FieldInfo{"frontend", "max_features", "SIFT features per frame", 0, 1 << 20},
+    o.frontend.sift.maxFeatures);
+  v(FieldInfo{"frontend", "sift_first_octave",
+              "-1 doubles the image before the first octave, 0 does not; 'auto': -1 up to 1000 px "
+              "of working width, else 0 (videos and lists at 10 fps or more: 0 from 640 px)",
+              -1, 0},
+    TextField{[&o] {
+                return o.autoFirstOctave ? std::string("auto")
+                                         : std::to_string(o.frontend.sift.firstOctave);
+              },
+              [&o](const std::string& s) {
+                if (s == "auto") {
+                  o.autoFirstOctave = true;
+                  return;
+                }
+                if (s != "-1" && s != "0")
+                  throw Error("option frontend.sift_first_octave = '" + s +
+                              "' is not -1, 0 or auto");
+                o.autoFirstOctave = false;
+                o.frontend.sift.firstOctave = std::stoi(s);
+              }});
+  v(FieldInfo{"frontend", "min_motion_px",
+              "Keyframe gate: median motion (px at 640 px) below which a frame is dropped", 0,
+              10000},
+    o.frontend.minMotionPx);
+  v(FieldInfo{"frontend", "max_gap_s", "Keyframe gate: a keyframe at least this often (seconds)", 0,
+              1e6},
+    o.frontend.maxGapSeconds);
+  v(FieldInfo{"frontend", "active_keyframes", "Earlier keyframes each frame is matched against", 1,
+              1000},
+    o.frontend.activeKeyframes);
+  v(FieldInfo{"frontend", "history_keyframes", "Older keyframes reachable at doubling distances", 0,
+              100000},
+    o.frontend.historyKeyframes);
+  v(FieldInfo{"frontend", "min_gate_matches",
+              "Matches with the last keyframe below which the motion counts as unknown", 1, 1e6},
+    o.frontend.minGateMatches);
+  v(FieldInfo{"frontend", "min_features", "Frames with fewer features are skipped", 8, 1e6},
+    o.frontend.minFeatures);
+  v(FieldInfo{"frontend", "guided", "Guided (epipolar) matching after plain matching", 0, 1},
+    o.frontend.guided);
+  v(FieldInfo{"frontend", "guide_band_px", "Half width of the epipolar band (px at 640 px)", 0.1,
+              1000},
+    o.frontend.guideBandPx);
+  v(FieldInfo{"frontend", "guide_iterations", "RANSAC hypotheses of the guide's essential matrix",
+              1, 100000},
+    o.frontend.guideIterations);
+  v(FieldInfo{"frontend", "min_pair_matches", "A pair with fewer matches is not handed on", 5, 1e6},
+    o.frontend.minPairMatches);
+
+  // Mapper.
+  sfm::MapperOptions& m = o.mapper;
+  v(FieldInfo{"mapper", "min_pair_inliers", "A verified pair with fewer inliers is dropped", 5,
+              1e6},
+    m.minPairInliers);
+  v(FieldInfo{"mapper", "self_calibrate_focal",
+              "Self-calibrate an unknown focal length from the first pairs", 0, 1},
+    m.selfCalibrateFocal);
+  v(FieldInfo{"mapper", "init_min_points", "Points the initial pair must triangulate", 5, 1e6},
+    m.initMinPoints);
+  v(FieldInfo{"mapper", "init_min_angle", "Median triangulation angle of the initial pair (deg)", 0,
+              90},
+    m.initMinAngleDeg);
+  v(FieldInfo{"mapper", "init_max_pending_keyframes",
+              "Keyframes waited for before the relaxed initialisation", 2, 1e6},
+    m.initMaxPendingKeyframes);
+  v(FieldInfo{"mapper", "init_relaxed_angle",
+              "Median triangulation angle an initial pair needs after waiting (deg)", 0, 90},
+    m.initRelaxedMinAngleDeg);
+  v(FieldInfo{"mapper", "pnp_max_error", "PnP inlier threshold (working pixels)", 0.1, 1000},
+    m.pnpMaxErrorPx);
+  v(FieldInfo{"mapper", "pnp_min_inliers", "PnP inliers to register", 6, 1e6}, m.pnpMinInliers);
+  v(FieldInfo{"mapper", "pnp_min_inlier_ratio", "PnP inlier ratio to register", 0, 1},
+    m.pnpMinInlierRatio);
+  v(FieldInfo{"mapper", "max_jump_over_depth",
+              "Largest camera jump to the nearest keyframe, in median depths", 0, 1e9},
+    m.maxJumpOverDepth);
+  v(FieldInfo{"mapper", "max_reproj_error",
+              "Observations with a larger error are filtered (working pixels)", 0.1, 1000},
+    m.maxReprojErrorPx);
+  v(FieldInfo{"mapper", "min_tri_angle", "Smallest triangulation angle of a kept point (deg)", 0,
+              90},
+    m.minTriAngleDeg);
+  v(FieldInfo{"mapper", "local_ba_images", "Images in a local bundle adjustment", 2, 1000},
+    m.localBaImages);
+  v(FieldInfo{"mapper", "local_ba_iterations", "Iterations of a local bundle adjustment", 0, 1000},
+    m.localBaIterations);
+  v(FieldInfo{"mapper", "global_ba_iterations", "Iterations of a global bundle adjustment", 0,
+              1000},
+    m.globalBaIterations);
+  v(FieldInfo{"mapper", "global_ba_growth",
+              "A global bundle adjustment when the model grew by this factor", 1, 100},
+    m.globalBaGrowth);
+  v(FieldInfo{"mapper", "refine_intrinsics_min_images",
+              "An unknown camera is refined from this model size on", 2, 1e6},
+    m.refineIntrinsicsMinImages);
+  v(FieldInfo{"mapper", "max_consecutive_failures",
+              "Keyframes in a row not registered before a new model starts", 1, 1e6},
+    m.maxConsecutiveFailures);
+  v(FieldInfo{"mapper", "min_model_images", "Smaller finished models are dropped", 2, 1e6},
+    m.minModelImages);
+  v(FieldInfo{"mapper", "merge_models", "Merge finished models the tracks link", 0, 1},
+    m.mergeModels);
+  v(FieldInfo{"mapper", "merge_min_common_points",
+              "3D-3D correspondences a merge by alignment needs", 3, 1e6},
+    m.mergeMinCommonPoints);
+  v(FieldInfo{"mapper", "verbose", "Log the mapper's events on stderr", 0, 1}, m.verbose);
+}
+
+}  // namespace vidmap::pipeline

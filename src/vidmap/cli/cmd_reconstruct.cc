@@ -27,18 +27,24 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->outDir,
                   "Output folder (created; must not exist or be empty)")
       ->required();
-  cmd->add_option("--fps", args->o.fps, "Frames per second sampled from a video or list")
+  cmd->add_option("--fps", args->o.fps,
+                  "Frames per second sampled from a video or list, [0.001, 120]")
       ->capture_default_str();
   cmd->add_flag("--all-frames", args->o.allFrames, "Use every frame of a video or list");
-  cmd->add_option("--width", args->o.width, "Working width in pixels (0: native)")
+  cmd->add_option("--width", args->o.width, "Working width in pixels, [64, 16384] (0: native)")
       ->capture_default_str();
-  cmd->add_option("--camera", args->camera,
-                  "Camera model, with parameters when known, in COLMAP's order and pixel "
-                  "convention at the native size: SIMPLE_RADIAL (unknown, refined), "
-                  "'PINHOLE fx,fy,cx,cy', 'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'")
+  cmd->add_option(
+         "--camera", args->camera,
+         "Camera model, with parameters when known, in COLMAP's order and pixel "
+         "convention at the native size: SIMPLE_RADIAL (unknown, refined), "
+         "'PINHOLE fx,fy,cx,cy', 'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'. A model "
+         "without parameters (SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL) is "
+         "unknown and refined. Checked: focal 0.05-100 x the larger side, principal "
+         "point at most a quarter of the image outside it, |k| <= 100, |p| <= 1")
       ->capture_default_str();
   cmd->add_option("--device", args->device, "auto, cpu or cuda")->capture_default_str();
-  cmd->add_option("--max-features", args->o.frontend.sift.maxFeatures, "SIFT features per frame")
+  cmd->add_option("--max-features", args->o.frontend.sift.maxFeatures,
+                  "SIFT features per frame, [0, 1048576] (0: no cap, every feature found)")
       ->capture_default_str();
   cmd->add_option("--sift-first-octave", args->firstOctave,
                   "-1 doubles the image before the first octave (more features on small frames); "
@@ -65,6 +71,12 @@ void addReconstructCommand(CLI::App& app) {
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
   cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");
+  cmd->add_flag("--strict", args->o.strict,
+                "Damaged input (a video that ends early or has damaged frames, skipped "
+                "frames) is an error, and nothing is written");
+  cmd->add_flag("--skip-bad-frames", args->o.skipBadFrames,
+                "Folders and lists: skip (and report) frames that cannot be read or differ in "
+                "size, instead of stopping before the work starts");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
   cmd->callback([args] {
     args->o.camera = sfm::CameraSpec::parse(args->camera);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "vidmap/io/frame_source.h"
@@ -242,6 +243,42 @@ TEST_F(Video, TruncatedVideoEndsAfterItsLastDecodableFrame) {
   EXPECT_GT(frames.size(), 0u);
   EXPECT_LT(frames.size(), static_cast<size_t>(kFrames));
   for (size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(frameId(frames[i]), static_cast<int>(i));
+}
+
+// A video cut short reconstructed silently before (issue 20): the source now reports the
+// early end against the container's frame count or duration, and a whole file reports none.
+TEST_F(Video, TruncatedVideoIsReportedAsEndingEarly) {
+  auto d = freshDir("report");
+  FrameSourceOptions o;
+  o.allFrames = true;
+  auto drain = [&](const fs::path& p) {
+    auto src = openFrameSource(p, o);
+    Frame f;
+    int n = 0;
+    while (src->next(f)) ++n;
+    SourceReport r = src->report();
+    std::printf("%s: %d frames, %s\n", p.filename().c_str(), n, r.describe().c_str());
+    return r;
+  };
+  struct Case {
+    const char* name;
+    VideoCodec codec;
+  };
+  for (const Case c : {Case{"v.mkv", VideoCodec::kFfv1}, Case{"v.mp4", VideoCodec::kMpeg4}}) {
+    const fs::path path = makeVideo(d, c.name, c.codec);
+    SourceReport whole = drain(path);
+    EXPECT_TRUE(whole.reachedEnd);
+    EXPECT_FALSE(whole.damaged()) << c.name << ": " << whole.describe();
+    EXPECT_EQ(whole.describe(), "");
+    const fs::path half = d / (std::string("half_") + c.name);
+    testing::truncateCopy(path, half, fs::file_size(path) / 2);
+    SourceReport cut = drain(half);
+    EXPECT_TRUE(cut.reachedEnd);
+    EXPECT_TRUE(cut.endedEarly) << c.name;
+    EXPECT_TRUE(cut.damaged());
+    EXPECT_LT(cut.secondsDecoded, 0.8 * cut.secondsExpected) << c.name;
+    EXPECT_NE(cut.describe().find("ends early"), std::string::npos) << cut.describe();
+  }
 }
 
 TEST_F(Video, ContainerWithoutFramesIsNoFrames) {

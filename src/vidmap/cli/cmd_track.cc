@@ -174,7 +174,7 @@ std::array<int, 7> lengthHistogram(const std::map<std::int64_t, int>& lengths) {
 bool sameFile(const fs::path& p, const fs::path& q) {
   std::error_code e1, e2;
   if (fs::exists(p, e1) && fs::exists(q, e2)) return fs::equivalent(p, q, e1);
-  return fs::weakly_canonical(p, e1) == fs::weakly_canonical(q, e2);
+  return fs::weakly_canonical(fs::absolute(p), e1) == fs::weakly_canonical(fs::absolute(q), e2);
 }
 
 // The outputs' rules, checked before any work (those of `vidmap reconstruct`): never an input

@@ -1,5 +1,7 @@
 // vidmap: turn a video into cameras and a 3D map. Errors end the tool with one line that
 // names what is wrong and exit status 1; nothing half written is left behind.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,24 +14,26 @@
 namespace {
 
 // OpenMP's default wait policy spins idle threads for a while before they sleep; between the
-// many short parallel loops of a reconstruction that burnt 4x the CPU time and made the run
-// 3.5x slower on a shared 2-core machine (docs/benchmarks.md, "OpenMP wait policy"). The
-// policy is read once, when the OpenMP runtime initialises, which for libgomp is a shared
-// library constructor that runs before main(): so it is set from the executable's
-// .preinit_array, which the dynamic loader runs before any library's constructors. A value
-// the user set is kept (OMP_WAIT_POLICY=active brings the spinning back).
-void passiveOpenMpWait(int, char**, char**) { setenv("OMP_WAIT_POLICY", "passive", 0); }
-
-#if defined(__linux__) && !defined(VIDMAP_NO_PREINIT)
-__attribute__((section(".preinit_array"),
-               used)) void (*const kPassiveOpenMpWait)(int, char**, char**) = passiveOpenMpWait;
+// many short parallel loops of a reconstruction that burnt several times the CPU time on a
+// shared 2-core machine (docs/benchmarks.md, "OpenMP wait policy"). The policy is read once,
+// when the runtime initialises, which for libgomp is a library constructor that runs before
+// main(); setting it from main() is too late, and so is the executable's .preinit_array
+// (libc's own initialisation, which runs after it, resets the environment). So when the user
+// has not chosen a policy, vidmap sets OMP_WAIT_POLICY=passive and executes itself again (a
+// few milliseconds); a policy the user set is kept (OMP_WAIT_POLICY=active: spinning).
+#if defined(__linux__) && defined(_OPENMP) && !defined(VIDMAP_NO_REEXEC)
+void passiveOpenMpWait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then run with the default
+}
 #endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-#if !defined(__linux__) || defined(VIDMAP_NO_PREINIT)
-  passiveOpenMpWait(argc, argv, nullptr);  // runtimes that read it lazily (LLVM's libomp)
+#if defined(__linux__) && defined(_OPENMP) && !defined(VIDMAP_NO_REEXEC)
+  passiveOpenMpWait(argv);
 #endif
   CLI::App app{"vidmap: a video to cameras and a 3D map, on the GPU or the CPU"};
   app.require_subcommand(1);

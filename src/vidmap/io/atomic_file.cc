@@ -69,7 +69,8 @@ AtomicFile& AtomicFileGroup::add(const fs::path& path) {
   require(!committed_, "AtomicFileGroup: add after commit");
   for (const auto& f : files_) {
     std::error_code ec;
-    if (f->path() == path || fs::weakly_canonical(f->path(), ec) == fs::weakly_canonical(path, ec))
+    if (fs::weakly_canonical(fs::absolute(f->path()), ec) ==
+        fs::weakly_canonical(fs::absolute(path), ec))
       throw Error("two outputs are the same file: " + path.string());
   }
   files_.push_back(std::make_unique<AtomicFile>(path));
@@ -91,7 +92,13 @@ void AtomicFileGroup::commit() {
   for (std::size_t i = 0; i < files_.size(); ++i) {
     AtomicFile& f = *files_[i];
     std::error_code ec;
-    if (fs::exists(fs::symlink_status(f.path(), ec))) {
+    const fs::file_status st = fs::symlink_status(f.path(), ec);
+    if (fs::is_directory(st)) {  // never moved aside: a folder is not an output's old version
+      rollback();
+      throw Error("cannot write " + f.path().string() + ": it is a folder" +
+                  (i > 0 ? " (the other outputs were left as they were)" : ""));
+    }
+    if (fs::exists(st)) {
       backups[i] = f.tmp();
       backups[i] += ".old";
       fs::rename(f.path(), backups[i], ec);

@@ -340,7 +340,7 @@ TEST_F(Video, BadInputsAreClearErrors) {
   for (double fps : {0.0, 121.0, std::numeric_limits<double>::quiet_NaN()}) {
     FrameSourceOptions o;
     o.fps = fps;
-    expectError([&] { openFrameSource(path, o); }, {"fps", "(0, 120]"});
+    expectError([&] { openFrameSource(path, o); }, {"fps", "[0.001, 120]"});
   }
 }
 

@@ -256,8 +256,16 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                 " verified pairs): no pair of views has enough baseline (a static camera, a "
                 "pure rotation, or too little overlap between frames)");
 
-  // Outputs.
-  {
+  // Outputs. A write failure (a full disk) names the output folder, not the hidden temporary
+  // one the files go to first.
+  const auto namingOutput = [&](const Error& e) {
+    std::string m = e.what();
+    const std::string tmp = out.tmp().string(), dir = out.dir().string();
+    for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp, at + dir.size()))
+      m.replace(at, tmp.size(), dir);
+    return Error(m);
+  };
+  try {
     auto t = record.stage("write");
     for (size_t i = 0; i < models.size(); ++i) {
       const sfm::Reconstruction& rec = *models[i];
@@ -272,6 +280,10 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       sum.registered += rec.numImages();
       sum.localized += static_cast<int>(rec.localized().size());
     }
+  } catch (const Error& e) {
+    throw namingOutput(e);
+  } catch (const fs::filesystem_error& e) {
+    throw namingOutput(Error(e.what()));
   }
 
   // The run record: stages of the mapper from its own clocks, counts and results.
@@ -323,7 +335,11 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setCount(k + "points", sum.models[i].points);
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  record.write(out.tmp() / "run.json");
+  try {
+    record.write(out.tmp() / "run.json");
+  } catch (const Error& e) {
+    throw namingOutput(e);
+  }
   out.commit();
   return sum;
 }

@@ -299,7 +299,7 @@ void run(const Args& a) {
   rec.setCount("input.decode_errors", damage.decodeErrors);
   rec.setCount("input.ended_early", damage.endedEarly ? 1 : 0);
   rec.setCount("input.frames_skipped", static_cast<std::int64_t>(damage.skipped.size()));
-  if (damage.damaged()) rec.setOption("input.damage", damageText);
+  if (damage.damaged()) rec.setOption("input_damage", damageText);
 
   const auto t0 = Clock::now();
   std::sort(obs.begin(), obs.end(), [](const Observation& p, const Observation& q) {

@@ -208,7 +208,9 @@ TEST_F(Safety, TrackWritesBothOutputsAndNoTemporaries) {
   writeFrames(d / "frames");
   const ToolRun r = tool(d, "track frames --out t.csv --record rec.json --quiet");
   EXPECT_EQ(r.rc, 0) << r.output;
-  EXPECT_EQ(listing(d), "frames/, rec.json, t.csv");
+  EXPECT_EQ(listing(d),
+            "frames/, frames/f00.png, frames/f01.png, frames/f02.png, frames/f03.png, rec.json, "
+            "t.csv");
   row("track --out t.csv --record rec.json", r, listing(d));
 }
 
@@ -309,7 +311,7 @@ TEST_F(Safety, AHugeClaimedImageIsRefusedBeforeAllocating) {
   EXPECT_TRUE(has(r.output, "16000x16000")) << r.output;
   EXPECT_TRUE(has(r.output, "cannot hold")) << r.output;
   row("reconstruct frames (a PNG claiming 16000x16000)", r,
-      listing(d) + "; " + r.output.substr(r.output.rfind("maxrss_kb")));
+      listing(d) + "; " + message(r.output.substr(r.output.rfind("maxrss_kb"))));
 }
 
 // --- validation before work, messages ------------------------------------------------------

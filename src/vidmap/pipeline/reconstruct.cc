@@ -224,7 +224,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setCount("input.ended_early", damage.endedEarly ? 1 : 0);
   record.setCount("input.frames_skipped", static_cast<std::int64_t>(damage.skipped.size()));
   if (damage.framesExpected > 0) record.setCount("input.frames_expected", damage.framesExpected);
-  if (damage.damaged()) record.setOption("input.damage", sum.inputDamage);
+  if (damage.damaged()) record.setOption("input_damage", sum.inputDamage);
   if (info.kind == io::SourceKind::kVideo) {
     record.setCount("input.frames_decoded", damage.framesDecoded);
     record.setMetric("input.seconds_expected", damage.secondsExpected);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "vidmap/core/parallel.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/synth/camera_path.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/sequence.h"
@@ -144,8 +145,8 @@ int main(int argc, char** argv) {
   std::printf("\n  ],\n");
 
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "vidmap_synth_bench_seq";
-  fs::remove_all(dir);
+  const TempDir tmp("synth_bench");  // unique, removed at the end
+  const fs::path dir = tmp / "seq";
   SequenceOptions so;
   so.frames = frames;
   so.width = w;
@@ -156,7 +157,6 @@ int main(int argc, char** argv) {
       "  \"sequence\": {\"scene\": \"room\", \"path\": \"orbit\", \"frames\": %d, "
       "\"wall_s\": %.2f, \"cpu_s\": %.2f},\n",
       frames, wallSeconds() - w0, cpuSeconds() - c0);
-  fs::remove_all(dir);
 
 #if defined(VIDMAP_HAVE_OPENCV)
   std::printf("  \"peer_opencv\": [\n");

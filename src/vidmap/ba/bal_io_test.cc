@@ -8,6 +8,7 @@
 #include "vidmap/ba/synthetic.h"
 #include "vidmap/core/data_dir.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::ba {
 namespace {
@@ -63,7 +64,7 @@ TEST(BalIo, WriteThenReadRoundTripsExactly) {
   o.numImages = 4;
   o.numPoints = 30;
   const Problem p = makeSyntheticScene(o).initial;
-  const fs::path path = fs::temp_directory_path() / "vidmap_ba_roundtrip.txt";
+  const fs::path path = testFolder("bal") / "roundtrip.txt";
   writeBal(path, p);
   const Problem q = readBal(path);
   fs::remove(path);
@@ -81,7 +82,7 @@ TEST(BalIo, WritingANonBalProblemIsAnError) {
   SyntheticOptions o;
   o.numImages = 3;
   o.numPoints = 10;
-  EXPECT_THROW(writeBal(fs::temp_directory_path() / "x.txt", makeSyntheticScene(o).truth), Error);
+  EXPECT_THROW(writeBal(testFolder("bal_bad") / "x.txt", makeSyntheticScene(o).truth), Error);
 }
 
 TEST(BalIo, ReadsTheSharedBalProblems) {

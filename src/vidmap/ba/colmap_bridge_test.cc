@@ -8,6 +8,7 @@
 #include "vidmap/ba/solver.h"
 #include "vidmap/ba/synthetic.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::ba {
 namespace {
@@ -56,7 +57,7 @@ TEST(ColmapBridge, SolvesAColmapModelAndWritesItBack) {
   so.numPoints = 150;
   const SyntheticScene scene = makeSyntheticScene(so);
   io::ColmapModel model = toColmap(scene.initial);
-  const auto dir = std::filesystem::temp_directory_path() / "vidmap_ba_colmap";
+  const auto dir = testFolder("ba_colmap") / "model";
   std::filesystem::remove_all(dir);
   io::writeColmapModel(model, dir, io::ColmapFormat::kBinary);
   io::ColmapModel read = io::readColmapModel(dir);

@@ -5,8 +5,6 @@
 //
 // Keyframes (selection of new points): the first frame, every --keyframe-every frames, and
 // any frame after which fewer than --refill-below x capacity tracks are alive.
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -22,6 +20,7 @@
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/klt/tracker.h"
+#include "vidmap/pipeline/progress.h"
 
 #if __has_include("vidmap/io/frame_source.h")
 #include "vidmap/io/frame_source.h"
@@ -46,7 +45,7 @@ struct Args {
   int keyframeEvery = 4;
   double refillBelow = 0.5;
   int maxFrames = 0;
-  bool quiet = false;
+  bool quiet = false, overwrite = false, strict = false, skipBadFrames = false;
   klt::Options klt;  // values given on the command line (applied over optionsFor(width))
   std::vector<std::pair<std::string, CLI::Option*>> kltSet;
 };
@@ -170,19 +169,39 @@ std::array<int, 7> lengthHistogram(const std::map<std::int64_t, int>& lengths) {
   return h;
 }
 
-void progress(bool on, int frame, long total, int alive) {
-  if (!on) return;
-  if (total > 0) {
-    const int width = 30, done = static_cast<int>(width * std::min<long>(frame, total) / total);
-    std::fprintf(stderr, "\r  [%s%s] %d/%ld frames, %d alive   ", std::string(done, '=').c_str(),
-                 std::string(width - done, ' ').c_str(), frame, total, alive);
-  } else {
-    std::fprintf(stderr, "\r  %d frames, %d alive   ", frame, alive);
-  }
-  std::fflush(stderr);
+#if defined(VIDMAP_TRACK_HAS_FRAME_SOURCE)
+// Two paths naming one file (after links, "..", a relative path).
+bool sameFile(const fs::path& p, const fs::path& q) {
+  std::error_code e1, e2;
+  if (fs::exists(p, e1) && fs::exists(q, e2)) return fs::equivalent(p, q, e1);
+  return fs::weakly_canonical(fs::absolute(p), e1) == fs::weakly_canonical(fs::absolute(q), e2);
 }
 
-#if defined(VIDMAP_TRACK_HAS_FRAME_SOURCE)
+// The outputs' rules, checked before any work (those of `vidmap reconstruct`): never an input
+// file, --out and --record two different files, an existing file replaced only with
+// --overwrite, and never a folder.
+void checkOutputs(const Args& a, const fs::path& out, const fs::path& recordPath) {
+  require(!sameFile(out, recordPath), "vidmap track: --out and --record are the same file '" +
+                                          out.string() + "'; give the run record another name");
+  const std::vector<fs::path> inputs = io::inputFiles(a.input);
+  for (const fs::path& p : {out, recordPath}) {
+    const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    require(fs::is_directory(folder),
+            "vidmap track: the output folder '" + folder.string() + "' does not exist");
+    for (const fs::path& in : inputs)
+      if (in.filename() == p.filename() && sameFile(in, p))
+        throw Error("vidmap track: the output '" + p.string() + "' is an input (" + in.string() +
+                    "); choose another name");
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::is_directory(st))
+      throw Error("vidmap track: the output '" + p.string() + "' is a folder; give a file name");
+    if (fs::exists(fs::symlink_status(p, ec)) && !a.overwrite)
+      throw Error("vidmap track: '" + p.string() +
+                  "' exists (choose another name, or --overwrite to replace it)");
+  }
+}
+
 void run(const Args& a) {
   using Clock = std::chrono::steady_clock;
   require(!a.out.empty(), "vidmap track: --out is required");
@@ -193,20 +212,19 @@ void run(const Args& a) {
   require(a.keyframeEvery >= 0, "vidmap track: --keyframe-every must be >= 0");
   require(a.refillBelow >= 0 && a.refillBelow <= 1,
           "vidmap track: --refill-below must be in [0, 1]");
+  require(a.maxFrames >= 0, "vidmap track: --max-frames must be >= 0 (0: all frames), not " +
+                                std::to_string(a.maxFrames));
   const fs::path recordPath = a.record.empty()
                                   ? out.parent_path() / (out.stem().string() + ".run.json")
                                   : fs::path(a.record);
-  for (const fs::path& p : {out, recordPath}) {
-    const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-    require(fs::is_directory(folder),
-            "vidmap track: the output folder '" + folder.string() + "' does not exist");
-  }
+  checkOutputs(a, out, recordPath);
 
   io::RunRecord rec;
   rec.setCommand("vidmap track " + a.input + " --out " + a.out);
   io::FrameSourceOptions so;
   so.fps = a.fps;
   so.width = a.width;
+  so.skipBadFrames = a.skipBadFrames;
   so.check();
   std::unique_ptr<io::FrameSource> source = io::openFrameSource(a.input, so);
   const io::FrameSourceInfo& info = source->info();
@@ -230,7 +248,7 @@ void run(const Args& a) {
   }
   klt::Tracker tracker(info.width, info.height, o, std::move(backend));
 
-  const bool bar = !a.quiet && isatty(fileno(stderr));
+  pipeline::ProgressBar bar(info.frameCount, !a.quiet);
   if (!a.quiet)
     std::fprintf(stderr,
                  "vidmap track: %s, %d x %d, %.3g fps, %s backend, %d levels, %d x %d window\n",
@@ -269,16 +287,29 @@ void run(const Args& a) {
     }
     alivePerFrame.push_back(t.size());
     ++n;
-    progress(bar, n, info.frameCount, t.size());
+    bar.update(n, std::to_string(t.size()) + " alive");
   }
-  if (bar) std::fprintf(stderr, "\n");
+  bar.finish();
   require(n > 0, "vidmap track: '" + a.input + "' gave no frames");
+  const io::SourceReport damage = source->report();
+  const std::string damageText = damage.describe();
+  if (damage.damaged() && a.strict)
+    throw Error("vidmap track: " + a.input + " is damaged: " + damageText +
+                " (--strict: nothing written)");
+  rec.setCount("input.decode_errors", damage.decodeErrors);
+  rec.setCount("input.ended_early", damage.endedEarly ? 1 : 0);
+  rec.setCount("input.frames_skipped", static_cast<std::int64_t>(damage.skipped.size()));
+  if (damage.damaged()) rec.setOption("input_damage", damageText);
 
   const auto t0 = Clock::now();
   std::sort(obs.begin(), obs.end(), [](const Observation& p, const Observation& q) {
     return p.id != q.id ? p.id < q.id : p.frame < q.frame;
   });
-  io::writeTextAtomically(out, ext == ".csv" ? toCsv(obs) : toJson(obs, n, a.input));
+  // The tracks and their record are committed together or not at all.
+  io::AtomicFileGroup outputs;
+  io::AtomicFile& tracksFile = outputs.add(out);
+  io::AtomicFile& recordFile = outputs.add(recordPath);
+  io::writeTextFile(tracksFile.tmp(), out, ext == ".csv" ? toCsv(obs) : toJson(obs, n, a.input));
   rec.addStage("write", std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   rec.setCount("frames", n);
   rec.setCount("tracks", static_cast<std::int64_t>(lengths.size()));
@@ -288,11 +319,13 @@ void run(const Args& a) {
 #if defined(VIDMAP_TRACK_HAS_CUDA)
   if (ctx) rec.addGpuUsage(*ctx);
 #endif
-  rec.write(recordPath);
+  io::writeTextFile(recordFile.tmp(), recordPath, rec.toJson());
+  outputs.commit();
 
   // The summary.
   std::printf("%d frames, %zu tracks, %zu observations -> %s (run record %s)\n", n, lengths.size(),
               obs.size(), a.out.c_str(), recordPath.string().c_str());
+  if (damage.damaged()) std::printf("warning: damaged input: %s\n", damageText.c_str());
   std::printf("alive per frame:");
   const int shown = std::min<int>(n, 40);
   for (int i = 0; i < shown; ++i)
@@ -321,16 +354,26 @@ void addTrackCommand(CLI::App& app) {
       app.add_subcommand("track", "Track points through a video or an image sequence (KLT)");
   cmd->add_option("input", args->input, "video file, image folder or TUM-style list")->required();
   cmd->add_option("--out", args->out, "tracks.csv or tracks.json")->required();
-  cmd->add_option("--record", args->record, "run record (default: <out stem>.run.json)");
-  cmd->add_option("--fps", args->fps, "frames per second sampled from a video (default 4)");
+  cmd->add_option("--record", args->record,
+                  "run record (default: <out stem>.run.json); written together with --out");
+  cmd->add_flag("--overwrite", args->overwrite,
+                "replace existing --out and --record files (never an input)");
+  cmd->add_option("--fps", args->fps,
+                  "frames per second sampled from a video or list, [0.001, 120] (default 4)");
   cmd->add_option("--width", args->width, "resize frames to this width (default: native)");
   cmd->add_option("--backend", args->backend, "cpu or cuda (default cpu)");
   cmd->add_option("--keyframe-every", args->keyframeEvery,
                   "select new points every N frames (default 4; 0: never after the first)");
   cmd->add_option("--refill-below", args->refillBelow,
                   "also select when fewer than this fraction of capacity is alive (default 0.5)");
-  cmd->add_option("--max-frames", args->maxFrames, "stop after N frames (default: all)");
+  cmd->add_option("--max-frames", args->maxFrames, "stop after N frames, N >= 0 (default 0: all)");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  cmd->add_flag("--strict", args->strict,
+                "damaged input (a video that ends early or has damaged frames, skipped frames) "
+                "is an error, and nothing is written");
+  cmd->add_flag("--skip-bad-frames", args->skipBadFrames,
+                "folders and lists: skip (and report) frames that cannot be read or differ in "
+                "size, instead of stopping before the work starts");
   addKltOptions(cmd, *args);
   cmd->callback([args] { run(*args); });
 }

@@ -9,18 +9,14 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::io {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("vidmap_colmap_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testFolder("colmap_" + name); }
 
 ColmapModel tinyModel() {
   ColmapModel m;

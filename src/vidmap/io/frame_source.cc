@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <fstream>
+#include <sstream>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
@@ -15,10 +17,27 @@ namespace vidmap::io {
 namespace fs = std::filesystem;
 
 void FrameSourceOptions::check() const {
-  if (!(fps > 0 && fps <= 120)) {  // also rejects NaN
-    throw Error("option fps = " + std::to_string(fps) + " is out of range (0, 120]");
-  }
+  checkRange("fps", fps, 1e-3, 120.0);
   if (width != 0) checkRange("width (0 = native)", width, 16, 16384);
+}
+
+std::string SourceReport::describe() const {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(2);
+  if (endedEarly) {
+    s << "the video ends early: frames up to " << secondsDecoded << " s of the " << secondsExpected
+      << " s its container declares";
+    if (framesExpected > 0) s << " (" << framesDecoded << " of " << framesExpected << " frames)";
+  }
+  if (decodeErrors > 0)
+    s << (endedEarly ? "; " : "") << decodeErrors << " damaged packets or frames skipped";
+  if (!skipped.empty()) {
+    s << (s.tellp() > 0 ? "; " : "") << skipped.size()
+      << " unreadable frames skipped: " << skipped.front();
+    if (skipped.size() > 1) s << ", ...";
+  }
+  return s.str();
 }
 
 bool naturalLess(const std::string& a, const std::string& b) {
@@ -68,6 +87,26 @@ std::vector<fs::path> listImageFiles(const fs::path& folder) {
   return files;
 }
 
+std::vector<fs::path> inputFiles(const fs::path& input) {
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) return listImageFiles(input);
+  std::vector<fs::path> files{input};
+  std::string ext = input.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext != ".txt" || !fs::is_regular_file(input, ec)) return files;
+  std::ifstream list(input);
+  std::string line;
+  while (std::getline(list, line)) {
+    std::istringstream fields(line);
+    std::string stamp, file;
+    if (!(fields >> stamp >> file) || stamp[0] == '#') continue;
+    const fs::path p(file);
+    files.push_back(p.is_absolute() ? p : input.parent_path() / p);
+  }
+  return files;
+}
+
 std::unique_ptr<FrameSource> openFrameSource(const fs::path& path,
                                              const FrameSourceOptions& options) {
   options.check();
@@ -75,6 +114,8 @@ std::unique_ptr<FrameSource> openFrameSource(const fs::path& path,
   auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) throw Error("input does not exist: " + path.string());
   if (fs::is_directory(status)) return detail::openImageFolder(path, options);
+  if (fs::is_regular_file(status) && fs::file_size(path, ec) == 0 && !ec)
+    throw Error(path.string() + ": empty file (0 bytes)");
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -27,9 +27,14 @@ struct Frame {
 };
 
 struct FrameSourceOptions {
-  double fps = 4;          // sampling rate for video and lists, (0, 120]; nominal rate of folders
+  double fps = 4;          // sampling rate for video and lists, [0.001, 120]; nominal rate of
+                           // folders
   bool allFrames = false;  // yield every frame of a video or list (no sampling)
   int width = 0;           // resize to this width keeping the aspect, [16, 16384]; 0 = native
+  // Folders and lists: the header of every frame is read when the source opens, so an
+  // unreadable frame or one of another size fails before any work. With skipBadFrames such
+  // frames (and frames whose pixels fail to decode later) are skipped and listed in report().
+  bool skipBadFrames = false;
 
   void check() const;  // throws vidmap::Error naming the bad field and its range
 };
@@ -49,6 +54,21 @@ struct FrameSourceInfo {
   std::string codec;     // video: decoder name
 };
 
+// What the source could not read, for the summary and the run record.
+struct SourceReport {
+  int decodeErrors = 0;              // video: damaged packets or frames skipped
+  bool endedEarly = false;           // video: the stream ended before the container said it would
+  long framesExpected = -1;          // video: the container's frame count (-1: unknown)
+  long framesDecoded = 0;            // video: frames decoded up to the end
+  double secondsExpected = 0;        // video: the container's duration (0: unknown)
+  double secondsDecoded = 0;         // video: the time the last decoded frame covers
+  std::vector<std::string> skipped;  // folders, lists: "file: reason" of each skipped frame
+  bool reachedEnd = false;           // the figures above cover the whole input
+
+  bool damaged() const { return decodeErrors > 0 || endedEarly || !skipped.empty(); }
+  std::string describe() const;  // one line, "" when nothing is wrong
+};
+
 class FrameSource {
  public:
   virtual ~FrameSource() = default;
@@ -56,6 +76,8 @@ class FrameSource {
   // Reads the next frame into `frame` (reusing its buffers) and returns true, or returns false
   // at the end. Throws vidmap::Error for an unreadable frame.
   virtual bool next(Frame& frame) = 0;
+  // Damage met so far (complete once next() has returned false).
+  virtual SourceReport report() const { return {}; }
 };
 
 // Opens `path`: a folder -> image folder; a file ending in .txt -> list; other files -> video.
@@ -63,6 +85,11 @@ class FrameSource {
 // or a video when the build has no FFmpeg.
 std::unique_ptr<FrameSource> openFrameSource(const std::filesystem::path& path,
                                              const FrameSourceOptions& options = {});
+
+// The files an input consists of, for outputs that must never replace one: a video file
+// itself; a list file and the images its lines name; a folder's image files. Lines of a list
+// that do not parse are ignored here (opening the list reports them).
+std::vector<std::filesystem::path> inputFiles(const std::filesystem::path& input);
 
 // True when this build can decode (and write) video through FFmpeg.
 bool videoSupported();

@@ -155,10 +155,8 @@ TEST(FrameSource, LargeJpegFramesDecodeScaled) {
   testing::writeJpeg(d / "f2.jpg", w, 720, 3,
                      std::vector<unsigned char>(px.begin(), px.begin() + w * 720 * 3));
   EXPECT_FALSE(s->next(f));
-  s = openFrameSource(d, o);
-  ASSERT_TRUE(s->next(f));
-  ASSERT_TRUE(s->next(f));
-  expectError([&] { s->next(f); }, {"f2.jpg", "1280x720", "1280x960"});
+  // From the JPEG headers, when the source opens.
+  expectError([&] { openFrameSource(d, o); }, {"f2.jpg", "1280x720", "1280x960"});
 }
 
 TEST(FrameSource, FolderProblemsAreClearErrors) {
@@ -167,18 +165,55 @@ TEST(FrameSource, FolderProblemsAreClearErrors) {
   writeText(d / "readme.md", "x");
   expectError([&] { openFrameSource(d); }, {"no frames"});
   expectError([&] { openFrameSource(d / "missing"); }, {"does not exist", "missing"});
-  // A frame of another size, and a damaged frame, fail when they are reached.
+  // A frame of another size, and a damaged frame, fail when the source opens (every frame's
+  // header is read first), not after the work on the frames before them (issue 20).
   writePng(d / "f1.png", levelFrame(20, 10, 1));
   writePng(d / "f2.png", levelFrame(22, 10, 2));
-  auto s = openFrameSource(d);
-  Frame f;
-  EXPECT_TRUE(s->next(f));
-  expectError([&] { s->next(f); }, {"f2.png", "22x10", "20x10"});
-  fs::remove(d / "f2.png");
+  expectError([&] { openFrameSource(d); },
+              {"frame 2 of 2", "f2.png", "22x10", "20x10", "--skip-bad-frames"});
   writeText(d / "f3.png", "garbage");
+  writePng(d / "f4.png", levelFrame(20, 10, 4));
+  // A frame whose header reads but whose pixels are cut short fails only when decoded.
+  writePng(d / "f5.png", levelFrame(20, 10, 5));
+  testing::truncateCopy(d / "f5.png", d / "f5cut.png", fs::file_size(d / "f5.png") - 20);
+  fs::rename(d / "f5cut.png", d / "f5.png");
+  writePng(d / "f6.png", levelFrame(20, 10, 6));
+  // --skip-bad-frames: skipped, and every one reported.
+  FrameSourceOptions skip;
+  skip.skipBadFrames = true;
+  auto s = openFrameSource(d, skip);
+  EXPECT_EQ(s->info().frameCount, 4);  // f2 and f3 are known bad before any work
+  auto frames = readAll(*s);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(levelId(frames[0].gray), 1);
+  EXPECT_EQ(levelId(frames[1].gray), 4);
+  EXPECT_EQ(levelId(frames[2].gray), 6);
+  EXPECT_EQ(frames[2].index, 2);
+  const SourceReport r = s->report();
+  EXPECT_TRUE(r.reachedEnd);
+  ASSERT_EQ(r.skipped.size(), 3u);
+  EXPECT_NE(r.skipped[0].find("f2.png"), std::string::npos) << r.skipped[0];
+  EXPECT_NE(r.skipped[1].find("f3.png"), std::string::npos) << r.skipped[1];
+  EXPECT_NE(r.skipped[2].find("f5.png"), std::string::npos) << r.skipped[2];
+  EXPECT_NE(r.describe().find("3 unreadable frames skipped"), std::string::npos) << r.describe();
+  fs::remove(d / "f2.png");
+  expectError([&] { openFrameSource(d); }, {"frame 2 of 5", "f3.png", "unknown image format"});
+  fs::remove(d / "f3.png");
+  Frame f;
   s = openFrameSource(d);
   EXPECT_TRUE(s->next(f));
-  expectError([&] { s->next(f); }, {"f3.png", "unknown image format"});
+  EXPECT_TRUE(s->next(f));
+  expectError([&] { s->next(f); }, {"f5.png", "PNG"});
+  // Every frame unreadable, even when skipping: no frames.
+  const fs::path bad = d / "bad";
+  fs::create_directories(bad);
+  writeText(bad / "a.png", "x");
+  writeText(bad / "b.jpg", "");
+  expectError([&] { openFrameSource(bad, skip); }, {"no frames", "none of the 2"});
+  expectError([&] { openFrameSource(bad); }, {"frame 1 of 2", "a.png"});
+  // A 0-byte file says so.
+  writeText(d / "clip.mp4", "");
+  expectError([&] { openFrameSource(d / "clip.mp4"); }, {"clip.mp4", "empty file"});
   // A damaged first frame fails at open.
   writeText(d / "f0.png", "\x89PNG\r\n\x1a\n broken");
   expectError([&] { openFrameSource(d); }, {"f0.png", "PNG"});
@@ -192,7 +227,7 @@ TEST(FrameSource, OptionsAreChecked) {
                      std::numeric_limits<double>::infinity()}) {
     FrameSourceOptions o;
     o.fps = fps;
-    expectError([&] { openFrameSource(d, o); }, {"fps", "(0, 120]"});
+    expectError([&] { openFrameSource(d, o); }, {"fps", "[0.001, 120]"});
   }
   for (int w : {-5, 8, 15, 20000}) {
     FrameSourceOptions o;
@@ -287,6 +322,9 @@ TEST(FrameSource, ListProblemsAreClearErrors) {
   expectError([&] { openFrameSource(d / "nan.txt"); }, {"nan.txt line 2", "'abc'"});
   writeText(d / "back.txt", "2.0 a.png\n1.0 a.png\n");
   expectError([&] { openFrameSource(d / "back.txt"); }, {"back.txt line 2", "before"});
+  writeText(d / "same.txt", "1.0 a.png\n1.0 a.png\n1.0 a.png\n");
+  expectError([&] { openFrameSource(d / "same.txt"); },
+              {"same.txt", "all 3 timestamps are equal", "--all-frames"});
   writeText(d / "missing.txt", "# c\n1.0 a.png\n1.5 gone.png\n");
   expectError([&] { openFrameSource(d / "missing.txt"); }, {"missing.txt line 3", "gone.png"});
   // An absolute path is taken as is.

@@ -42,12 +42,30 @@ struct RawImage {
 inline constexpr long kMaxSide = 1 << 16;
 inline constexpr long kMaxPixels = 1L << 28;
 
+// Most pixels a byte of each format can encode, from how the format compresses: PNG's
+// deflate expands a byte to at most 1032 bytes (zlib's limit) of rows holding at least 1 bit
+// a pixel plus a filter byte; every 8x8 block of a Huffman-coded JPEG costs at least one
+// bit (its DC code), 512 pixels a byte, taken twice for margin; a PNM sample takes at least
+// one byte (binary) or two characters (plain). Arithmetic-coded JPEG has no such bound.
+inline constexpr double kPngMaxPixelsPerByte = 1032.0 * 8;
+inline constexpr double kJpegMaxPixelsPerByte = 1024;
+
+// Before any allocation: a size outside the budget (kMaxSide a side, kMaxPixels in all) or
+// one the file's bytes cannot hold (a damaged or hostile header) is a vidmap::Error naming
+// the file, its claimed size and its real size. maxPixelsPerByte <= 0: no size-ratio bound.
+void checkClaimedSize(const std::string& name, long width, long height, std::size_t fileBytes,
+                      double maxPixelsPerByte);
+
 // `name` is the file name used in error messages.
 RawImage decodePng(const std::vector<std::uint8_t>& bytes, const std::string& name);
 // JPEG decodes at 1/2, 1/4 or 1/8 of its size (libjpeg's DCT scaling: the cheap way to a
 // small frame from a large photo) when that still covers minWidth x minHeight; 0: full size.
 RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name,
                     int minWidth = 0, int minHeight = 0);
+// The size in a JPEG's frame header (a cheap read: no decoding); false with the reason when the
+// bytes end before it or are not a JPEG.
+bool jpegHeader(const std::uint8_t* data, size_t size, long* width, long* height, bool* arith,
+                std::string* error);
 RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& name);
 
 // Encodes samples laid out as PNG rows (channels 1 or 3, interleaved; 16-bit samples

@@ -24,12 +24,25 @@ std::vector<std::uint8_t> readFileBytes(const std::string& path, const char* wha
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw Error("cannot open " + std::string(what) + ": " + path);
   auto size = static_cast<std::streamoff>(f.tellg());
-  if (size <= 0) throw Error(std::string(what) + " is empty: " + path);
+  if (size <= 0) throw Error(std::string(what) + " is an empty file (0 bytes): " + path);
   std::vector<std::uint8_t> bytes(static_cast<size_t>(size));
   f.seekg(0);
   f.read(reinterpret_cast<char*>(bytes.data()), size);
   if (f.gcount() != size) throw Error("cannot read " + std::string(what) + ": " + path);
   return bytes;
+}
+
+void checkClaimedSize(const std::string& name, long width, long height, std::size_t fileBytes,
+                      double maxPixelsPerByte) {
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  if (width <= 0 || height <= 0) throw Error(name + ": zero-size image (" + size + ")");
+  if (width > kMaxSide || height > kMaxSide || width * height > kMaxPixels)
+    throw Error(name + ": image of " + size + " pixels is above the budget of " +
+                std::to_string(kMaxPixels) + " pixels and " + std::to_string(kMaxSide) + " a side");
+  if (maxPixelsPerByte > 0 &&
+      static_cast<double>(width) * height > maxPixelsPerByte * static_cast<double>(fileBytes))
+    throw Error(name + ": the header claims " + size + " pixels, which a file of " +
+                std::to_string(fileBytes) + " bytes cannot hold (damaged or truncated)");
 }
 
 }  // namespace detail
@@ -134,6 +147,62 @@ void requireNonEmpty(const fs::path& path, long w, long h) {
 }
 
 }  // namespace
+
+ImageHeader readImageHeader(const fs::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw Error("image file does not exist: " + name);
+  if (fs::is_directory(status)) throw Error("image file is a folder: " + name);
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw Error("cannot read image file " + name + ": " + ec.message());
+  if (size == 0) throw Error("image file is an empty file (0 bytes): " + name);
+  // The first 64 KiB hold the header of nearly every file (a JPEG's EXIF may push it further).
+  std::vector<std::uint8_t> head(static_cast<size_t>(std::min<std::uintmax_t>(size, 1 << 16)));
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  if (!f || f.gcount() != static_cast<std::streamsize>(head.size()))
+    throw Error("cannot read image file " + name);
+  const auto* b = head.data();
+  ImageHeader h;
+  auto be32 = [&](size_t i) {
+    return (static_cast<long>(b[i]) << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3];
+  };
+  if (head.size() >= 8 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') {
+    if (head.size() < 24 || std::memcmp(b + 12, "IHDR", 4) != 0)
+      throw Error(name + ": corrupt PNG (no image header)");
+    h.format = ImageFormat::kPng;
+    const long w = be32(16), hh = be32(20);
+    detail::checkClaimedSize(name, w, hh, size, detail::kPngMaxPixelsPerByte);
+    h.width = static_cast<int>(w);
+    h.height = static_cast<int>(hh);
+    return h;
+  }
+  if (head.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) {
+    h.format = ImageFormat::kJpeg;
+    long w = 0, hh = 0;
+    bool arith = false;
+    std::string why;
+    bool ok = detail::jpegHeader(b, head.size(), &w, &hh, &arith, &why);
+    if (!ok && head.size() < size) {
+      const auto all = detail::readFileBytes(name, "image file");
+      ok = detail::jpegHeader(all.data(), all.size(), &w, &hh, &arith, &why);
+    }
+    if (!ok) throw Error(name + ": corrupt JPEG (" + why + ")");
+    detail::checkClaimedSize(name, w, hh, size, arith ? 0.0 : detail::kJpegMaxPixelsPerByte);
+    h.width = static_cast<int>(w);
+    h.height = static_cast<int>(hh);
+    return h;
+  }
+  if (head.size() >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') {
+    const ImageData d = readImage(path);
+    h.format = ImageFormat::kPnm;
+    h.width = d.nativeWidth;
+    h.height = d.nativeHeight;
+    return h;
+  }
+  throw Error(name + ": unknown image format (not PNG, JPEG, PGM or PPM)");
+}
 
 ImageData readImage(const fs::path& path, int minWidth, int minHeight) {
   ImageData out;

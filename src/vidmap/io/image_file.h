@@ -24,6 +24,21 @@ struct ImageData {
   int nativeWidth = 0, nativeHeight = 0;  // the file's size (gray and rgb may be smaller)
 };
 
+// Images above the pixel budget (2^28 pixels in all, 65536 a side) are refused before any
+// allocation, and so is a header that claims more pixels than the file's bytes can encode
+// (image_codecs.h gives the bound of each format): a damaged or hostile header never makes
+// vidmap allocate gigabytes.
+
+struct ImageHeader {
+  ImageFormat format = ImageFormat::kPng;
+  int width = 0, height = 0;
+};
+
+// The format and size of an image file from its header, without decoding the pixels (PNG:
+// IHDR; JPEG: the frame header; PNM files are decoded, they are small and rare), with the
+// checks above. Throws vidmap::Error for a missing, empty, unreadable or unknown file.
+ImageHeader readImageHeader(const std::filesystem::path& path);
+
 // Reads an image file (both gray and colour). With minWidth and minHeight, a JPEG may be
 // decoded at 1/2, 1/4 or 1/8 of its size when that still covers them (libjpeg's DCT scaling:
 // a fraction of the decoding work for frames that are resized down anyway).

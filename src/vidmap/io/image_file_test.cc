@@ -369,6 +369,22 @@ TEST(ImageFile, BadFilesAreClearErrors) {
   for (int i = 0; i < 4; ++i) zeroPng[29 + i] = static_cast<unsigned char>(crc >> (24 - 8 * i));
   writeBytes(d / "zero.png", zeroPng);
   expectError([&] { readImage(d / "zero.png"); }, {"zero.png", "width is zero"});
+  // A small PNG claiming 16000 x 16000 (issue 20: 0.7 GB allocated before failing) is refused
+  // from its header against its size, before any allocation; so is a claim above the budget.
+  auto claim = [&](std::uint32_t w, std::uint32_t h) {
+    auto b = bytes;
+    for (int i = 0; i < 4; ++i) {
+      b[16 + i] = static_cast<unsigned char>(w >> (24 - 8 * i));
+      b[20 + i] = static_cast<unsigned char>(h >> (24 - 8 * i));
+    }
+    uLong c = crc32(0, b.data() + 12, 17);
+    for (int i = 0; i < 4; ++i) b[29 + i] = static_cast<unsigned char>(c >> (24 - 8 * i));
+    return b;
+  };
+  writeBytes(d / "claims.png", claim(16000, 16000));
+  expectError([&] { readImage(d / "claims.png"); }, {"claims.png", "16000x16000", "cannot hold"});
+  writeBytes(d / "budget.png", claim(60000, 60000));
+  expectError([&] { readImage(d / "budget.png"); }, {"budget.png", "budget"});
   // PNM problems.
   writeText(d / "short.pgm", "P5 4 4 255\nabc");
   expectError([&] { readImage(d / "short.pgm"); }, {"short.pgm", "truncated"});
@@ -381,7 +397,7 @@ TEST(ImageFile, BadFilesAreClearErrors) {
   writeText(d / "maxv.pgm", "P5 1 1 70000\n\x01\x02\x03");
   expectError([&] { readImage(d / "maxv.pgm"); }, {"maxv.pgm", "maxval"});
   writeText(d / "huge.pgm", "P5 100000 100000 255\n");
-  expectError([&] { readImage(d / "huge.pgm"); }, {"huge.pgm", "too large"});
+  expectError([&] { readImage(d / "huge.pgm"); }, {"huge.pgm", "budget"});
   // Truncated and garbage JPEG.
   writeJpeg(d / "ok.jpg", 64, 48, 3, pattern(64, 48, 3));
   auto jb = testing::readBytes(d / "ok.jpg");
@@ -392,6 +408,15 @@ TEST(ImageFile, BadFilesAreClearErrors) {
   std::vector<unsigned char> junk = {0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   writeBytes(d / "junk.jpg", junk);
   expectError([&] { readImage(d / "junk.jpg"); }, {"junk.jpg", "corrupt JPEG"});
+  auto big = jb;  // the frame header (SOF0) claims 16000 x 16000
+  for (size_t i = 2; i + 8 < big.size(); ++i)
+    if (big[i] == 0xFF && big[i + 1] == 0xC0) {
+      big[i + 5] = big[i + 7] = 0x3E;
+      big[i + 6] = big[i + 8] = 0x80;
+      break;
+    }
+  writeBytes(d / "big.jpg", big);
+  expectError([&] { readImage(d / "big.jpg"); }, {"big.jpg", "16000x16000", "cannot hold"});
 }
 
 TEST(ImageFile, WritesAreAtomicAndChecked) {

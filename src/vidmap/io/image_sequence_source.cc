@@ -25,24 +25,89 @@ struct Entry {
 
 class ImageSequenceSource : public FrameSource {
  public:
-  ImageSequenceSource(FrameSourceInfo info, std::vector<Entry> entries, int targetWidth)
-      : info_(std::move(info)), entries_(std::move(entries)) {
+  ImageSequenceSource(FrameSourceInfo info, std::vector<Entry> entries,
+                      const FrameSourceOptions& options)
+      : info_(std::move(info)), skipBad_(options.skipBadFrames) {
+    // Every frame's header before any work: an unreadable frame or one of another size fails
+    // now, not after minutes of work on the frames before it (or is skipped, and reported).
+    const std::string kind = info_.kind == SourceKind::kImageList ? "list " : "folder ";
+    int w = 0, h = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      std::string problem;
+      try {
+        const ImageHeader hd = readImageHeader(e.file);
+        if (w == 0) {
+          w = hd.width;
+          h = hd.height;
+        } else if (hd.width != w || hd.height != h) {
+          problem = e.file.string() + ": frame is " + std::to_string(hd.width) + "x" +
+                    std::to_string(hd.height) + ", the first frame is " + std::to_string(w) + "x" +
+                    std::to_string(h);
+        }
+      } catch (const Error& err) {
+        problem = err.what();
+      }
+      if (problem.empty()) {
+        entries_.push_back(e);
+      } else if (skipBad_) {
+        report_.skipped.push_back(problem);
+      } else {
+        throw Error("frame " + std::to_string(i + 1) + " of " + std::to_string(entries.size()) +
+                    " in the " + kind + info_.path.string() + " cannot be used: " + problem +
+                    " (every frame is checked before the work starts; --skip-bad-frames skips "
+                    "such frames)");
+      }
+    }
+    if (entries_.empty())
+      throw Error("no frames: none of the " + std::to_string(entries.size()) + " frames of " +
+                  info_.path.string() + " can be read (the first: " + report_.skipped.front() +
+                  ")");
     // The first frame fixes the native size; read it now so a bad input fails at open. A JPEG
     // is read at its smallest scale for this (the size is the header's); other formats are
     // read whole, and kept for next().
-    first_ = readImage(entries_.front().file, 1, 1);
+    for (;;) {
+      try {
+        first_ = readImage(entries_.front().file, 1, 1);
+        break;
+      } catch (const Error& e) {  // a good header, bad pixels
+        if (!skipBad_ || entries_.size() == 1) throw;
+        report_.skipped.push_back(e.what());
+        entries_.erase(entries_.begin());
+      }
+    }
     info_.nativeWidth = first_.nativeWidth;
     info_.nativeHeight = first_.nativeHeight;
     if (first_.rgb.width() != info_.nativeWidth || first_.rgb.height() != info_.nativeHeight)
       first_ = {};
-    scaledSize(info_.nativeWidth, info_.nativeHeight, targetWidth, &info_.width, &info_.height);
+    scaledSize(info_.nativeWidth, info_.nativeHeight, options.width, &info_.width, &info_.height);
     info_.frameCount = static_cast<long>(entries_.size());
+  }
+
+  SourceReport report() const override {
+    SourceReport r = report_;
+    r.reachedEnd = pos_ >= entries_.size();
+    return r;
   }
 
   const FrameSourceInfo& info() const override { return info_; }
 
   bool next(Frame& frame) override {
-    if (pos_ >= entries_.size()) return false;
+    while (pos_ < entries_.size()) {
+      try {
+        read(frame);
+        return true;
+      } catch (const Error& e) {
+        if (!skipBad_) throw;
+        report_.skipped.push_back(e.what());  // pixels that fail after a good header
+        ++pos_;
+      }
+    }
+    return false;
+  }
+
+ private:
+  void read(Frame& frame) {
     const Entry& e = entries_[pos_];
     // Frames resized down are read at the smallest JPEG scale that covers the working size.
     const bool smaller = info_.width != info_.nativeWidth || info_.height != info_.nativeHeight;
@@ -62,24 +127,26 @@ class ImageSequenceSource : public FrameSource {
       frame.gray = std::move(img.gray);
       frame.rgb = std::move(img.rgb);
     }
-    frame.index = static_cast<int>(pos_);
+    frame.index = emitted_++;
     frame.sourceIndex = e.sourceIndex;
     frame.timestamp = e.timestamp;
     frame.name = e.file.filename().string();
     ++pos_;
-    return true;
   }
 
  private:
   FrameSourceInfo info_;
+  bool skipBad_;
   std::vector<Entry> entries_;
   ImageData first_;
   size_t pos_ = 0;
+  int emitted_ = 0;
+  SourceReport report_;
 };
 
 std::unique_ptr<FrameSource> make(FrameSourceInfo info, std::vector<Entry> entries,
                                   const FrameSourceOptions& options) {
-  return std::make_unique<ImageSequenceSource>(std::move(info), std::move(entries), options.width);
+  return std::make_unique<ImageSequenceSource>(std::move(info), std::move(entries), options);
 }
 
 }  // namespace
@@ -131,13 +198,17 @@ std::unique_ptr<FrameSource> openImageList(const fs::path& list,
     all.push_back({p.is_absolute() ? p : base / p, t, static_cast<int>(all.size()), lineNo});
   }
   if (all.empty()) throw Error("no frames: list " + list.string() + " has no entries");
+  if (all.size() > 1 && all.back().timestamp == all.front().timestamp && !options.allFrames)
+    throw Error("list " + list.string() + ": all " + std::to_string(all.size()) +
+                " timestamps are equal (" + std::to_string(all.front().timestamp) +
+                "), so sampling in time keeps one frame; give real timestamps, or --all-frames");
 
   TimeSampler sampler(options.fps, options.allFrames);
   std::vector<Entry> picked;
   for (const Entry& e : all) {
     if (!sampler.take(e.timestamp - all.front().timestamp)) continue;
     std::error_code ec;
-    if (!fs::is_regular_file(e.file, ec)) {
+    if (!options.skipBadFrames && !fs::is_regular_file(e.file, ec)) {
       throw Error(list.string() + " line " + std::to_string(e.line) +
                   ": image file does not exist: " + e.file.string());
     }

@@ -88,7 +88,28 @@ bool readRows(JpegState* s, std::uint8_t* out, size_t rowBytes) {
   return true;
 }
 
+bool readHeaderOnly(JpegState* s, const std::uint8_t* data, size_t size) {
+  if (setjmp(s->err.jump)) return false;
+  jpeg_create_decompress(&s->cinfo);
+  jpeg_mem_src(&s->cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&s->cinfo, TRUE);
+  return true;
+}
+
 }  // namespace
+
+bool jpegHeader(const std::uint8_t* data, size_t size, long* width, long* height, bool* arith,
+                std::string* error) {
+  JpegState s;
+  if (!readHeaderOnly(&s, data, size) || s.err.corruption[0]) {
+    *error = s.err.message[0] ? s.err.message : s.err.corruption;
+    return false;
+  }
+  *width = s.cinfo.image_width;
+  *height = s.cinfo.image_height;
+  *arith = s.cinfo.arith_code;
+  return true;
+}
 
 RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& name, int minWidth,
                     int minHeight) {
@@ -98,8 +119,9 @@ RawImage decodeJpeg(const std::vector<std::uint8_t>& bytes, const std::string& n
   }
   long w = s.cinfo.output_width, h = s.cinfo.output_height;
   int channels = s.cinfo.output_components;
-  if (w == 0 || h == 0) throw Error(name + ": zero-size image");
-  if (w * h > kMaxPixels) throw Error(name + ": image is too large");
+  checkClaimedSize(name, static_cast<long>(s.cinfo.image_width),
+                   static_cast<long>(s.cinfo.image_height), bytes.size(),
+                   s.cinfo.arith_code ? 0.0 : kJpegMaxPixelsPerByte);
   if (channels != 1 && channels != 3) throw Error(name + ": unsupported JPEG colour layout");
   RawImage raw;
   raw.width = static_cast<int>(w);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::io {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Ply, BinaryRoundTripWithColoursAndNormals) {
-  fs::path p = fs::temp_directory_path() / "vidmap_ply_test.ply";
+  fs::path p = testFolder("ply") / "test.ply";
   std::vector<PlyPoint> pts = {{{1.5f, -2.f, 3.25f}, {255, 0, 7}, {0, 0, 1}},
                                {{0.f, 1e-3f, -4.f}, {1, 2, 3}, {1, 0, 0}}};
   writePly(p, pts, true);
@@ -34,7 +35,7 @@ TEST(Ply, BinaryRoundTripWithColoursAndNormals) {
 }
 
 TEST(Ply, NonFinitePointIsAnErrorAndNothingIsWritten) {
-  fs::path p = fs::temp_directory_path() / "vidmap_ply_nan.ply";
+  fs::path p = testFolder("ply_nan") / "nan.ply";
   fs::remove(p);
   std::vector<PlyPoint> pts(1);
   pts[0].xyz[2] = std::numeric_limits<float>::infinity();
@@ -43,7 +44,7 @@ TEST(Ply, NonFinitePointIsAnErrorAndNothingIsWritten) {
 }
 
 TEST(Ply, TruncatedFileIsAnError) {
-  fs::path p = fs::temp_directory_path() / "vidmap_ply_trunc.ply";
+  fs::path p = testFolder("ply_trunc") / "trunc.ply";
   std::ofstream(p) << "ply\nformat binary_little_endian 1.0\nelement vertex 5\n"
                       "property float x\nproperty float y\nproperty float z\nend_header\nabc";
   EXPECT_THROW(readPly(p), Error);

@@ -142,11 +142,7 @@ RawImage decodePng(const std::vector<std::uint8_t>& bytes, const std::string& na
   if (!s.png || !s.info) throw Error(name + ": out of memory creating the PNG reader");
   Header h;
   if (!readHeader(&s, &h)) throw Error(name + ": corrupt PNG (" + s.io.message + ")");
-  if (h.width == 0 || h.height == 0) throw Error(name + ": zero-size image");
-  if (static_cast<long>(h.width) * h.height > kMaxPixels) {
-    throw Error(name + ": image of " + std::to_string(h.width) + "x" + std::to_string(h.height) +
-                " pixels is too large");
-  }
+  checkClaimedSize(name, h.width, h.height, bytes.size(), kPngMaxPixelsPerByte);
   if ((h.channels != 1 && h.channels != 3) || (h.bitDepth != 8 && h.bitDepth != 16)) {
     throw Error(name + ": unsupported PNG layout");
   }

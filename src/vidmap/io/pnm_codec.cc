@@ -65,10 +65,8 @@ RawImage decodePnm(const std::vector<std::uint8_t>& bytes, const std::string& na
   if (w == 0 || h == 0) {
     throw Error(name + ": zero-size image (" + std::to_string(w) + "x" + std::to_string(h) + ")");
   }
-  if (w > kMaxSide || h > kMaxSide || w * h > kMaxPixels) {
-    throw Error(name + ": image of " + std::to_string(w) + "x" + std::to_string(h) +
-                " pixels is too large");
-  }
+  // A sample takes at least a byte (binary) or a digit and a separator (plain).
+  checkClaimedSize(name, w, h, bytes.size(), plain ? 0.5 / channels : 1.0 / channels);
   if (maxval < 1 || maxval > 65535) {
     throw Error(name + ": corrupt PNM file (maxval " + std::to_string(maxval) +
                 " is outside [1, 65535])");

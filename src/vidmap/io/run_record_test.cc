@@ -12,6 +12,7 @@
 
 #include "vidmap/core/build_info.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/gpu/device.h"
 
 #if defined(VIDMAP_HAVE_JSON)
@@ -23,12 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("vidmap_run_record_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testFolder("run_record_" + name); }
 
 std::string errorOf(auto&& f) {
   try {

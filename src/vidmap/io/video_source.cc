@@ -96,6 +96,11 @@ class VideoSource : public FrameSource {
       throw Error(path_ + ": zero-size video frames");
     }
     scaledSize(info_.nativeWidth, info_.nativeHeight, options.width, &info_.width, &info_.height);
+    if (st->nb_frames > 0) {
+      framesExpected_ = static_cast<long>(st->nb_frames);
+    } else if (info_.duration > 0 && info_.sourceFps > 0) {
+      framesExpected_ = std::lround(info_.duration * info_.sourceFps);
+    }
     if (info_.duration > 0) {
       double n = options.allFrames ? std::round(info_.duration * info_.sourceFps)
                                    : std::ceil(info_.duration * options.fps - 1e-9);
@@ -109,11 +114,32 @@ class VideoSource : public FrameSource {
 
   const FrameSourceInfo& info() const override { return info_; }
 
+  SourceReport report() const override {
+    SourceReport r;
+    r.decodeErrors = errors_;
+    r.framesDecoded = decoded_;
+    r.framesExpected = framesExpected_;
+    r.secondsExpected = info_.duration;
+    r.secondsDecoded = secondsDecoded_;
+    r.reachedEnd = ended_;
+    // The stream ended before the container said it would (a file cut short): by the frame
+    // count when the container has one, else by the duration; one frame of slack for
+    // rounding.
+    const double period = info_.sourceFps > 0 ? 1 / info_.sourceFps : 0;
+    if (ended_ && framesExpected_ > 0) {
+      r.endedEarly = decoded_ + 1 < framesExpected_;
+    } else if (ended_ && info_.duration > 0) {
+      r.endedEarly = secondsDecoded_ < info_.duration - 1.5 * period - 0.01;
+    }
+    return r;
+  }
+
   bool next(Frame& frame) override {
     while (true) {
       if (havePending_) {
         havePending_ = false;
       } else if (!decode()) {
+        ended_ = true;
         return false;
       }
       double t = frameTime();
@@ -190,7 +216,10 @@ class VideoSource : public FrameSource {
     }
     if (start_ == AV_NOPTS_VALUE) start_ = pts;
     lastPts_ = pts;
-    return static_cast<double>(pts - start_) * tb_.num / tb_.den;
+    const double t = static_cast<double>(pts - start_) * tb_.num / tb_.den;
+    secondsDecoded_ =
+        std::max(secondsDecoded_, t + (info_.sourceFps > 0 ? 1 / info_.sourceFps : 0));
+    return t;
   }
 
   // frame_ -> RGB24 at the output size (area when shrinking, else bilinear) -> luma.
@@ -265,8 +294,10 @@ class VideoSource : public FrameSource {
   AVRational tb_{1, 1};
   int64_t start_ = AV_NOPTS_VALUE, lastPts_ = AV_NOPTS_VALUE;
   long decoded_ = 0;
+  long framesExpected_ = -1;   // the container's frame count, or duration x rate
+  double secondsDecoded_ = 0;  // the time the frames decoded so far cover
   int errors_ = 0, emitted_ = 0;
-  bool flushed_ = false, havePending_ = false;
+  bool flushed_ = false, havePending_ = false, ended_ = false;
 };
 
 }  // namespace

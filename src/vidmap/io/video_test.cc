@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "vidmap/io/frame_source.h"
@@ -244,6 +245,42 @@ TEST_F(Video, TruncatedVideoEndsAfterItsLastDecodableFrame) {
   for (size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(frameId(frames[i]), static_cast<int>(i));
 }
 
+// A video cut short reconstructed silently before (issue 20): the source now reports the
+// early end against the container's frame count or duration, and a whole file reports none.
+TEST_F(Video, TruncatedVideoIsReportedAsEndingEarly) {
+  auto d = freshDir("report");
+  FrameSourceOptions o;
+  o.allFrames = true;
+  auto drain = [&](const fs::path& p) {
+    auto src = openFrameSource(p, o);
+    Frame f;
+    int n = 0;
+    while (src->next(f)) ++n;
+    SourceReport r = src->report();
+    std::printf("%s: %d frames, %s\n", p.filename().c_str(), n, r.describe().c_str());
+    return r;
+  };
+  struct Case {
+    const char* name;
+    VideoCodec codec;
+  };
+  for (const Case c : {Case{"v.mkv", VideoCodec::kFfv1}, Case{"v.mp4", VideoCodec::kMpeg4}}) {
+    const fs::path path = makeVideo(d, c.name, c.codec);
+    SourceReport whole = drain(path);
+    EXPECT_TRUE(whole.reachedEnd);
+    EXPECT_FALSE(whole.damaged()) << c.name << ": " << whole.describe();
+    EXPECT_EQ(whole.describe(), "");
+    const fs::path half = d / (std::string("half_") + c.name);
+    testing::truncateCopy(path, half, fs::file_size(path) / 2);
+    SourceReport cut = drain(half);
+    EXPECT_TRUE(cut.reachedEnd);
+    EXPECT_TRUE(cut.endedEarly) << c.name;
+    EXPECT_TRUE(cut.damaged());
+    EXPECT_LT(cut.secondsDecoded, 0.8 * cut.secondsExpected) << c.name;
+    EXPECT_NE(cut.describe().find("ends early"), std::string::npos) << cut.describe();
+  }
+}
+
 TEST_F(Video, ContainerWithoutFramesIsNoFrames) {
   auto d = freshDir("noframes");
   auto path = makeVideo(d, "v.mkv", VideoCodec::kFfv1, true);
@@ -303,7 +340,7 @@ TEST_F(Video, BadInputsAreClearErrors) {
   for (double fps : {0.0, 121.0, std::numeric_limits<double>::quiet_NaN()}) {
     FrameSourceOptions o;
     o.fps = fps;
-    expectError([&] { openFrameSource(path, o); }, {"fps", "(0, 120]"});
+    expectError([&] { openFrameSource(path, o); }, {"fps", "[0.001, 120]"});
   }
 }
 

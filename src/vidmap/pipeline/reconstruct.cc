@@ -44,7 +44,7 @@ const char* toString(Device d) {
 }
 
 void ReconstructOptions::check() const {
-  checkRange("fps", fps, 1e-3, 1000.0);
+  checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, 0, 16384);
   if (width != 0 && width < 64)
     throw Error("option width = " + std::to_string(width) + " is below 64 (0 = native)");
@@ -85,6 +85,7 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
   m.firstKeyframe = rec.images().begin()->first;
   m.lastKeyframe = rec.images().rbegin()->first;
   m.cameraParams = rec.camera().toColmap(1).params;
+  m.cameraParamNames = sfm::cameraParamNames(rec.camera().model());
   m.localized = static_cast<int>(rec.localized().size());
   return m;
 }
@@ -120,6 +121,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   so.fps = options.fps;
   so.allFrames = options.allFrames;
   so.width = options.width;
+  so.skipBadFrames = options.skipBadFrames;
   std::unique_ptr<io::FrameSource> source;
   {
     auto t = record.stage("decode");
@@ -217,6 +219,25 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.focalNotSelfCalibrated =
       !options.camera.known() && options.mapper.selfCalibrateFocal && ms.selfCalibratedFocal == 0;
 
+  // Damaged input: reported, or under --strict refused.
+  const io::SourceReport damage = source->report();
+  sum.inputDamage = damage.describe();
+  record.setCount("input.decode_errors", damage.decodeErrors);
+  record.setCount("input.ended_early", damage.endedEarly ? 1 : 0);
+  record.setCount("input.frames_skipped", static_cast<std::int64_t>(damage.skipped.size()));
+  if (damage.framesExpected > 0) record.setCount("input.frames_expected", damage.framesExpected);
+  if (damage.damaged()) record.setOption("input_damage", sum.inputDamage);
+  if (info.kind == io::SourceKind::kVideo) {
+    record.setCount("input.frames_decoded", damage.framesDecoded);
+    record.setMetric("input.seconds_expected", damage.secondsExpected);
+    record.setMetric("input.seconds_decoded", damage.secondsDecoded);
+  }
+  if (damage.damaged() && !options.strict && options.progress)  // before the mapper's verdict
+    std::fprintf(stderr, "vidmap: warning: damaged input: %s\n", sum.inputDamage.c_str());
+  if (damage.damaged() && options.strict)
+    throw Error(input.string() + " is damaged: " + sum.inputDamage +
+                " (--strict: nothing written)");
+
   // Bad input, in the order a user can act on.
   if (sum.frames == 0) throw Error(input.string() + ": no frames");
   if (fst.keyframes == 0)
@@ -225,7 +246,11 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   if (fst.keyframes < 2)
     throw Error(input.string() + ": only one keyframe in " + std::to_string(sum.frames) +
                 " sampled frames; a reconstruction needs at least two views with motion between "
-                "them (the video is too short or the camera does not move; try a higher --fps)");
+                "them (" +
+                (info.kind == io::SourceKind::kImageFolder
+                     ? std::string("the photos barely differ)")
+                     : std::string("the video is too short or the camera does not move; try a "
+                                   "higher --fps)")));
   const auto models = mapper.models();
   if (models.empty())
     throw Error(input.string() + ": no model could be started from " +
@@ -233,8 +258,16 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                 " verified pairs): no pair of views has enough baseline (a static camera, a "
                 "pure rotation, or too little overlap between frames)");
 
-  // Outputs.
-  {
+  // Outputs. A write failure (a full disk) names the output folder, not the hidden temporary
+  // one the files go to first.
+  const auto namingOutput = [&](const Error& e) {
+    std::string m = e.what();
+    const std::string tmp = out.tmp().string(), dir = out.dir().string();
+    for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp, at + dir.size()))
+      m.replace(at, tmp.size(), dir);
+    return Error(m);
+  };
+  try {
     auto t = record.stage("write");
     for (size_t i = 0; i < models.size(); ++i) {
       const sfm::Reconstruction& rec = *models[i];
@@ -249,6 +282,10 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       sum.registered += rec.numImages();
       sum.localized += static_cast<int>(rec.localized().size());
     }
+  } catch (const Error& e) {
+    throw namingOutput(e);
+  } catch (const fs::filesystem_error& e) {
+    throw namingOutput(Error(e.what()));
   }
 
   // The run record: stages of the mapper from its own clocks, counts and results.
@@ -278,7 +315,11 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setCount(k + "points", sum.models[i].points);
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  record.write(out.tmp() / "run.json");
+  try {
+    record.write(out.tmp() / "run.json");
+  } catch (const Error& e) {
+    throw namingOutput(e);
+  }
 #if defined(VIDMAP_HAVE_REPORT)
   // The report is a view of what is written; a failure to draw it loses no result.
   try {
@@ -287,7 +328,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     report::writeReport(out.tmp(), ro);
     sum.report = out.dir() / "report.html";
   } catch (const Error& e) {
-    std::fprintf(stderr, "vidmap: warning: no report.html: %s\n", e.what());
+    std::fprintf(stderr, "vidmap: warning: no report.html: %s
+", e.what());
   }
 #endif
   out.commit();
@@ -303,6 +345,7 @@ std::string formatSummary(const ReconstructSummary& s) {
   if (s.featureless) o << ", " << s.featureless << " without features";
   o << ") into " << s.models.size() << (s.models.size() == 1 ? " model" : " models") << " in "
     << s.seconds << " s (SIFT on " << s.siftBackend << ", BA on " << s.baBackend << ")\n";
+  if (!s.inputDamage.empty()) o << "  warning: damaged input: " << s.inputDamage << "\n";
   if (s.dropped)
     o << "  " << s.localized << " of the " << s.dropped
       << " dropped frames localised by PnP (poses for " << s.registered + s.localized << " of "
@@ -318,9 +361,11 @@ std::string formatSummary(const ReconstructSummary& s) {
     o << "  sparse/" << i << ": " << m.images << " images (keyframes " << m.firstKeyframe << "-"
       << m.lastKeyframe << "), " << m.points << " points, mean track length " << m.meanTrackLength
       << ", mean reprojection error " << m.meanReprojErrorPx << " px\n";
-    o << "    camera:";
+    o << "    camera (COLMAP's convention, native pixels):";
     o.precision(4);
-    for (double p : m.cameraParams) o << ' ' << p;
+    for (size_t j = 0; j < m.cameraParams.size(); ++j)
+      o << ' ' << (j < m.cameraParamNames.size() ? m.cameraParamNames[j] + "=" : "")
+        << m.cameraParams[j];
     o.precision(2);
     o << '\n';
   }

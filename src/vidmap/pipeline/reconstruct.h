@@ -48,6 +48,11 @@ struct ReconstructOptions {
   std::function<void(long, long, const std::string&)> onProgress;
   // A TUM trajectory (camera to world) drawn over the model in report.html; empty: none.
   std::filesystem::path groundTruth;
+  // Damaged input (io::SourceReport: a video that ends early or has damaged frames, frames
+  // of a folder skipped): reported in the summary and run.json; with strict, an error and
+  // nothing is written.
+  bool strict = false;
+  bool skipBadFrames = false;  // folders and lists: skip unreadable frames (and report them)
   void check() const;
 };
 
@@ -57,7 +62,8 @@ struct ModelSummary {
   std::int64_t observations = 0;
   double meanTrackLength = 0, meanReprojErrorPx = 0;  // error in native pixels
   int firstKeyframe = 0, lastKeyframe = 0;
-  std::vector<double> cameraParams;  // COLMAP convention, native size
+  std::vector<double> cameraParams;           // COLMAP convention, native size
+  std::vector<std::string> cameraParamNames;  // "f", "cx", "cy", "k", ...
 };
 
 struct ReconstructSummary {
@@ -74,6 +80,7 @@ struct ReconstructSummary {
   // An unknown camera whose focal length the first pairs did not determine (pure forward
   // motion, a flat cost): BA refined it from COLMAP's starting guess.
   bool focalNotSelfCalibrated = false;
+  std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   double seconds = 0;

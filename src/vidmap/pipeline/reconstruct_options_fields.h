@@ -35,20 +35,33 @@ struct TextField {
 template <class Visitor>
 void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   // Top level.
-  v(FieldInfo{"", "fps", "Frames per second sampled from a video or list", 1e-3, 1000}, o.fps);
+  v(FieldInfo{"", "fps", "Frames per second sampled from a video or list", 1e-3, 120}, o.fps);
   v(FieldInfo{"", "all_frames", "Use every frame of a video or list", 0, 1}, o.allFrames);
   v(FieldInfo{"", "width", "Working width in pixels (0: native; else at least 64)", 0, 16384},
     o.width);
   v(FieldInfo{"", "camera",
               "Camera model, with parameters when known, in COLMAP's order and pixel convention "
               "at the native size: SIMPLE_RADIAL (unknown, refined), 'PINHOLE fx,fy,cx,cy', "
-              "'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'"},
+              "'OPENCV fx,fy,cx,cy,k1,k2,p1,p2', 'FULL_OPENCV ...'. A model without parameters "
+              "(SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL) is unknown and refined. Checked: "
+              "focal 0.05-100 x the larger side, principal point at most a quarter of the image "
+              "outside it, |k| <= 100, |p| <= 1"},
     TextField{[&o] { return o.camera.toString(); },
               [&o](const std::string& s) { o.camera = sfm::CameraSpec::parse(s); }});
   v(FieldInfo{"", "device", "auto, cpu or cuda"},
     TextField{[&o] { return std::string(toString(o.device)); },
               [&o](const std::string& s) { o.device = parseDevice(s); }});
   v(FieldInfo{"", "overwrite", "Replace OUTDIR when it is not empty", 0, 1}, o.overwrite);
+  v(FieldInfo{"", "strict",
+              "Damaged input (a video that ends early or has damaged frames, skipped frames) is "
+              "an error, and nothing is written",
+              0, 1},
+    o.strict);
+  v(FieldInfo{"", "skip_bad_frames",
+              "Folders and lists: skip (and report) frames that cannot be read or differ in size, "
+              "instead of stopping before the work starts",
+              0, 1},
+    o.skipBadFrames);
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},
@@ -56,7 +69,8 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               [&o](const std::string& s) { o.groundTruth = s; }});
 
   // Front end.
-  v(FieldInfo{"frontend", "max_features", "SIFT features per frame", 0, 1 << 20},
+  v(FieldInfo{"frontend", "max_features",
+              "SIFT features per frame (0: no cap, every feature found)", 0, 1 << 20},
     o.frontend.sift.maxFeatures);
   v(FieldInfo{"frontend", "sift_first_octave",
               "-1 doubles the image before the first octave, 0 does not; 'auto': -1 up to 1000 px "
@@ -80,10 +94,10 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"frontend", "min_motion_px",
               "Keyframe gate: median motion (px at 640 px) below which a frame is dropped", 0,
               10000},
-    o.frontend.minMotionPx);
+    o.frontend.gate.minMotionPx);
   v(FieldInfo{"frontend", "max_gap_s", "Keyframe gate: a keyframe at least this often (seconds)", 0,
               1e6},
-    o.frontend.maxGapSeconds);
+    o.frontend.gate.maxGapSeconds);
   v(FieldInfo{"frontend", "active_keyframes", "Earlier keyframes each frame is matched against", 1,
               1000},
     o.frontend.activeKeyframes);
@@ -92,7 +106,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     o.frontend.historyKeyframes);
   v(FieldInfo{"frontend", "min_gate_matches",
               "Matches with the last keyframe below which the motion counts as unknown", 1, 1e6},
-    o.frontend.minGateMatches);
+    o.frontend.gate.minMatches);
   v(FieldInfo{"frontend", "min_features", "Frames with fewer features are skipped", 8, 1e6},
     o.frontend.minFeatures);
   v(FieldInfo{"frontend", "guided", "Guided (epipolar) matching after plain matching", 0, 1},

@@ -57,7 +57,52 @@ Vec2 distort(CameraModelId m, const double* k, const Vec2& n) {
   return n;
 }
 
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
 }  // namespace
+
+std::vector<std::string> cameraParamNames(CameraModelId model) {
+  switch (model) {
+    case CameraModelId::kSimplePinhole:
+      return {"f", "cx", "cy"};
+    case CameraModelId::kPinhole:
+      return {"fx", "fy", "cx", "cy"};
+    case CameraModelId::kSimpleRadial:
+      return {"f", "cx", "cy", "k"};
+    case CameraModelId::kRadial:
+      return {"f", "cx", "cy", "k1", "k2"};
+    case CameraModelId::kOpenCV:
+      return {"fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2"};
+    case CameraModelId::kFullOpenCV:
+      return {"fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "k5", "k6"};
+  }
+  return {};
+}
+
+void CameraSpec::checkAgainst(int nativeWidth, int nativeHeight) const {
+  if (!known()) return;
+  const std::vector<std::string> names = cameraParamNames(model);
+  const double side = std::max(nativeWidth, nativeHeight);
+  const std::string size = std::to_string(nativeWidth) + "x" + std::to_string(nativeHeight);
+  const int nf = sharedFocal(model) ? 1 : 2, pp = principalIndex(model);
+  for (int i = 0; i < nf; ++i)
+    if (!(params[i] >= 0.05 * side && params[i] <= 100 * side))
+      throw Error("--camera: " + names[i] + " = " + number(params[i]) + " is not a focal length " +
+                  "of a " + size + " image (expected [" + number(0.05 * side) + ", " +
+                  number(100 * side) + "] pixels, 0.05 to 100 x the larger side)");
+  for (int j = 0; j < 2; ++j) {
+    const double extent = j == 0 ? nativeWidth : nativeHeight, v = params[pp + j];
+    if (!(v >= -0.25 * extent && v <= 1.25 * extent))
+      throw Error("--camera: " + names[pp + j] + " = " + number(v) +
+                  " puts the principal point far outside the " + size + " image (expected [" +
+                  number(-0.25 * extent) + ", " + number(1.25 * extent) +
+                  "], COLMAP's pixel convention at the native size)");
+  }
+}
 
 CameraSpec CameraSpec::parse(const std::string& text) {
   std::string s = text;
@@ -96,6 +141,16 @@ CameraSpec CameraSpec::parse(const std::string& text) {
     const int nf = sharedFocal(spec.model) ? 1 : 2;
     for (int i = 0; i < nf; ++i)
       if (!(spec.params[i] > 0)) throw Error("--camera: the focal length must be positive");
+    const std::vector<std::string> names = cameraParamNames(spec.model);
+    for (size_t i = extraIndex(spec.model); i < spec.params.size(); ++i) {
+      const bool tangential = names[i][0] == 'p';
+      const double bound = tangential ? 1 : 100;
+      if (!(std::abs(spec.params[i]) <= bound))
+        throw Error("--camera: distortion " + names[i] + " = " + number(spec.params[i]) +
+                    " is outside the sane range [" + number(-bound) + ", " + number(bound) + "] (" +
+                    (tangential ? "tangential" : "radial") +
+                    " coefficient, normalized coordinates)");
+    }
   }
   return spec;
 }
@@ -111,6 +166,7 @@ Camera Camera::fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeigh
                         int height) {
   require(nativeWidth > 0 && nativeHeight > 0 && width > 0 && height > 0,
           "camera: image sizes must be positive");
+  spec.checkAgainst(nativeWidth, nativeHeight);
   Camera c;
   c.model_ = spec.model;
   c.width_ = width;

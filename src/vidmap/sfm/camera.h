@@ -32,16 +32,25 @@ struct CameraSpec {
   // p1,p2", "FULL_OPENCV ..." (12 values). Commas or spaces separate the values. Throws
   // vidmap::Error naming the problem (unknown model, wrong count, non-finite or non-positive
   // focal length, an unknown camera of a model the adjuster cannot refine).
+  // Distortion coefficients are checked against a sane range (radial k in [-100, 100],
+  // tangential p in [-1, 1]), the message naming the coefficient.
   static CameraSpec parse(const std::string& text);
   std::string toString() const;
+  // Known intrinsics against the native image size, before any work: focal lengths in
+  // [0.05, 100] x the larger side, principal point inside the image or within a quarter of
+  // its size outside it. Throws vidmap::Error naming the parameter, its value and the range.
+  void checkAgainst(int nativeWidth, int nativeHeight) const;
 };
+
+// The parameter names of a model in COLMAP's order ("fx", "fy", "cx", "cy", "k1", ...).
+std::vector<std::string> cameraParamNames(io::CameraModelId model);
 
 class Camera {
  public:
   Camera() = default;
   // The camera of working frames of size width x height taken from a native source of size
-  // nativeWidth x nativeHeight. An unknown camera gets COLMAP's initial guess: focal
-  // 1.2 max(w, h), principal point at the centre, no distortion.
+  // nativeWidth x nativeHeight (a known spec is checked with checkAgainst first). An unknown camera
+  // gets COLMAP's initial guess: focal 1.2 max(w, h), principal point at the centre, no distortion.
   static Camera fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeight, int width,
                          int height);
 

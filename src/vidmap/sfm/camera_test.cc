@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "vidmap/core/error.h"
 
 #if defined(VIDMAP_HAVE_OPENCV)
@@ -97,6 +99,52 @@ TEST(Camera, DistortionAgreesWithOpenCV) {
   }
 }
 #endif
+
+}  // namespace
+}  // namespace vidmap::sfm
+
+namespace vidmap::sfm {
+namespace {
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Intrinsics that cannot belong to the image are refused before any work, the message naming
+// the parameter (issue 20: cx = -5000 was written into the model; k1 = 1e30 failed later,
+// blaming the camera's motion).
+TEST(Camera, IntrinsicsAreCheckedAgainstTheImageSize) {
+  auto check = [](const std::string& spec, int w, int h) {
+    return errorOf([&] { Camera::fromSpec(CameraSpec::parse(spec), w, h, w, h); });
+  };
+  EXPECT_EQ(check("PINHOLE 277,277,160,120", 320, 240), "");
+  EXPECT_EQ(check("PINHOLE 277,277,-40,290", 320, 240), "");  // within a quarter outside
+  std::string m = check("PINHOLE 277,277,-5000,120", 320, 240);
+  EXPECT_NE(m.find("cx = -5000"), std::string::npos) << m;
+  m = check("PINHOLE 277,277,160,400", 320, 240);
+  EXPECT_NE(m.find("cy = 400"), std::string::npos) << m;
+  m = check("SIMPLE_PINHOLE 2,160,120", 320, 240);
+  EXPECT_NE(m.find("f = 2 "), std::string::npos) << m;
+  m = check("PINHOLE 277,1e9,160,120", 320, 240);
+  EXPECT_NE(m.find("fy = 1e+09"), std::string::npos) << m;
+  EXPECT_EQ(check("SIMPLE_RADIAL", 320, 240), "");  // unknown: nothing to check
+}
+
+TEST(Camera, DistortionOutsideASaneRangeIsRefused) {
+  std::string m = errorOf([] { CameraSpec::parse("OPENCV 277,277,160,120,1e30,0,0,0"); });
+  EXPECT_NE(m.find("k1 = 1e+30"), std::string::npos) << m;
+  m = errorOf([] { CameraSpec::parse("OPENCV 277,277,160,120,0.1,0,2,0"); });
+  EXPECT_NE(m.find("p1 = 2"), std::string::npos) << m;
+  m = errorOf([] { CameraSpec::parse("SIMPLE_RADIAL 277,160,120,-500"); });
+  EXPECT_NE(m.find("k = -500"), std::string::npos) << m;
+  EXPECT_EQ(errorOf([] { CameraSpec::parse(kTum); }), "");
+  EXPECT_EQ(cameraParamNames(io::CameraModelId::kFullOpenCV).size(), 12u);
+}
 
 }  // namespace
 }  // namespace vidmap::sfm

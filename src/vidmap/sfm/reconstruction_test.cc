@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::sfm {
 namespace {
@@ -96,8 +97,7 @@ TEST(Reconstruction, ExportsAValidColmapModelAndPly) {
   EXPECT_EQ(f.rec.toPly().size(), 3u);
   EXPECT_EQ(f.rec.toPly()[0].rgb[1], 20);
 
-  const fs::path dir = fs::temp_directory_path() / ("vidmap_rec_test_" + std::to_string(getpid()));
-  fs::remove_all(dir);
+  const fs::path dir = testFolder("rec") / "model";
   io::writeColmapModel(m, dir, io::ColmapFormat::kBinary);
   const io::ColmapModel back = io::readColmapModel(dir);
   EXPECT_EQ(back.points3d.size(), 3u);

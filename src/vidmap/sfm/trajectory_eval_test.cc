@@ -7,6 +7,7 @@
 
 #include "vidmap/core/data_dir.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::sfm {
 namespace {
@@ -96,7 +97,7 @@ TEST(TrajectoryEval, AssociationInterpolatesBetweenNeighbours) {
 }
 
 TEST(TrajectoryEval, ReadsTumGroundTruthAndRejectsMalformedLines) {
-  auto bad = std::filesystem::temp_directory_path() / "vidmap_bad_traj.txt";
+  auto bad = testFolder("traj") / "bad.txt";
   std::ofstream(bad) << "# header\n1.0 0 0 0 0 0 0 1\n2.0 0 0 zero\n";
   EXPECT_THROW(readTumTrajectory(bad), Error);
   EXPECT_THROW(readTumTrajectory("/nonexistent/traj.txt"), Error);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/sequence.h"
 
@@ -17,13 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() /
-               ("vidmap_synth_io_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testFolder("synth_io_" + name); }
 
 SequenceOptions small() {
   SequenceOptions o;

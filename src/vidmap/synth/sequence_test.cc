@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/sequence.h"
 #include "vidmap/synth/truth_io.h"
@@ -20,13 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  fs::path d =
-      fs::temp_directory_path() / ("vidmap_synth_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path freshDir(const std::string& name) { return testFolder("synth_" + name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

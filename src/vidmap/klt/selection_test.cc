@@ -1,4 +1,4 @@
-// Selection (design 3.4 with the step 4 amendment, 7.1 item 7): corners of a checkerboard,
+// Selection (docs/architecture.md, KLT: the tracker): corners of a checkerboard,
 // spacing of picks and tracks, the quality threshold and border margin, a textureless frame,
 // the capacity, and the lambda_min map against an independent computation.
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "vidmap/cli/commands.h"
+#include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/reconstruct.h"
 
 namespace vidmap::cli {
@@ -64,7 +65,9 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_flag("--no-guided", args->noGuided,
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
-  cmd->add_flag("--overwrite", args->o.overwrite, "Replace OUTDIR when it is not empty");
+  cmd->add_flag("--overwrite", args->o.overwrite,
+                "Replace an earlier vidmap output in OUTDIR (refused when OUTDIR holds anything "
+                "else or the input)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
   cmd->callback([args] {
     args->o.camera = sfm::CameraSpec::parse(args->camera);
@@ -75,6 +78,8 @@ void addReconstructCommand(CLI::App& app) {
       args->o.autoFirstOctave = false;
       args->o.frontend.sift.firstOctave = *args->firstOctave;
     }
+    // Ctrl-C or `kill` stops at the next frame and leaves OUTDIR as it was (exit 130 / 143).
+    pipeline::installInterruptHandlers();
     io::RunRecord record;
     std::string command = "vidmap reconstruct " + args->input + " -o " + args->outDir;
     record.setCommand(command);

@@ -13,6 +13,7 @@
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
 
@@ -95,8 +96,14 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
-  // The output folder is checked before any work, so a wrong OUTDIR fails at once.
-  OutputFolder out(outDir, options.overwrite);
+  // The output folder is checked before any work, so a wrong OUTDIR fails at once. A TUM
+  // list's frames lie beside it: its folder counts as the input.
+  std::vector<fs::path> inputs{input};
+  if (input.extension() == ".txt") inputs.push_back(input.parent_path());
+  OutputFolder out(outDir, options.overwrite, inputs);
+  // A signal (Ctrl-C) ends the run at the next frame; `out` then removes its temporary folder.
+  const std::string untouched = "; nothing was written (" + out.dir().string() +
+                                (fs::exists(out.dir()) ? " is as it was)" : " was not created)");
 
   // Devices.
   features::Backend fb = features::Backend::kAuto;
@@ -177,6 +184,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     return s.str();
   };
   for (;;) {
+    throwIfInterrupted("at frame " + std::to_string(sum.frames) + untouched);
     bool more;
     {
       auto t = record.stage("decode");
@@ -193,10 +201,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     }
     bar.update(sum.frames, status());
   }
+  throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
   {
     auto t = record.stage("mapper");
     mapper.finish();
   }
+  throwIfInterrupted("after mapping" + untouched);
   bar.update(sum.frames, status(), true);
   bar.finish();
 
@@ -299,7 +309,9 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   record.write(out.tmp() / "run.json");
+  throwIfInterrupted("before the output was moved into place" + untouched);
   out.commit();
+  sum.notes = out.notes();
   return sum;
 }
 
@@ -336,6 +348,7 @@ std::string formatSummary(const ReconstructSummary& s) {
   if (s.focalNotSelfCalibrated && !s.models.empty())
     o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
          "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
+  for (const std::string& n : s.notes) o << "  note: " << n << '\n';
   o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
   return o.str();
 }

@@ -3,13 +3,15 @@
 # Required: a C++20 compiler, CMake, Ninja, Eigen, libpng, libjpeg-turbo. The rest is optional
 # at configure time but installed here so every feature and every peer comparison builds
 # (colmap reads our models back in a test; opencv-doc ships the graf pair with its homography;
-# libbz2-dev lets the bundle adjuster read the .bz2 BAL problems).
+# libbz2-dev lets the bundle adjuster read the .bz2 BAL problems; clang-format and clang-tidy
+# are CI's static checks, scripts/ci_checks.sh).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
   libeigen3-dev libpng-dev libjpeg-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libopencv-dev libceres-dev colmap opencv-doc libbz2-dev)
+  libopencv-dev libceres-dev colmap opencv-doc libbz2-dev
+  clang-format clang-tidy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

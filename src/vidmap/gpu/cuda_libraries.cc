@@ -2,61 +2,20 @@
 // every binary (about 700 MB of shared objects with cuBLASLt and cuSPARSE behind them): `vidmap
 // --help` took 0.8-1.5 s and 290 MB on a machine without a GPU (docs/benchmarks.md, "Start-up
 // cost"). Here each function the project calls is defined with its header's signature and
-// forwards to the real one, found with dlopen/dlsym on the first call (the stub pattern of
-// TensorFlow's and PyTorch's CUDA library loaders). A CPU-only run never loads them.
-//
-// The library is looked up by its soname first (LD_LIBRARY_PATH, the loader's cache), then at
-// the path it was found at build time. A missing library is a vidmap::Error naming it.
+// forwards to the real one (core/lazy_library.h), so a CPU-only run never loads them.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
-#include <dlfcn.h>
 
-#include <mutex>
-#include <string>
+#include "vidmap/core/lazy_library.h"
 
-#include "vidmap/core/error.h"
-
-namespace vidmap::gpu {
 namespace {
 
-struct Library {
-  const char* soname;
-  const char* path;
-  std::once_flag once;
-  void* handle = nullptr;
-  std::string error;
-
-  void* symbol(const char* name) {
-    std::call_once(once, [this] {
-      for (const char* file : {soname, path}) {
-        handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-        if (handle) return;
-        if (error.empty()) error = dlerror();
-      }
-    });
-    if (!handle)
-      throw Error(std::string("cannot load ") + soname + " (needed by the CUDA backend): " + error);
-    void* f = dlsym(handle, name);
-    if (!f) throw Error(std::string("no ") + name + " in " + soname + ": " + dlerror());
-    return f;
-  }
-};
-
-Library cublas{VIDMAP_CUBLAS_SONAME, VIDMAP_CUBLAS_PATH, {}, nullptr, {}};
-Library cusolver{VIDMAP_CUSOLVER_SONAME, VIDMAP_CUSOLVER_PATH, {}, nullptr, {}};
-
-// The real function `name` of `lib`, with the type of its declaration in the header.
-template <class F>
-F resolve(Library& lib, const char* name) {
-  return reinterpret_cast<F>(lib.symbol(name));
-}
+vidmap::LazyLibrary cublas{VIDMAP_CUBLAS_SONAME, VIDMAP_CUBLAS_PATH, "the CUDA backend"};
+vidmap::LazyLibrary cusolver{VIDMAP_CUSOLVER_SONAME, VIDMAP_CUSOLVER_PATH, "the CUDA backend"};
 
 }  // namespace
-}  // namespace vidmap::gpu
 
-#define VIDMAP_FORWARD(lib, name, ...)                                                     \
-  static const auto real = vidmap::gpu::resolve<decltype(&name)>(vidmap::gpu::lib, #name); \
-  return real(__VA_ARGS__)
+#define VIDMAP_FORWARD VIDMAP_LAZY_FORWARD
 
 extern "C" {
 
@@ -87,8 +46,7 @@ cusolverStatus_t CUSOLVERAPI cusolverDnCreate(cusolverDnHandle_t* handle) {
 cusolverStatus_t CUSOLVERAPI cusolverDnDestroy(cusolverDnHandle_t handle) {
   VIDMAP_FORWARD(cusolver, cusolverDnDestroy, handle);
 }
-cusolverStatus_t CUSOLVERAPI cusolverDnSetStream(cusolverDnHandle_t handle,
-                                                 cudaStream_t streamId) {
+cusolverStatus_t CUSOLVERAPI cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t streamId) {
   VIDMAP_FORWARD(cusolver, cusolverDnSetStream, handle, streamId);
 }
 cusolverStatus_t CUSOLVERAPI cusolverDnDpotrf_bufferSize(cusolverDnHandle_t handle,
@@ -102,8 +60,8 @@ cusolverStatus_t CUSOLVERAPI cusolverDnDpotrf(cusolverDnHandle_t handle, cublasF
   VIDMAP_FORWARD(cusolver, cusolverDnDpotrf, handle, uplo, n, A, lda, Workspace, Lwork, devInfo);
 }
 cusolverStatus_t CUSOLVERAPI cusolverDnDpotrs(cusolverDnHandle_t handle, cublasFillMode_t uplo,
-                                              int n, int nrhs, const double* A, int lda,
-                                              double* B, int ldb, int* devInfo) {
+                                              int n, int nrhs, const double* A, int lda, double* B,
+                                              int ldb, int* devInfo) {
   VIDMAP_FORWARD(cusolver, cusolverDnDpotrs, handle, uplo, n, nrhs, A, lda, B, ldb, devInfo);
 }
 

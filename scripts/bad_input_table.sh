@@ -48,6 +48,7 @@ row() {  # case, command shown, exit code, message, disk
 # The line that tells the user what happened: on failure the last line on stderr; on success
 # a note of the summary, a warning, or the summary's first line.
 message() {  # exit code
+  if [[ $1 -gt 128 && ! -s .stderr ]]; then echo "(none: the process was killed)"; return; fi
   if [[ $1 -ne 0 ]]; then grep -v '^\s*$' .stderr | tail -1; return; fi
   { grep -h "note:\|warning" .stdout .stderr; head -1 .stdout; } | head -1 | sed 's/^ *//'
 }
@@ -109,7 +110,7 @@ interrupt() {  # case, signal
   local pid=$!
   for _ in $(seq 600); do compgen -G ".out_sig.tmp-*" >/dev/null && break; sleep 0.05; done
   kill "-$sig" "$pid"
-  wait "$pid"
+  wait "$pid" 2>/dev/null
   rc=$?
   row "$name" "vidmap reconstruct $video -o out_sig, then kill -$sig" "$rc" "$(message $rc)" \
     "$(changes "$work" "$before")"

@@ -40,8 +40,7 @@ TEST(LazyLibrary, FallsBackToThePath) {
 TEST(LazyLibrary, AMissingLibraryIsAClearError) {
   LazyLibrary none("libvidmap-missing.so.3", "/nonexistent/libvidmap-missing.so.3", "the test");
   const std::string msg = errorOf(none, "f");
-  EXPECT_NE(msg.find("cannot load libvidmap-missing.so.3 (needed by the test)"),
-            std::string::npos)
+  EXPECT_NE(msg.find("cannot load libvidmap-missing.so.3 (needed by the test)"), std::string::npos)
       << msg;
   // And stays one on every call.
   EXPECT_EQ(errorOf(none, "g"), msg);

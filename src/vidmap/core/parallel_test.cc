@@ -32,9 +32,10 @@ void expectLowestFailureWins(Loop loop) {
     }
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(ran[i], 1) << "iteration " << i;
     // Exceptions of any type pass.
-    EXPECT_THROW(loop(10, [](std::int64_t i) {
-                   if (i == 9) throw 42;
-                 }),
+    EXPECT_THROW(loop(10,
+                      [](std::int64_t i) {
+                        if (i == 9) throw 42;
+                      }),
                  int);
     // And a loop that does not throw computes as a plain loop.
     std::vector<std::int64_t> sq(513);

@@ -19,7 +19,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" >/dev/null
 targets=(vidmap)
-ninja -C "$build" -t targets all | grep -q '^reconstruct_eval:' && targets+=(reconstruct_eval)
+# (grep reads the whole list: with -q, ninja could die of SIGPIPE and pipefail hide the target)
+ninja -C "$build" -t targets all | grep '^reconstruct_eval:' >/dev/null && targets+=(reconstruct_eval)
 cmake --build "$build" -j "$(nproc)" -t "${targets[@]}"
 vidmap="$build/src/vidmap/cli/vidmap"
 evaluate="$build/bench/reconstruct_eval"

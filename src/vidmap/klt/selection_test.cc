@@ -184,9 +184,10 @@ TEST(Selection, KeyframeAfterTrackingKeepsTheSpacing) {
   for (int i = 0; i < tab.size(); ++i) {
     if (tab.seedFrame[i] != 1) continue;
     for (int j = 0; j < tab.size(); ++j)
-      if (j != i)
+      if (j != i) {
         ASSERT_GE(std::hypot(tab.x[i] - tab.x[j], tab.y[i] - tab.y[j]), o.minDistancePx)
             << "pick " << i << " and track " << j;
+      }
   }
 }
 

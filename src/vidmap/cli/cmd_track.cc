@@ -43,7 +43,7 @@ namespace fs = std::filesystem;
 struct Args {
   std::string input, out, record, device = "auto";
   double fps = 4;
-  bool fpsGiven = false, allFrames = false;
+  bool fpsGiven = false, allFrames = false, backendGiven = false;
   int width = 0;
   int keyframeEvery = 4;
   double refillBelow = 0.5;
@@ -225,7 +225,8 @@ void run(const Args& a) {
   std::unique_ptr<gpu::Context> ctx;
 #endif
   require(a.device == "auto" || a.device == "cpu" || a.device == "cuda",
-          "vidmap track: --device must be auto, cpu or cuda, not '" + a.device + "'");
+          std::string("vidmap track: ") + (a.backendGiven ? "--backend" : "--device") +
+              " must be auto, cpu or cuda, not '" + a.device + "'");
   const bool cuda = a.device == "cuda" || (a.device == "auto" && gpu::deviceCount() > 0);
   if (cuda) {
 #if defined(VIDMAP_TRACK_HAS_CUDA)
@@ -348,7 +349,8 @@ void addTrackCommand(CLI::App& app) {
                   "auto (CUDA when a device is present), cpu or cuda (default auto)");
   cmd->add_option("--backend", args->device, "deprecated: the same as --device")
       ->group("")  // hidden from --help, kept for old scripts
-      ->each([](const std::string&) {
+      ->each([a = args.get()](const std::string&) {
+        a->backendGiven = true;
         std::fprintf(stderr, "vidmap track: warning: --backend is deprecated; use --device\n");
       });
   cmd->add_option("--keyframe-every", args->keyframeEvery,

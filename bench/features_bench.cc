@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <exception>
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -39,8 +41,11 @@ GrayImage crop(const GrayImage& in, int w, int h) {
 
 // A real frame of the requested size (Strecha fountain, cropped), or a blob scene without data.
 GrayImage frame(int w, int h, int denom, const char* id, std::string* source) {
-  if (auto dir = dataPath("strecha/fountain-P11")) {
-    GrayImage full = testing::loadGray(*dir / "images" / (std::string(id) + ".jpg"), denom);
+  const auto dir = dataPath("strecha/fountain-P11");
+  const std::filesystem::path file =
+      dir ? *dir / "images" / (std::string(id) + ".jpg") : std::filesystem::path();
+  if (dir && std::filesystem::is_regular_file(file)) {
+    GrayImage full = testing::loadGray(file, denom);
     if (full.width() >= w && full.height() >= h) {
       *source = "strecha/fountain-P11/" + std::string(id) + " 1/" + std::to_string(denom) + " crop";
       return crop(full, w, h);
@@ -112,7 +117,7 @@ Features padRandom(Features f, size_t n, unsigned seed) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int repeat = 7;
   for (int i = 1; i + 1 < argc; ++i)
     if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
@@ -234,4 +239,16 @@ int main(int argc, char** argv) {
 #endif
   std::printf("    \"end\": null}\n}\n");
   return 0;
+}
+
+// Errors (an unreadable data file, a CUDA failure) end the benchmark with one line naming
+// them, not with std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "\nfeatures_bench: error: %s\n", e.what());
+    return 1;
+  }
 }

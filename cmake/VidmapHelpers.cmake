@@ -2,6 +2,10 @@
 
 # The host path must round like the reference: no contraction of a*b+c into FMA.
 set(VIDMAP_CXX_FLAGS -Wall -Wextra -Wno-unused-parameter -Wno-restrict -ffp-contract=off)
+if(VIDMAP_WERROR)
+  # CI only: a user's newer compiler may warn where ours does not, and must still build.
+  list(APPEND VIDMAP_CXX_FLAGS -Werror)
+endif()
 set(VIDMAP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off)
 if(VIDMAP_CUDA_NO_FMA)
   list(APPEND VIDMAP_CUDA_FLAGS -fmad=false)

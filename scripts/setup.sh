@@ -6,7 +6,8 @@
 # libbz2-dev lets the bundle adjuster read the .bz2 BAL problems; slurm-wlm and munge run
 # `vidmap batch` on a real single-node Slurm in a test, python3-yaml parses its Kubernetes Job;
 # pybind11, numpy, pytest and venv build and test the Python module; libjs-three is inlined
-# into report.html and chromium opens it in the report's browser test).
+# into report.html and chromium opens it in the report's browser test;
+# clang-format and clang-tidy are CI's static checks, scripts/ci_checks.sh).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
   libeigen3-dev libpng-dev libjpeg-dev
@@ -15,7 +16,8 @@ pkgs=(build-essential cmake ninja-build pkg-config git
   libopencv-dev libceres-dev colmap opencv-doc libbz2-dev
   slurm-wlm munge python3-yaml
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest python3-setuptools
-  python3-wheel python3-pip python3-venv libjs-three chromium)
+  python3-wheel python3-pip python3-venv libjs-three chromium
+  clang-format clang-tidy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

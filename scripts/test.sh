@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds vidmap and runs its tests. GPU tests (label `gpu`) skip
-# when no GPU is present.
+# Sets up a fresh machine, builds vidmap (warnings in vidmap's own code are errors) and runs
+# its tests, then CI's checks (scripts/ci_checks.sh: format, clang-tidy, the CPU tests under
+# AddressSanitizer and UndefinedBehaviorSanitizer). GPU tests (label `gpu`) skip when no GPU is
+# present. This is what CI runs (.ci/run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh"
+"$root/scripts/build.sh" -DVIDMAP_WERROR=ON
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
 # The Python package as a user installs it: pip from the checkout, offline, into a fresh venv
 # on Debian's python3 (its numpy and pybind11 through --system-site-packages), reusing build/;
@@ -19,3 +21,4 @@ if [ -d "$root/build/python" ]; then
     "$root/python/tests")
   "$venv/bin/python" -c "import vidmap, sys; print('installed:', vidmap.__file__)"
 fi
+"$root/scripts/ci_checks.sh"

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "vidmap/cli/commands.h"
+#include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/reconstruct.h"
 #include "vidmap/pipeline/reconstruct_options_fields.h"
 
@@ -74,6 +75,8 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
   cmd->callback([args] {
     args->o.progress = !args->quiet;
+    // Ctrl-C or `kill` stops at the next frame and leaves OUTDIR as it was (exit 130 / 143).
+    pipeline::installInterruptHandlers();
     io::RunRecord record;
     std::string command = "vidmap reconstruct " + args->input + " -o " + args->outDir;
     record.setCommand(command);

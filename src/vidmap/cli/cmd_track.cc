@@ -1,5 +1,5 @@
 // `vidmap track INPUT --out tracks.csv|json`: KLT tracks of a video or an image sequence
-// (klt::Tracker, design 000_c38999b64056711c). Writes every track at every frame (id, frame,
+// (klt::Tracker; docs/architecture.md). Writes every track at every frame (id, frame,
 // x, y, status: "alive" or the end reason at the frame where it ended), prints a progress bar
 // and a summary (alive per frame, ends by reason, track lengths), and writes the run record.
 //
@@ -17,6 +17,7 @@
 
 #include "vidmap/cli/commands.h"
 #include "vidmap/core/error.h"
+#include "vidmap/gpu/device.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/klt/tracker.h"
@@ -39,8 +40,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Args {
-  std::string input, out, record, backend = "cpu";
+  std::string input, out, record, device = "auto";
   double fps = 4;
+  bool fpsGiven = false, allFrames = false, backendGiven = false;
   int width = 0;
   int keyframeEvery = 4;
   double refillBelow = 0.5;
@@ -108,8 +110,9 @@ void recordOptions(io::RunRecord& rec, const Args& a, const klt::Options& o) {
   rec.setOption("input", a.input);
   rec.setOption("out", a.out);
   rec.setOption("fps", a.fps);
+  rec.setOption("all_frames", a.allFrames);
   rec.setOption("width", a.width);
-  rec.setOption("backend", a.backend);
+  rec.setOption("device", a.device);
   rec.setOption("keyframe_every", a.keyframeEvery);
   rec.setOption("refill_below", a.refillBelow);
   rec.setOption("klt.levels", o.levels);
@@ -221,8 +224,12 @@ void run(const Args& a) {
 
   io::RunRecord rec;
   rec.setCommand("vidmap track " + a.input + " --out " + a.out);
+  // Lists and folders are tracked frame by frame unless --fps asks for sampling; videos are
+  // sampled at --fps unless --all-frames (KLT wants small motion between frames).
+  const bool sequence = fs::is_directory(a.input) || fs::path(a.input).extension() == ".txt";
   io::FrameSourceOptions so;
   so.fps = a.fps;
+  so.allFrames = a.allFrames || (sequence && !a.fpsGiven);
   so.width = a.width;
   so.skipBadFrames = a.skipBadFrames;
   so.check();
@@ -235,16 +242,18 @@ void run(const Args& a) {
 #if defined(VIDMAP_TRACK_HAS_CUDA)
   std::unique_ptr<gpu::Context> ctx;
 #endif
-  if (a.backend == "cuda") {
+  require(a.device == "auto" || a.device == "cpu" || a.device == "cuda",
+          std::string("vidmap track: ") + (a.backendGiven ? "--backend" : "--device") +
+              " must be auto, cpu or cuda, not '" + a.device + "'");
+  const bool cuda = a.device == "cuda" || (a.device == "auto" && gpu::deviceCount() > 0);
+  if (cuda) {
 #if defined(VIDMAP_TRACK_HAS_CUDA)
     ctx = std::make_unique<gpu::Context>();
     backend = klt::makeCudaBackend(*ctx, info.width, info.height, o);
 #else
-    throw Error("vidmap track: --backend cuda needs a build with the CUDA backend of the tracker");
+    if (a.device == "cuda")
+      throw Error("vidmap track: --device cuda needs a build with the CUDA backend of the tracker");
 #endif
-  } else {
-    require(a.backend == "cpu",
-            "vidmap track: --backend must be cpu or cuda, not '" + a.backend + "'");
   }
   klt::Tracker tracker(info.width, info.height, o, std::move(backend));
 
@@ -260,10 +269,12 @@ void run(const Args& a) {
   std::map<std::int64_t, int> lengths;  // frames each track was seen
   io::Frame frame;
   int n = 0;
+  int sourceFrames = 0;  // frames of the source up to the last one tracked
   for (;;) {
     if (a.maxFrames > 0 && n >= a.maxFrames) break;
     const auto t0 = Clock::now();
     if (!source->next(frame)) break;
+    sourceFrames = frame.sourceIndex + 1;
     rec.addStage("decode", std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     const bool keyframe = n == 0 || (a.keyframeEvery > 0 && n % a.keyframeEvery == 0) ||
                           tracker.tracks().size() < a.refillBelow * o.capacity;
@@ -300,6 +311,11 @@ void run(const Args& a) {
   rec.setCount("input.ended_early", damage.endedEarly ? 1 : 0);
   rec.setCount("input.frames_skipped", static_cast<std::int64_t>(damage.skipped.size()));
   if (damage.damaged()) rec.setOption("input_damage", damageText);
+  if (sourceFrames > n)
+    std::fprintf(stderr,
+                 "vidmap track: warning: sampling at %.3g fps tracked %d of the first %d frames "
+                 "(--all-frames tracks every frame)\n",
+                 info.fps, n, sourceFrames);
 
   const auto t0 = Clock::now();
   std::sort(obs.begin(), obs.end(), [](const Observation& p, const Observation& q) {
@@ -359,9 +375,20 @@ void addTrackCommand(CLI::App& app) {
   cmd->add_flag("--overwrite", args->overwrite,
                 "replace existing --out and --record files (never an input)");
   cmd->add_option("--fps", args->fps,
-                  "frames per second sampled from a video or list, [0.001, 120] (default 4)");
+                  "frames per second sampled from a video (default 4), or from a list or folder "
+                  "(default: every frame), [0.001, 120]")
+      ->each([a = args.get()](const std::string&) { a->fpsGiven = true; });
+  cmd->add_flag("--all-frames", args->allFrames,
+                "track every frame of a video (the default for lists and folders)");
   cmd->add_option("--width", args->width, "resize frames to this width (default: native)");
-  cmd->add_option("--backend", args->backend, "cpu or cuda (default cpu)");
+  cmd->add_option("--device", args->device,
+                  "auto (CUDA when a device is present), cpu or cuda (default auto)");
+  cmd->add_option("--backend", args->device, "deprecated: the same as --device")
+      ->group("")  // hidden from --help, kept for old scripts
+      ->each([a = args.get()](const std::string&) {
+        a->backendGiven = true;
+        std::fprintf(stderr, "vidmap track: warning: --backend is deprecated; use --device\n");
+      });
   cmd->add_option("--keyframe-every", args->keyframeEvery,
                   "select new points every N frames (default 4; 0: never after the first)");
   cmd->add_option("--refill-below", args->refillBelow,

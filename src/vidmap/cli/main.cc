@@ -1,5 +1,6 @@
 // vidmap: turn a video into cameras and a 3D map. Errors end the tool with one line that
-// names what is wrong and exit status 1; nothing half written is left behind.
+// names what is wrong and exit status 1; nothing half written is left behind. SIGINT and
+// SIGTERM during a reconstruction end it with one line and status 130 or 143.
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "vidmap/cli/commands.h"
 #include "vidmap/core/error.h"
+#include "vidmap/pipeline/interrupt.h"
 
 namespace {
 
@@ -64,6 +66,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const vidmap::pipeline::Interrupted& e) {
+    // 128 + the signal, as a shell reports a process the signal ended.
+    std::fprintf(stderr, "vidmap: %s\n", e.what());
+    return e.exitCode();
   } catch (const vidmap::Error& e) {
     std::fprintf(stderr, "vidmap: error: %s\n", e.what());
     return 1;

@@ -28,7 +28,8 @@ struct SiftStats {
 struct SiftResult {
   Features features;
   // The level-0 gray the detector starts from: the input as float in [0, 1] (before CLAHE),
-  // the format klt::Tracker takes (design 4.1, grayForKlt). Filled when options.keepGray.
+  // the format klt::Tracker takes (docs/architecture.md, KLT: the tracker). Filled when
+  // options.keepGray.
   GrayImage gray;
   SiftStats stats;
 };

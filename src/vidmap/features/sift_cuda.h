@@ -25,8 +25,8 @@ class SiftCuda {
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows
   // contiguous, valid until the next call. Without CLAHE it is the level-0 gray the KLT tracker
-  // takes (design 4.1, grayForKlt), so a caller on the same context can copy it device to
-  // device instead of uploading the frame again; with CLAHE it is the equalised image.
+  // takes (docs/architecture.md, KLT: the tracker), so a caller on the same context can copy it
+  // device to device instead of uploading the frame again; with CLAHE it is the equalised image.
   ImageView<const float> deviceGray() const;
   // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
   std::vector<std::vector<float>> gaussians(ImageView<const float> gray,

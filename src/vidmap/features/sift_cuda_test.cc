@@ -62,10 +62,11 @@ TEST(SiftCuda, GaussiansEqualTheCpu) {
         worst = std::max(worst, static_cast<double>(std::abs(cpu[i][j] - gpu[i][j])));
     }
     std::printf("[ gaussians octave %d ] max |cpu - gpu| = %.3g\n", octave, worst);
-    if (kExact)
+    if (kExact) {
       EXPECT_EQ(worst, 0.0);
-    else
+    } else {
       EXPECT_LT(worst, 1e-5);
+    }
   }
 }
 #endif

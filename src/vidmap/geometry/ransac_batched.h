@@ -1,10 +1,10 @@
 // RANSAC with batched hypothesis scoring, for the GPU (the design's pair verification: a batch
-// of 256-512 hypotheses costs one launch instead of one launch each; seeds/002 items 2-3).
-// Each round draws `batch_samples` minimal samples, solves them all, scores every model with
-// one call of `score` (scoreHypothesesCpu, or CudaHypothesisScorer::score), keeps the best,
-// locally optimises it on the CPU, and re-checks the adaptive stopping rule between rounds; the
-// final refinement is that of ransac(). For a given seed and batch size the result does not
-// depend on the scorer, only on the scores it returns.
+// of 256-512 hypotheses costs one launch instead of one launch each; docs/architecture.md, Batched
+// RANSAC on the GPU). Each round draws `batch_samples` minimal samples, solves them all, scores
+// every model with one call of `score` (scoreHypothesesCpu, or CudaHypothesisScorer::score), keeps
+// the best, locally optimises it on the CPU, and re-checks the adaptive stopping rule between
+// rounds; the final refinement is that of ransac(). For a given seed and batch size the result does
+// not depend on the scorer, only on the scores it returns.
 #pragma once
 
 #include <vector>

@@ -35,10 +35,11 @@ TEST(NoDevice, DeviceCountIsZeroAndDoesNotThrow) {
 
 TEST(NoDevice, ContextCreationIsAClearError) {
   std::string msg = errorOf([] { Context ctx; });
-  if (builtWithCuda())
+  if (builtWithCuda()) {
     EXPECT_NE(msg.find("no CUDA device"), std::string::npos) << msg;
-  else
+  } else {
     EXPECT_NE(msg.find("vidmap was built without CUDA"), std::string::npos) << msg;
+  }
 }
 
 TEST(NoDevice, DeviceObjectsThrowInsteadOfCrashing) {

@@ -3,7 +3,7 @@
 // OpenMP loops and is the oracle; the CUDA backend (cuda_backend.h) runs the same functions
 // in kernels. Changes to this interface go in commits titled "klt backend interface: ...".
 //
-// Buffers (section 4.1, amendment of step 4):
+// Buffers (docs/architecture.md, KLT: the tracker):
 // - two frame slots, each the gray pyramid (layout().total floats) and its interleaved
 //   Scharr gradient (2 * layout().total floats);
 // - four arrays of `capacity` TrackRecords: seeds (positions in the previous frame), forward,

@@ -1,7 +1,7 @@
-// The CUDA backend against the CPU backend on the cases of design 7.1 (translations, 1280 px,
-// rotations, scale, brightness, failure cases, period-8 texture), both tracking kernels (one
-// thread per track, one warp per track), with chunk invariance. Labelled gpu; skips without a
-// device.
+// The CUDA backend against the CPU backend on the synthetic cases of tracking_test.cc
+// (translations, 1280 px, rotations, scale, brightness, failure cases, period-8 texture), both
+// tracking kernels (one thread per track, one warp per track), with chunk invariance. Labelled gpu;
+// skips without a device.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Selection on the GPU against the CPU backend (design 3.4 with the step 4 amendment): the
+// Selection on the GPU against the CPU backend (docs/architecture.md, KLT: the tracker): the
 // lambda_min map, its maximum, the picks after the suppression and the capacity cut, with and
 // without alive tracks; and the whole Tracker on a CUDA backend against the CPU Tracker,
 // with the resident bytes equal to the device layer's live bytes. Labelled gpu.

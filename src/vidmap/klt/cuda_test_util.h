@@ -84,11 +84,11 @@ inline Agreement agreement(const std::vector<TrackRecord>& cpu,
   return a;
 }
 
-// The FMA build's figures pooled over every CPU comparison of the run (design 7.1 cases,
-// tracker pushes): the rule (>= 99 % within 1e-3 px, >= 99 % status equal) is checked
-// on the pool at the end (PooledAgreementCheck), since a case of 40 or 96 tracks cannot show
-// 99 %: one track of the self-similar period-8 texture whose FMA rounding sends it to another
-// minimum is 1 % of that case.
+// The FMA build's figures pooled over every CPU comparison of the run (the synthetic cases of
+// tracking_test.cc, tracker pushes): the rule (>= 99 % within 1e-3 px, >= 99 % status
+// equal) is checked on the pool at the end (PooledAgreementCheck), since a case of 40 or 96 tracks
+// cannot show 99 %: one track of the self-similar period-8 texture whose FMA rounding sends it to
+// another minimum is 1 % of that case.
 struct Pool {
   Agreement total;
   static Pool& get() {

@@ -1,6 +1,6 @@
 // The per-pixel and per-track arithmetic of the KLT tracker, shared by the CPU backend (the
-// oracle) and the CUDA kernels. Design: ../shared/seeds/000_c38999b64056711c.txt, sections 2,
-// 3.4, 3.5, 4.1-4.3 and the step 1-4 amendments.
+// oracle) and the CUDA kernels. Design: docs/architecture.md (KLT: the tracker; KLT: checks and
+// ends) and docs/klt_cuda.md.
 //
 //   Lucas and Kanade, "An Iterative Image Registration Technique...", IJCAI 1981.
 //   Shi and Tomasi, "Good Features to Track", CVPR 1994 (lambda_min selection).
@@ -240,8 +240,8 @@ VIDMAP_HD inline float minEigen2x2(float gxx, float gxy, float gyy) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tracking (section 2.1, 4.3): inverse compositional Gauss-Newton on a translation, coarse to
-// fine, one point per call.
+// Tracking (docs/architecture.md, KLT: the tracker): inverse compositional Gauss-Newton on a
+// translation, coarse to fine, one point per call.
 
 struct TrackParams {
   int levels = 5;
@@ -801,11 +801,11 @@ VIDMAP_HD inline TrackRecord trackBackward(const PyramidView& prev, const Pyrami
   return trackPoint(cur, prev, fwd.x, fwd.y, p, scratch);
 }
 
-// The check (section 2.3, 3.5): x, y of the forward record, measure = forward-backward error
-// sqrtf(dx*dx + dy*dy) with d = backward - seed, and the status: the forward reason if the
-// forward track ended; else 4 if the error is not <= fbThresholdPx (the backward status aside);
-// else 5 if the forward NCC is not >= nccThreshold; else alive. Bits 16-23 keep the forward
-// pass's iterations at level 0.
+// The check (docs/architecture.md, KLT: checks and ends): x, y of the forward record, measure =
+// forward-backward error sqrtf(dx*dx + dy*dy) with d = backward - seed, and the status: the forward
+// reason if the forward track ended; else 4 if the error is not <= fbThresholdPx (the backward
+// status aside); else 5 if the forward NCC is not >= nccThreshold; else alive. Bits 16-23 keep the
+// forward pass's iterations at level 0.
 VIDMAP_HD inline TrackRecord checkTrack(const TrackRecord& seed, const TrackRecord& fwd,
                                         const TrackRecord& bwd, float fbThresholdPx,
                                         float nccThreshold) {
@@ -822,7 +822,7 @@ VIDMAP_HD inline TrackRecord checkTrack(const TrackRecord& seed, const TrackReco
 }
 
 // ---------------------------------------------------------------------------------------------
-// Selection (section 2.2, 3.4 with the step 4 amendment)
+// Selection (docs/architecture.md, KLT: the tracker)
 
 // lambda_min of the blockSize x blockSize block of level-0 gradients around (x, y):
 // gxx, gxy, gyy summed in raster order over the block (rows dy = -r..r, then dx = -r..r),

@@ -1,7 +1,7 @@
-// The pyramid layout (section 4.1): all levels of one frame slot in one flat float buffer,
-// level 0 first. Level l + 1 has ceil(w / 2) x ceil(h / 2) pixels of level l. The gradient
-// buffer of a slot has the same layout with two floats (gx, gy) per pixel, so the gradient
-// of pixel p of level l is at 2 * (offset[l] + p). Usable on host and device.
+// The pyramid layout (docs/architecture.md, KLT: the tracker): all levels of one frame slot in one
+// flat float buffer, level 0 first. Level l + 1 has ceil(w / 2) x ceil(h / 2) pixels of level l.
+// The gradient buffer of a slot has the same layout with two floats (gx, gy) per pixel, so the
+// gradient of pixel p of level l is at 2 * (offset[l] + p). Usable on host and device.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Options of the pyramidal Lucas-Kanade tracker, with the defaults of the design
-// (../shared/seeds/000_c38999b64056711c.txt, table 2.4 with the amendments of steps 1-4).
+// (docs/architecture.md, KLT: checks and ends, where the defaults are listed).
 // Every pixel distance is given for a 640 px wide frame and scaled by width / 640 in
 // optionsFor(width); the 1280 px class gets one more level and a 21 x 21 window.
 #pragma once
@@ -11,10 +11,11 @@ namespace vidmap::klt {
 inline constexpr int kMaxLevels = 8;       // pyramid levels a layout can hold
 inline constexpr int kMaxHalfWindow = 15;  // the largest window is 31 x 31
 inline constexpr int kMaxWindowPixels = (2 * kMaxHalfWindow + 1) * (2 * kMaxHalfWindow + 1);
-inline constexpr int kDefaultCapacity = 1024;  // Step 4 record, decision 1
+inline constexpr int kDefaultCapacity = 1024;
 inline constexpr int kMaxCapacity = 8192;
 
-// Why a track ended (section 3.5). Stored in bits 1-4 of the status word.
+// Why a track ended (docs/architecture.md, KLT: checks and ends). Stored in bits 1-4 of the status
+// word.
 enum class EndReason : int {
   kNone = 0,             // alive
   kOutOfFrame = 1,       // within halfWindow of the border at level 0 (or left the level)

@@ -1,4 +1,4 @@
-// Selection (design 3.4 with the step 4 amendment, 7.1 item 7): corners of a checkerboard,
+// Selection (docs/architecture.md, KLT: the tracker): corners of a checkerboard,
 // spacing of picks and tracks, the quality threshold and border margin, a textureless frame,
 // the capacity, and the lambda_min map against an independent computation.
 #include <gtest/gtest.h>
@@ -184,9 +184,10 @@ TEST(Selection, KeyframeAfterTrackingKeepsTheSpacing) {
   for (int i = 0; i < tab.size(); ++i) {
     if (tab.seedFrame[i] != 1) continue;
     for (int j = 0; j < tab.size(); ++j)
-      if (j != i)
+      if (j != i) {
         ASSERT_GE(std::hypot(tab.x[i] - tab.x[j], tab.y[i] - tab.y[j]), o.minDistancePx)
             << "pick " << i << " and track " << j;
+      }
   }
 }
 

@@ -20,7 +20,7 @@
 
 namespace vidmap::klt {
 
-// The alive tracks, as flat arrays of equal length (section 4.1, amendment of step 4).
+// The alive tracks, as flat arrays of equal length (docs/architecture.md, KLT: the tracker).
 struct TrackTable {
   std::vector<std::int64_t> id;     // a counter over the tracker's life
   std::vector<float> x, y;          // position in the last pushed frame
@@ -43,7 +43,7 @@ struct EndedTrack {
   int age = 0;  // pushes it was tracked, including the last
 };
 
-// What one push did (section 5.1): tracks in and alive, ends by reason, the selection and
+// What one push did: tracks in and alive, ends by reason, the selection and
 // the wall time of each stage in milliseconds.
 struct StepReport {
   int frame = 0;

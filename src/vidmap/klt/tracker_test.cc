@@ -129,7 +129,9 @@ TEST(Tracker, ChunkInvarianceBitForBit) {
     const StepReport rb = tb.push(frame(k), k == 2);
     ASSERT_EQ(ra.alive, rb.alive);
     ASSERT_EQ(ra.ends, rb.ends);
-    if (k > 0) EXPECT_EQ(rb.chunks, (ra.tracksIn + 2) / 3);
+    if (k > 0) {
+      EXPECT_EQ(rb.chunks, (ra.tracksIn + 2) / 3);
+    }
     const auto& x = ta.lastChecked();
     const auto& y = tb.lastChecked();
     ASSERT_EQ(x.size(), y.size());

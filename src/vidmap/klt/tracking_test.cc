@@ -1,5 +1,5 @@
-// The synthetic sequences of design 7.1 (items 1-6) with the amended numbers: known warps of
-// the textured scene, the failure cases, the period-8 texture and chunk invariance.
+// Synthetic sequences: known warps of the textured scene, the failure cases, the period-8
+// texture and chunk invariance.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Design71, Translation,
                                            Shift{12.5, 9.0, 0.1}, Shift{30, -24, 0.1}));
 
 // The instrument: the 30 px shift needs the pyramid. With one level the tracks are lost or
-// wrong (some pass the checks about 40 px off on the self-similar checker, Step 1 record).
+// wrong (some pass the checks about 40 px off on the self-similar checker).
 TEST(Translation, ThirtyPixelsFailsWithOneLevel) {
   const auto w = synth::translation(30, -24);
   Options o = optionsFor(640);
@@ -89,7 +89,7 @@ TEST(Translation, Large1280WithTheDefaultsOf1280) {
 }
 
 // Rotation about the centre: the translation model of the window lets the error grow with
-// the distance r from the centre (amendment 4): < 0.2 px within 70 px, < 0.05 + 0.0035 r.
+// the distance r from the centre: < 0.2 px within 70 px, < 0.05 + 0.0035 r.
 struct RotationStats {
   int kept = 0;
   int overBound = 0;

@@ -92,7 +92,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       cands.insert(cands.begin(), &active_[n - d]);
     for (int r = std::max(0, n - options_.activeKeyframes); r < n; ++r)
       cands.push_back(&active_[r]);
-    // The last keyframe first: a frame the gate drops costs one match (design 000, 1.2-1.3).
+    // The last keyframe first: a frame the gate drops costs one match (docs/architecture.md, Front
+    // end).
     const Active& last = active_.back();
     std::vector<std::vector<features::Match>> plain(cands.size());
     {

@@ -1,4 +1,4 @@
-// The per-frame front end of the video pipeline (design 000, section 1, processFrame):
+// The per-frame front end of the video pipeline (docs/architecture.md, Front end):
 //
 //   1. SIFT features of the sampled frame;
 //   2. plain matching (ratio 0.8, mutual) against the last keyframe;
@@ -38,9 +38,10 @@ struct FrontendOptions {
   int historyKeyframes = 48;
   int minFeatures = 32;  // frames with fewer features are skipped (black, blurred)
   bool guided = true;
-  double guideBandPx = 4;     // at 640 px
-  int guideIterations = 128;  // RANSAC hypotheses of the guide's E (design 002, PR 3)
-  int minPairMatches = 15;    // a pair with fewer matches is not handed on
+  double guideBandPx = 4;  // at 640 px
+  int guideIterations =
+      128;  // RANSAC hypotheses of the guide's E (a good-enough E: docs/architecture.md)
+  int minPairMatches = 15;  // a pair with fewer matches is not handed on
 
   void check() const;  // throws vidmap::Error naming the bad field
 };

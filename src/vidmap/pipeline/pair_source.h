@@ -1,7 +1,7 @@
-// A second source of pair matches for the mapper, beside descriptor matching (design 000,
-// sections 3.1 and 3.3): a tracker that follows points from frame to frame and, when a frame
-// becomes a keyframe, joins its tracks to the keyframe's SIFT keypoints gives matches between
-// keyframes several keyframes apart. Its pairs have the same shape as the descriptor pairs
+// A second source of pair matches for the mapper, beside descriptor matching
+// (docs/architecture.md, Pair sources): a tracker that follows points from frame to frame and, when
+// a frame becomes a keyframe, joins its tracks to the keyframe's SIFT keypoints gives matches
+// between keyframes several keyframes apart. Its pairs have the same shape as the descriptor pairs
 // (sfm::PairMatches, keypoint indices of the two keyframes) and go through the same
 // verification; the pipeline merges the two sources, a match found by both counting once.
 #pragma once
@@ -25,7 +25,8 @@ class PairMatchSource {
   // (PairMatches::image2 == keyframeId).
   virtual std::vector<sfm::PairMatches> onKeyframe(int keyframeId,
                                                    const features::Features& features) = 0;
-  // The matches of a pair that verification rejected as outliers (design 3.5, item 6), so a
+  // The matches of a pair that verification rejected as outliers (docs/architecture.md, KLT: checks
+  // and ends, item 6), so a
   // tracker can end those tracks. Optional.
   virtual void onOutliers(const sfm::PairMatches& outliers) {}
 };

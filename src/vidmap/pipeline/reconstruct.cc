@@ -14,6 +14,7 @@
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
 #include "vidmap/io/tum_trajectory.h"
+#include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
 #if defined(VIDMAP_HAVE_REPORT)
@@ -97,8 +98,14 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
-  // The output folder is checked before any work, so a wrong OUTDIR fails at once.
-  OutputFolder out(outDir, options.overwrite);
+  // The output folder is checked before any work, so a wrong OUTDIR fails at once. A TUM
+  // list's frames lie beside it: its folder counts as the input.
+  std::vector<fs::path> inputs{input};
+  if (input.extension() == ".txt") inputs.push_back(input.parent_path());
+  OutputFolder out(outDir, options.overwrite, inputs);
+  // A signal (Ctrl-C) ends the run at the next frame; `out` then removes its temporary folder.
+  const std::string untouched = "; nothing was written (" + out.dir().string() +
+                                (fs::exists(out.dir()) ? " is as it was)" : " was not created)");
 
   // Devices.
   features::Backend fb = features::Backend::kAuto;
@@ -180,6 +187,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     return s.str();
   };
   for (;;) {
+    throwIfInterrupted("at frame " + std::to_string(sum.frames) + untouched);
     bool more;
     {
       auto t = record.stage("decode");
@@ -197,10 +205,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     bar.update(sum.frames, status());
     if (options.onProgress) options.onProgress(sum.frames, info.frameCount, status());
   }
+  throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
   {
     auto t = record.stage("mapper");
     mapper.finish();
   }
+  throwIfInterrupted("after mapping" + untouched);
   bar.update(sum.frames, status(), true);
   bar.finish();
 
@@ -328,11 +338,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     report::writeReport(out.tmp(), ro);
     sum.report = out.dir() / "report.html";
   } catch (const Error& e) {
-    std::fprintf(stderr, "vidmap: warning: no report.html: %s
-", e.what());
+    std::fprintf(stderr, "vidmap: warning: no report.html: %s\n", e.what());
   }
 #endif
+  throwIfInterrupted("before the output was moved into place" + untouched);
   out.commit();
+  sum.notes = out.notes();
   return sum;
 }
 
@@ -372,6 +383,7 @@ std::string formatSummary(const ReconstructSummary& s) {
   if (s.focalNotSelfCalibrated && !s.models.empty())
     o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
          "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
+  for (const std::string& n : s.notes) o << "  note: " << n << '\n';
   o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
   if (!s.report.empty()) o << "  report: " << s.report.string() << "\n";
   if (!s.models.empty())

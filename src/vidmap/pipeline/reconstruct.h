@@ -42,7 +42,7 @@ struct ReconstructOptions {
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
   bool progress = true;    // a progress bar when stderr is a terminal
-  bool overwrite = false;  // replace a non-empty OUTDIR
+  bool overwrite = false;  // replace an earlier vidmap output in OUTDIR (nothing else)
   // Called after each sampled frame with (frames so far, frames expected or -1 when unknown,
   // a status line); an exception it throws ends the run (nothing is written).
   std::function<void(long, long, const std::string&)> onProgress;
@@ -84,11 +84,17 @@ struct ReconstructSummary {
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   double seconds = 0;
+  // Stale temporary folders of OUTDIR left by killed runs, removed or restored
+  // (pipeline/output_folder.h).
+  std::vector<std::string> notes;
 };
 
 // Runs the pipeline on a video file, an image folder or a TUM list and writes OUTDIR. Bad
 // input (unreadable file, too few keyframes, no motion, no features) is a vidmap::Error naming
-// the problem, and OUTDIR is left as it was.
+// the problem, and OUTDIR is left as it was. A SIGINT or SIGTERM caught by
+// installInterruptHandlers() (pipeline/interrupt.h) ends the run at the next frame with
+// Interrupted, OUTDIR likewise untouched. `overwrite` replaces only an earlier vidmap output
+// (pipeline/output_folder.h).
 ReconstructSummary reconstruct(const std::filesystem::path& input,
                                const std::filesystem::path& outDir,
                                const ReconstructOptions& options, io::RunRecord& record);

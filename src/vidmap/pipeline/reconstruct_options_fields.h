@@ -51,7 +51,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "device", "auto, cpu or cuda"},
     TextField{[&o] { return std::string(toString(o.device)); },
               [&o](const std::string& s) { o.device = parseDevice(s); }});
-  v(FieldInfo{"", "overwrite", "Replace OUTDIR when it is not empty", 0, 1}, o.overwrite);
+  v(FieldInfo{"", "overwrite",
+              "Replace an earlier vidmap output in OUTDIR (refused when OUTDIR holds anything else "
+              "or the input)",
+              0, 1},
+    o.overwrite);
   v(FieldInfo{"", "strict",
               "Damaged input (a video that ends early or has damaged frames, skipped frames) is "
               "an error, and nothing is written",

@@ -350,7 +350,9 @@ TEST(Mapper, OverlappingModelsOfABrokenVideoAreMerged) {
     EXPECT_EQ(merged.models[0], expected);
     EXPECT_EQ(merged.stats.modelsMerged, 1);
     EXPECT_EQ(merged.stats.modelsAligned, align ? 1 : 0);
-    if (!align) EXPECT_EQ(merged.stats.imagesAbsorbed, 8);
+    if (!align) {
+      EXPECT_EQ(merged.stats.imagesAbsorbed, 8);
+    }
     // As the unbroken sideways video (0.5 px noise, f = 500, points 6-12 m, 3 m of path):
     // a few millimetres. Measured over the 20 merged keyframes: ATE RMSE 0.0018 m both ways,
     // max relative rotation error 0.042 deg, mean reprojection error 0.594 px; the first part

@@ -1,7 +1,7 @@
-// 2D scenes with known structure for the KLT tracker (design 000_c38999b64056711c, 7.1):
+// 2D scenes with known structure for the KLT tracker (docs/architecture.md, KLT):
 // the textured scene (random Gaussians plus a smooth checker of period 11 px, so that
 // lambda_min is large everywhere), a period-8 texture, a checkerboard for selection, and the
-// failure scene of 7.1 item 4. All are deterministic by seed (a splitmix64 generator, the
+// failure scene. All are deterministic by seed (a splitmix64 generator, the
 // same on every platform) and gray in [0, 1].
 #pragma once
 
@@ -52,7 +52,7 @@ GrayImage makeCheckerboard(int width, int height, int squarePx, int squaresX, in
 // A flat image.
 GrayImage makeFlat(int width, int height, float value = 0.5f);
 
-// The failure scene of 7.1 item 4: frame1 is frame0 translated by (dx, dy) with a second
+// The failure scene: frame1 is frame0 translated by (dx, dy) with a second
 // texture pasted over one point's target window (occlusion). Each point says what it is.
 enum class FailureKind { kTextureless, kLine, kBorder, kOcclusion, kClean };
 struct FailurePoint {

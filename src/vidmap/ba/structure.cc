@@ -7,6 +7,7 @@
 #include "vidmap/ba/observation.h"
 #include "vidmap/ba/rotation.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
 
 namespace vidmap::ba {
 
@@ -79,56 +80,71 @@ void listSegments(Structure& s, bool explicitSchur) {
   s.allSegments = explicitSchur;
   s.diagSegment.assign(s.numImages, -1);
   auto imageVaries = [&](int i) { return s.exclSize[i] > 0 || s.imageShared[i] >= 0; };
-  std::vector<int> count(s.numImages, 0), touched, fillPos(s.numImages, 0);
-  std::vector<int> bufA, bufB;
+  // Each image's pairs, bucketed by partner image, in parallel (the listing is the larger part
+  // of the preprocessor: 1.8 million pairs at 93 images); then concatenated in image order.
+  struct ImagePairs {
+    std::vector<int> a, b, partner, count;
+  };
+  std::vector<ImagePairs> per(s.numImages);
+  parallelForDynamic(
+      s.numImages,
+      [&](std::int64_t ia) {
+        if (!imageVaries(static_cast<int>(ia))) return;
+        // First pass: collect (a, b) in a fixed order; second: bucket by partner image.
+        std::vector<int> bufA, bufB;
+        for (int t = s.imageObsStart[ia]; t < s.imageObsStart[ia + 1]; ++t) {
+          const int a = s.imageObs[t];
+          const int j = s.obsPoint[a];
+          if (s.pointCol[j] < 0) {
+            bufA.push_back(a), bufB.push_back(a);
+            continue;
+          }
+          for (int u = s.pointObsStart[j]; u < s.pointObsStart[j + 1]; ++u) {
+            const int b = s.pointObs[u];
+            const int ib = s.obsImage[b];
+            if (ib < ia || !imageVaries(ib) || (!explicitSchur && ib != ia)) continue;
+            bufA.push_back(a), bufB.push_back(b);
+          }
+        }
+        std::vector<int> count(s.numImages, 0), fillPos(s.numImages, 0);
+        ImagePairs& out = per[ia];
+        for (int b : bufB)
+          if (count[s.obsImage[b]]++ == 0) out.partner.push_back(s.obsImage[b]);
+        std::sort(out.partner.begin(), out.partner.end());
+        int pos = 0;
+        for (int ib : out.partner) {
+          fillPos[ib] = pos;
+          pos += count[ib];
+          out.count.push_back(count[ib]);
+        }
+        out.a.resize(pos);
+        out.b.resize(pos);
+        for (size_t e = 0; e < bufA.size(); ++e) {
+          const int ib = s.obsImage[bufB[e]];
+          out.a[fillPos[ib]] = bufA[e];
+          out.b[fillPos[ib]++] = bufB[e];
+        }
+      },
+      1);
+  size_t total = 0;
+  for (const ImagePairs& ip : per) total += ip.a.size();
+  s.pairA.reserve(total);
+  s.pairB.reserve(total);
   s.segStart.push_back(0);
   for (int ia = 0; ia < s.numImages; ++ia) {
-    if (!imageVaries(ia)) continue;
-    touched.clear();
-    bufA.clear();
-    bufB.clear();
-    // First pass: collect (a, b) in a fixed order; second: bucket by partner image.
-    for (int t = s.imageObsStart[ia]; t < s.imageObsStart[ia + 1]; ++t) {
-      const int a = s.imageObs[t];
-      const int j = s.obsPoint[a];
-      if (s.pointCol[j] < 0) {
-        bufA.push_back(a), bufB.push_back(a);
-        continue;
-      }
-      for (int u = s.pointObsStart[j]; u < s.pointObsStart[j + 1]; ++u) {
-        const int b = s.pointObs[u];
-        const int ib = s.obsImage[b];
-        if (ib < ia || !imageVaries(ib) || (!explicitSchur && ib != ia)) continue;
-        bufA.push_back(a), bufB.push_back(b);
-      }
-    }
-    for (size_t e = 0; e < bufA.size(); ++e) {
-      const int ib = s.obsImage[bufB[e]];
-      if (count[ib]++ == 0) touched.push_back(ib);
-    }
-    std::sort(touched.begin(), touched.end());
-    const int base = static_cast<int>(s.pairA.size());
-    int pos = base;
-    for (int ib : touched) {
-      fillPos[ib] = pos;
-      pos += count[ib];
-    }
-    s.pairA.resize(pos);
-    s.pairB.resize(pos);
-    for (size_t e = 0; e < bufA.size(); ++e) {
-      const int ib = s.obsImage[bufB[e]];
-      s.pairA[fillPos[ib]] = bufA[e];
-      s.pairB[fillPos[ib]++] = bufB[e];
-    }
-    int at = base;
-    for (int ib : touched) {
+    ImagePairs& ip = per[ia];
+    int at = static_cast<int>(s.pairA.size());
+    s.pairA.insert(s.pairA.end(), ip.a.begin(), ip.a.end());
+    s.pairB.insert(s.pairB.end(), ip.b.begin(), ip.b.end());
+    for (size_t k = 0; k < ip.partner.size(); ++k) {
+      const int ib = ip.partner[k];
       if (ib == ia) s.diagSegment[ia] = static_cast<int>(s.segA.size());
       s.segA.push_back(ia);
       s.segB.push_back(ib);
-      at += count[ib];
+      at += ip.count[k];
       s.segStart.push_back(at);
-      count[ib] = 0;
     }
+    ip = ImagePairs();
   }
   std::vector<int> segKey;
   std::vector<int> segOf;

@@ -61,6 +61,13 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
                   "Observations with a larger error are filtered (working pixels)")
       ->capture_default_str();
+  cmd->add_option(
+         "--local-ba-max-points", args->o.mapper.localBaMaxPoints,
+         "Points a local BA refines at most, those seen by the most window images (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--local-ba-max-constant-images", args->o.mapper.localBaMaxConstantImages,
+                  "Outside images whose observations hold a local BA (0: all)")
+      ->capture_default_str();
   cmd->add_flag("--no-guided", args->noGuided,
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");

@@ -5,6 +5,7 @@
 //
 //   ba_bench [--threads N] [--backends cpu,cuda] [--ceres dense,sparse,iterative|none]
 //            [--vidmap-solvers auto,dense,iterative] [--max-iterations N] [--out FILE]
+//            [--verbose]    (vidmap's preprocessor phases and iterations on stderr)
 //            [problem ...]        (BAL files or synthetic:IMAGESxPOINTS[:MODEL]; default: the
 //                                  BAL problems of shared/data/bal)
 #include <cmath>
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends = {"cpu"}, ceresSolvers = {"dense", "sparse", "iterative"},
                            vidmapSolvers = {"auto"}, problems;
   std::string outPath;
+  bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -62,6 +64,8 @@ int main(int argc, char** argv) {
       maxIterations = std::stoi(next());
     else if (a == "--out")
       outPath = next();
+    else if (a == "--verbose")
+      verbose = true;
     else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -107,6 +111,7 @@ int main(int argc, char** argv) {
     ba::Options o;
     o.numThreads = threads;
     o.maxNumIterations = maxIterations;
+    o.verbose = verbose;
     for (const auto& backend : backends) {
       if (backend == "cuda" && !ba::cudaBackendAvailable()) {
         std::fprintf(stderr, "skipping cuda: no CUDA backend or device\n");

@@ -47,9 +47,20 @@ FoldMaps buildFoldMaps(const Structure& s, bool matrix) {
       }
     }
   }
-  std::stable_sort(all.begin(), all.end(), [](const Contribution& a, const Contribution& b) {
-    return a.target < b.target;
-  });
+  // Stable sort by target = row * n + column: two stable counting sorts (column, then row),
+  // linear in the contributions (a comparison sort took tens of milliseconds at 90 images).
+  {
+    std::vector<Contribution> tmp(all.size());
+    auto countingSort = [&](auto key) {
+      std::vector<std::int64_t> start(n + 1, 0);
+      for (const Contribution& c : all) ++start[key(c) + 1];
+      for (std::int64_t k = 0; k < n; ++k) start[k + 1] += start[k];
+      for (const Contribution& c : all) tmp[start[key(c)]++] = c;
+      all.swap(tmp);
+    };
+    countingSort([n](const Contribution& c) { return c.target % n; });
+    countingSort([n](const Contribution& c) { return c.target / n; });
+  }
   for (size_t k = 0; k < all.size(); ++k) {
     if (k > 0 && all[k].target != all[k - 1].target) f.matStart.push_back(static_cast<int>(k));
     if (k == 0 || all[k].target != all[k - 1].target) f.matTarget.push_back(all[k].target);

@@ -57,7 +57,12 @@ struct Options {
   int maxLinearSolverIterations = 500;
   int residualResetPeriod = 10;
 
-  int numThreads = 0;    // CPU threads; 0: OpenMP's default
+  int numThreads = 0;  // CPU threads; 0: OpenMP's default
+  // At most one thread per this many active observations (0: no limit). A thread's share of a
+  // small problem is shorter than the wake-up and barrier of a parallel loop, which on a busy
+  // machine waits for a descheduled thread (the mapper's local windows, a few thousand
+  // observations, ran 2-5x longer in wall time than in CPU time on 2 shared cores).
+  int minObservationsPerThread = 10000;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.

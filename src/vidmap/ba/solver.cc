@@ -1,7 +1,9 @@
 #include "vidmap/ba/solver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 
@@ -79,6 +81,7 @@ void Options::check() const {
              std::max(1, minLinearSolverIterations), 1 << 30);
   checkRange("ba.residualResetPeriod", residualResetPeriod, 1, 1 << 30);
   checkRange("ba.numThreads", numThreads, 0, 4096);
+  checkRange("ba.minObservationsPerThread", minObservationsPerThread, 0, 1 << 30);
 }
 
 Summary solve(Problem& problem, const Options& options) {
@@ -86,7 +89,16 @@ Summary solve(Problem& problem, const Options& options) {
   options.check();
   problem.check();
   Summary sum;
-  const ThreadScope threads(options.numThreads);
+  int numThreads = options.numThreads;
+#if defined(_OPENMP)
+  if (numThreads == 0) numThreads = omp_get_max_threads();
+#endif
+  if (options.minObservationsPerThread > 0)
+    numThreads = std::max<std::int64_t>(
+        1,
+        std::min<std::int64_t>(numThreads, static_cast<std::int64_t>(problem.observations.size()) /
+                                               options.minObservationsPerThread));
+  const ThreadScope threads(numThreads);
 
   // Preprocess: the structure (which depends on the linear solver), the fixed cost.
   // The pairs of every image pair are listed only for the explicit system.
@@ -94,7 +106,7 @@ Summary solve(Problem& problem, const Options& options) {
   const bool explicitSchur =
       options.linearSolver == LinearSolverType::kDenseSchur ||
       (options.linearSolver == LinearSolverType::kAuto && s.nF <= options.denseSchurMaxColumns);
-  if (explicitSchur) s = buildStructure(problem, options, true);
+  if (explicitSchur) listSegments(s, true);
   sum.linearSolver =
       explicitSchur ? LinearSolverType::kDenseSchur : LinearSolverType::kIterativeSchur;
   sum.backend = options.backend;
@@ -108,7 +120,9 @@ Summary solve(Problem& problem, const Options& options) {
   sum.numImagesUnobserved = s.numImagesUnobserved;
   sum.numCamerasUnobserved = s.numCamerasUnobserved;
   sum.gauge = s.gaugeNote;
+  const double tStructure = now();
   sum.fixedCost = fixedCost(problem, s, options);
+  const double tFixed = now();
 
   BackendInput in{&problem, &s, &options, explicitSchur};
   std::unique_ptr<Backend> be =
@@ -116,6 +130,12 @@ Summary solve(Problem& problem, const Options& options) {
   sum.numThreads = be->numThreads();
   const double tMin = now();
   sum.preprocessorSeconds = tMin - tStart;
+  if (options.verbose)
+    std::fprintf(stderr,
+                 "ba preprocessor %.4fs: structure %.4fs (%zu observation pairs), fixed cost "
+                 "%.4fs, backend %.4fs\n",
+                 sum.preprocessorSeconds, tStructure - tStart, s.pairA.size(), tFixed - tStructure,
+                 tMin - tFixed);
 
   auto finish = [&](TerminationType t, const std::string& msg) {
     sum.termination = t;

@@ -212,14 +212,30 @@ TEST(Solver, SameResultWithAnyThreadCount) {
     Problem a = scene.initial, b = scene.initial;
     Options o;
     o.linearSolver = ls;
+    o.minObservationsPerThread = 0;  // a small problem: let it use both threads
     o.numThreads = 1;
     const Summary sa = solve(a, o);
     o.numThreads = 2;
     const Summary sb = solve(b, o);
+    EXPECT_EQ(sa.numThreads, 1);
+#if defined(_OPENMP)
+    EXPECT_EQ(sb.numThreads, 2);
+#endif
     EXPECT_EQ(sa.finalCost, sb.finalCost);
     EXPECT_EQ(sa.numIterations(), sb.numIterations());
     for (size_t j = 0; j < a.points.size(); ++j) EXPECT_EQ(a.points[j].xyz, b.points[j].xyz);
   }
+}
+
+TEST(Solver, SmallProblemsRunOnFewerThreads) {
+  SyntheticOptions so;
+  so.numImages = 8;
+  so.numPoints = 300;
+  Problem p = makeSyntheticScene(so).initial;
+  Options o;
+  o.numThreads = 2;
+  o.minObservationsPerThread = static_cast<int>(p.observations.size());  // one thread's worth
+  EXPECT_EQ(solve(p, o).numThreads, 1);
 }
 
 // Bad input.

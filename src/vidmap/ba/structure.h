@@ -80,6 +80,9 @@ struct Structure {
 
 // Builds the structure. explicitSchur: list every segment (else only the diagonal ones).
 Structure buildStructure(const Problem& problem, const Options& options, bool explicitSchur);
+// Lists the segments again (every one, or only the diagonal ones): the solver builds the
+// structure once, learns nF, then chooses the linear solver.
+void listSegments(Structure& s, bool explicitSchur);
 
 // Cost 0.5 sum rho(|r|^2) of the observations that are not active (all their blocks constant).
 double fixedCost(const Problem& problem, const Structure& s, const Options& options);

@@ -1,11 +1,15 @@
 #include "vidmap/sfm/bundle.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <map>
 #include <set>
 #include <unordered_map>
 
 #include "vidmap/ba/problem.h"
 #include "vidmap/ba/solver.h"
+#include "vidmap/core/check.h"
 
 namespace vidmap::sfm {
 
@@ -49,9 +53,21 @@ BaCamera baCamera(const Camera& cam) {
 
 }  // namespace
 
+void BundleOptions::check() const {
+  checkRange("bundle.lossScale", lossScale, 1e-300, 1e300);
+  checkRange("bundle.maxIterations", maxIterations, 0, 1 << 20);
+  checkRange("bundle.functionTolerance", functionTolerance, 0.0, 1.0);
+  checkRange("bundle.numThreads", numThreads, 0, 4096);
+  checkRange("bundle.cudaMinObservations", cudaMinObservations, 0, 1 << 30);
+  checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
+  checkRange("bundle.maxConstantImages", maxConstantImages, 0, 1 << 30);
+}
+
 BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableImages,
                           const BundleOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
+  options.check();
   BundleReport rep;
   std::set<int> variable;
   if (variableImages.empty()) {
@@ -62,16 +78,38 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   }
   if (variable.empty()) return rep;
 
-  // The points seen by the variable images, and the other images that see them.
-  std::set<PointId> pointSet;
+  // The points seen by the variable images, with how many of them see each.
+  std::map<PointId, int> seenBy;
   for (int id : variable)
     for (PointId p : rec.image(id).point3d)
-      if (p != kNoPoint) pointSet.insert(p);
-  std::set<int> constant;
-  for (PointId p : pointSet)
+      if (p != kNoPoint) ++seenBy[p];
+  if (seenBy.empty()) return rep;
+  std::vector<PointId> pointIds;
+  pointIds.reserve(seenBy.size());
+  for (const auto& [p, n] : seenBy) pointIds.push_back(p);
+  if (options.maxPoints > 0 && static_cast<int>(pointIds.size()) > options.maxPoints) {
+    std::stable_sort(pointIds.begin(), pointIds.end(),
+                     [&](PointId a, PointId b) { return seenBy.at(a) > seenBy.at(b); });
+    rep.pointsLeftOut = static_cast<int>(pointIds.size()) - options.maxPoints;
+    pointIds.resize(options.maxPoints);
+    std::sort(pointIds.begin(), pointIds.end());
+  }
+  // The other images that see them, by the number of refined points they share.
+  std::map<int, int> sharedWith;
+  for (PointId p : pointIds)
     for (const FeatureRef& o : rec.point(p).track)
-      if (!variable.count(o.image)) constant.insert(o.image);
-  if (pointSet.empty()) return rep;
+      if (!variable.count(o.image)) ++sharedWith[o.image];
+  std::vector<std::pair<int, int>> byShared;  // (-shared, image): most shared first
+  for (const auto& [img, n] : sharedWith) byShared.emplace_back(-n, img);
+  std::sort(byShared.begin(), byShared.end());
+  if (options.maxConstantImages > 0 &&
+      static_cast<int>(byShared.size()) > options.maxConstantImages) {
+    for (size_t k = options.maxConstantImages; k < byShared.size(); ++k)
+      rep.observationsLeftOut -= byShared[k].first;
+    byShared.resize(options.maxConstantImages);
+  }
+  std::set<int> constant;
+  for (const auto& [n, img] : byShared) constant.insert(img);
 
   const Camera& cam = rec.camera();
   const BaCamera bc = baCamera(cam);
@@ -105,7 +143,6 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     slot[id] = static_cast<int>(prob.images.size());
     prob.images.push_back(ip);
   }
-  std::vector<PointId> pointIds(pointSet.begin(), pointSet.end());
   for (PointId pid : pointIds) {
     const Point3D& p = rec.point(pid);
     ba::Point3 q;
@@ -113,14 +150,18 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     const int pi = static_cast<int>(prob.points.size());
     prob.points.push_back(q);
     for (const FeatureRef& o : p.track) {
+      const auto it = slot.find(o.image);
+      if (it == slot.end()) continue;  // an image beyond maxConstantImages
       const Vec2& kp = rec.keyframes()[o.image].keypoints[o.feature];
       const Vec2 px = bc.raw ? kp : cam.undistortPixel(kp);
-      prob.observations.push_back({slot.at(o.image), pi, px.x(), px.y()});
+      prob.observations.push_back({it->second, pi, px.x(), px.y()});
     }
   }
 
   ba::Options bo;
-  bo.backend = options.backend;
+  bo.backend = static_cast<int>(prob.observations.size()) < options.cudaMinObservations
+                   ? ba::BackendType::kCpu
+                   : options.backend;
   bo.loss = options.loss;
   bo.lossScale = options.lossScale;
   bo.maxNumIterations = options.maxIterations;
@@ -159,6 +200,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     rep.finalRmsPx = rep.initialRmsPx;
   }
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.cpuSeconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   return rep;
 }
 

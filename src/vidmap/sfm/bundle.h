@@ -1,7 +1,8 @@
 // Bundle adjustment of a reconstruction (or a part of it) through the ba module: the images
-// to refine, the points they observe, every other image observing those points held constant
-// (as COLMAP's local BA), the shared camera's focal length and radial distortion refined when
-// it is unknown, and the gauge held when no two constant images fix it.
+// to refine, the points they observe, the other images observing those points held constant
+// (as COLMAP's local BA; bounded for a local window, see BundleOptions), the shared camera's
+// focal length and radial distortion refined when it is unknown, and the gauge held when no
+// two constant images fix it.
 #pragma once
 
 #include <vector>
@@ -20,15 +21,40 @@ struct BundleOptions {
   // the mapper loosens it for the global adjustments made while the model grows).
   double functionTolerance = 1e-6;
   ba::BackendType backend = ba::BackendType::kCpu;
+  // With backend kCuda, a problem of fewer observations runs on the CPU, where the CUDA
+  // backend's fixed cost per solve (allocations, uploads, solver handle) would exceed the CPU's
+  // whole solve. Measured on the H200 (docs/benchmarks.md, "Bounded local BA"): 6 images and
+  // 3000 observations solve in 7.0 ms on CUDA and 8.5 ms on the host's CPU; 12000 in 9.6 ms
+  // against 46 ms. So CUDA pays from a few thousand observations on.
+  int cudaMinObservations = 3000;
   int numThreads = 0;
+
+  // Bounds of a local adjustment (0: none), so that its cost does not grow with the length of
+  // the tracks or the density of the features (a video's points are seen by tens of images).
+  // - maxPoints: when the variable images observe more points, the refined ones are those seen
+  //   by the most variable images (ties: the lower id): their depth is the best constrained by
+  //   the window, and the others keep their position.
+  // - maxConstantImages: observations by images outside the variable set are added, their
+  //   poses held, only from the images sharing the most refined points with the variable set
+  //   (ties: the lower id). They anchor the window to the rest of the model; further images
+  //   would add observations of the same points from nearly the same places, work rather than
+  //   information about the window's poses. (COLMAP adds all of them for short tracks and none
+  //   for tracks longer than 15.)
+  int maxPoints = 0;
+  int maxConstantImages = 0;
+
+  void check() const;  // throws vidmap::Error naming the bad field and its range
 };
 
 struct BundleReport {
   bool ran = false;
   int images = 0, constantImages = 0, points = 0, observations = 0, iterations = 0;
+  int pointsLeftOut = 0;        // points of the variable images beyond maxPoints
+  int observationsLeftOut = 0;  // of the refined points, by images beyond maxConstantImages
   double initialRmsPx = 0, finalRmsPx = 0;
   bool usable = false;
   double seconds = 0;
+  double cpuSeconds = 0;  // of the process (all threads) during the call
 };
 
 // Refines the poses of `variableImages` (registered keyframe ids; empty: all images) and the

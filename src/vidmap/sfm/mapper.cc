@@ -49,6 +49,8 @@ void MapperOptions::check() const {
   checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
   checkRange("mapper.localBaImages", localBaImages, 2, 1000);
   checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
+  checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
+  checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
@@ -502,11 +504,22 @@ void Mapper::localBundle(int id) {
   bo.maxIterations = options_.localBaIterations;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
+  bo.maxPoints = options_.localBaMaxPoints;
+  bo.maxConstantImages = options_.localBaMaxConstantImages;
+  BundleReport rep;
   {
     Timer t(&stats_.localBaSeconds);
-    adjustBundle(rec, local, bo);
+    rep = adjustBundle(rec, local, bo);
     ++stats_.localBa;
   }
+  if (options_.verbose)
+    std::fprintf(
+        stderr,
+        "mapper: local BA %d: %d images (%d constant), %d points (%d left out), %d "
+        "observations (%d left out), %d iterations, rms %.3f -> %.3f px, %.1f ms (cpu %.1f ms)\n",
+        id, rep.images, rep.constantImages, rep.points, rep.pointsLeftOut, rep.observations,
+        rep.observationsLeftOut, rep.iterations, rep.initialRmsPx, rep.finalRmsPx,
+        rep.seconds * 1e3, rep.cpuSeconds * 1e3);
   std::vector<PointId> cand;
   for (int img : local)
     for (PointId p : rec.image(img).point3d)

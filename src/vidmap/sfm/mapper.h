@@ -86,6 +86,12 @@ struct MapperOptions {
 
   int localBaImages = 6;  // the new keyframe and its most connected registered images
   int localBaIterations = 25;
+  // Bounds of a local BA (BundleOptions::maxPoints, maxConstantImages: the rule is there), so
+  // that its cost stays flat as tracks grow long and features dense (0: none). With these,
+  // a window is at most 2000 points seen from 14 images (15k observations on tum-fr1-xyz), and
+  // its cost at most localBaIterations times that: tens of milliseconds on one core.
+  int localBaMaxPoints = 2000;
+  int localBaMaxConstantImages = 8;
   int globalBaIterations = 50;
   double globalBaGrowth = 1.25;            // global BA when the image count grew by this factor
   double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at (BA's default)

@@ -193,6 +193,47 @@ TEST(Mapper, SidewaysWithKnownCameraRecoversTheTrajectory) {
   EXPECT_LT(r.meanReproj, 0.8);
 }
 
+// The bounds of a local BA (BundleOptions::maxPoints, maxConstantImages) hold, and a mapper
+// whose local windows are cut far below their natural size still recovers the trajectory.
+TEST(Mapper, BoundedLocalBundleKeepsTheAccuracy) {
+  const Scene s = makeScene(Path::kSideways, 20, 1);
+  const Built b = project(s, 0.5, 0.1, 5, 2);
+  MapperOptions mo;
+  mo.localBaMaxPoints = 60;
+  mo.localBaMaxConstantImages = 2;
+  const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
+  Mapper mapper(cam, mo);
+  for (size_t i = 0; i < b.keyframes.size(); ++i) mapper.addKeyframe(b.keyframes[i], b.pairs[i]);
+  mapper.finish();
+  const Result r = evaluate(s, mapper);
+  EXPECT_EQ(r.models, 1);
+  EXPECT_EQ(r.registered, 20);
+  EXPECT_LT(r.err.ate_rmse, 0.01);  // the bounds of the unbounded run (test above)
+  EXPECT_LT(r.relRotMaxDeg, 0.1);
+
+  // One window of the finished model, adjusted with the bounds.
+  ASSERT_FALSE(mapper.models().empty());
+  Reconstruction rec = *mapper.models().front();
+  std::vector<int> window;
+  for (const auto& [id, im] : rec.images())
+    if (id >= 8 && id < 11) window.push_back(id);
+  ASSERT_EQ(window.size(), 3u);
+  BundleOptions bo;
+  bo.maxPoints = 60;
+  bo.maxConstantImages = 2;
+  const BundleReport rep = adjustBundle(rec, window, bo);
+  EXPECT_TRUE(rep.usable);
+  EXPECT_EQ(rep.points, 60);
+  EXPECT_GT(rep.pointsLeftOut, 0);
+  EXPECT_EQ(rep.constantImages, 2);
+  EXPECT_GT(rep.observationsLeftOut, 0);
+  EXPECT_LE(rep.observations, 60 * 5);  // a point has at most one observation per image
+  EXPECT_LE(rep.finalRmsPx, rep.initialRmsPx);
+  BundleOptions bad;
+  bad.maxPoints = -1;
+  EXPECT_THROW(adjustBundle(rec, window, bad), Error);
+}
+
 // Pairs are verified in parallel and committed in order: the model does not depend on the
 // number of threads (bit for bit).
 TEST(Mapper, TheModelDoesNotDependOnTheThreads) {

@@ -163,10 +163,10 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     m.localBaIterations);
   v(FieldInfo{"mapper", "local_ba_max_points",
               "Points a local BA refines at most, those seen by the most window images (0: all)", 0,
-              1e9},
+              1 << 30},
     m.localBaMaxPoints);
   v(FieldInfo{"mapper", "local_ba_max_constant_images",
-              "Outside images whose observations hold a local BA (0: all)", 0, 1e6},
+              "Outside images whose observations hold a local BA (0: all)", 0, 1 << 30},
     m.localBaMaxConstantImages);
   v(FieldInfo{"mapper", "global_ba_iterations", "Iterations of a global bundle adjustment", 0,
               1000},

@@ -19,6 +19,7 @@ void addReconstructCommand(CLI::App& app) {
     std::string input, outDir, camera = "SIMPLE_RADIAL", device = "auto";
     pipeline::ReconstructOptions o;
     bool quiet = false, noGuided = false;
+    std::string klt = "off";
     std::optional<int> firstOctave;
   };
   auto args = std::make_shared<Args>();
@@ -61,6 +62,11 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
                   "Observations with a larger error are filtered (working pixels)")
       ->capture_default_str();
+  cmd->add_option("--klt", args->klt,
+                  "on: KLT tracks between keyframes give matches across several keyframes and "
+                  "drive the keyframe gate (SIFT only on keyframes); off: descriptors only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_flag("--no-guided", args->noGuided,
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
@@ -71,6 +77,7 @@ void addReconstructCommand(CLI::App& app) {
     args->o.device = pipeline::parseDevice(args->device);
     args->o.progress = !args->quiet;
     args->o.frontend.guided = !args->noGuided;
+    args->o.klt = args->klt == "on";
     if (args->firstOctave) {
       args->o.autoFirstOctave = false;
       args->o.frontend.sift.firstOctave = *args->firstOctave;

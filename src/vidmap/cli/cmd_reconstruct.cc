@@ -19,7 +19,7 @@ void addReconstructCommand(CLI::App& app) {
     std::string input, outDir, camera = "SIMPLE_RADIAL", device = "auto";
     pipeline::ReconstructOptions o;
     bool quiet = false, noGuided = false;
-    std::string klt = "off";
+    std::string klt = "off", kltFillIn = "on";
     std::optional<int> firstOctave;
   };
   auto args = std::make_shared<Args>();
@@ -67,6 +67,11 @@ void addReconstructCommand(CLI::App& app) {
                   "drive the keyframe gate (SIFT only on keyframes); off: descriptors only")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  cmd->add_option("--klt-fill-in", args->kltFillIn,
+                  "on: Shi-Tomasi points beside the SIFT keypoints seed tracks (design 3.4); "
+                  "off: SIFT-seeded tracks only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_flag("--no-guided", args->noGuided,
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");
@@ -78,6 +83,7 @@ void addReconstructCommand(CLI::App& app) {
     args->o.progress = !args->quiet;
     args->o.frontend.guided = !args->noGuided;
     args->o.klt = args->klt == "on";
+    args->o.kltSource.fillIn = args->kltFillIn == "on";
     if (args->firstOctave) {
       args->o.autoFirstOctave = false;
       args->o.frontend.sift.firstOctave = *args->firstOctave;

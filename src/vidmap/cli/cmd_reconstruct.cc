@@ -19,7 +19,7 @@ void addReconstructCommand(CLI::App& app) {
     std::string input, outDir, camera = "SIMPLE_RADIAL", device = "auto";
     pipeline::ReconstructOptions o;
     bool quiet = false, noGuided = false;
-    std::string klt = "off", kltFillIn = "on";
+    std::string klt = "off", kltFillIn = "off";
     std::optional<int> firstOctave;
   };
   auto args = std::make_shared<Args>();

@@ -31,11 +31,13 @@ namespace vidmap::pipeline {
 
 struct KltSourceOptions {
   double joinRadiusPx = 2;  // at 640 px, scaled by width
-  bool fillIn = true;       // Shi-Tomasi picks beside the SIFT seeds (3.4)
-  int capacity = 4096;      // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
-  int chainKeyframes = 8;   // a join matches the last this many keyframes of the track
-  int minGateTracks = 64;   // fewer alive tracks: the gate falls back to descriptor matches
-  bool cuda = false;        // the CUDA backend of the tracker (builds with it only)
+  // Shi-Tomasi picks beside the SIFT seeds (3.4). Off: measured in docs/benchmarks.md ("KLT
+  // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
+  bool fillIn = false;
+  int capacity = 4096;     // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
+  int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
+  int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
+  bool cuda = false;       // the CUDA backend of the tracker (builds with it only)
 
   void check() const;  // throws vidmap::Error naming the bad field
 };

@@ -77,7 +77,9 @@ constexpr int kEvery = 3;  // a keyframe every 3rd frame (0.25 s)
 
 TEST(KltSource, JoinsAreTrueCorrespondences) {
   const Views& v = views();
-  KltSource src(KltSourceOptions{});
+  KltSourceOptions ko;
+  ko.fillIn = true;  // fill-in tracks join through the nearest keypoint of their seed
+  KltSource src(ko);
   std::vector<features::Features> kf;
   std::vector<int> kfFrame;
   std::vector<sfm::PairMatches> all;

@@ -89,7 +89,7 @@ StepReport Tracker::pushImpl(Upload upload, bool keyframe) {
   report.msPyramid = msSince(t);
 
   if (frame_ > 0 && table_.size() > 0) trackAndCheck(cur, &report);
-  if (frame_ == 0 || keyframe) select(cur, &report);
+  if (autoSelect_ && (frame_ == 0 || keyframe)) select(cur, frame_, &report);
 
   report.alive = table_.size();
   prevSlot_ = cur;
@@ -145,7 +145,112 @@ void Tracker::trackAndCheck(int cur, StepReport* report) {
   backend_->uploadSeeds(seeds_.data(), static_cast<int>(seeds_.size()));
 }
 
-void Tracker::select(int cur, StepReport* report) {
+void Tracker::appendTrack(float x, float y, float measure, int seedFrame, int keypoint) {
+  table_.id.push_back(nextId_++);
+  table_.x.push_back(x);
+  table_.y.push_back(y);
+  table_.seedFrame.push_back(seedFrame);
+  table_.seedX.push_back(x);
+  table_.seedY.push_back(y);
+  table_.seedKeypoint.push_back(keypoint);
+  table_.age.push_back(0);
+  table_.measure.push_back(measure);
+}
+
+void Tracker::uploadTable() {
+  seeds_.clear();
+  for (int i = 0; i < table_.size(); ++i)
+    seeds_.push_back(seedRecord(table_.x[i], table_.y[i], table_.measure[i]));
+  backend_->uploadSeeds(seeds_.data(), static_cast<int>(seeds_.size()));
+}
+
+SeedReport Tracker::seed(const std::vector<Seed>& seeds, bool fillIn) {
+  require(frame_ > 0, "klt: seed() needs a pushed frame");
+  const auto start = Clock::now();
+  SeedReport rep;
+  rep.offered = static_cast<int>(seeds.size());
+  const int cur = prevSlot_;
+  const int seedFrame = frame_ - 1;
+  backend_->eigenMap(cur);
+  // The test of the tracker's low-structure end (reason 2), on the selection map's block:
+  // lambda_min per pixel >= minEigThreshold. A keypoint below it would end at its first push.
+  const float minEig = options_.minEigThreshold * options_.blockSize * options_.blockSize;
+  eigen_.resize(static_cast<std::size_t>(width_) * height_);
+  backend_->readEigenMap(eigen_.data());
+  // Occupancy at 1 px: a grid of 1 px cells, neighbours checked.
+  const float border = static_cast<float>(options_.halfWindow + 1);
+  std::vector<unsigned char> taken(static_cast<std::size_t>(width_) * height_, 0);
+  auto cell = [&](float x, float y) {
+    const int xi = std::clamp(static_cast<int>(std::lround(x)), 0, width_ - 1);
+    const int yi = std::clamp(static_cast<int>(std::lround(y)), 0, height_ - 1);
+    return std::pair<int, int>(xi, yi);
+  };
+  for (int i = 0; i < table_.size(); ++i) {
+    const auto [xi, yi] = cell(table_.x[i], table_.y[i]);
+    taken[static_cast<std::size_t>(yi) * width_ + xi] = 1;
+  }
+  for (const Seed& s : seeds) {
+    if (table_.size() >= options_.capacity) break;
+    if (!(s.x >= border && s.y >= border && s.x <= width_ - 1 - border &&
+          s.y <= height_ - 1 - border))
+      continue;
+    const auto [xi, yi] = cell(s.x, s.y);
+    bool near = false;
+    for (int dy = -1; dy <= 1 && !near; ++dy)
+      for (int dx = -1; dx <= 1 && !near; ++dx) {
+        const int X = xi + dx, Y = yi + dy;
+        if (X >= 0 && Y >= 0 && X < width_ && Y < height_ &&
+            taken[static_cast<std::size_t>(Y) * width_ + X])
+          near = true;
+      }
+    if (near) continue;
+    const float e = eigen_[static_cast<std::size_t>(yi) * width_ + xi];
+    if (!(e > 0 && e >= minEig)) continue;
+    taken[static_cast<std::size_t>(yi) * width_ + xi] = 1;
+    appendTrack(s.x, s.y, e, seedFrame, s.keypoint);
+    ++rep.accepted;
+  }
+  uploadTable();
+  if (fillIn) {
+    StepReport r;
+    const int before = table_.size();
+    select(cur, seedFrame, &r);
+    rep.fillIn = table_.size() - before;
+  }
+  rep.msSelect = msSince(start);
+  return rep;
+}
+
+int Tracker::end(const std::vector<std::int64_t>& ids, EndReason reason) {
+  if (ids.empty()) return 0;
+  std::vector<std::int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  TrackTable next;
+  int n = 0;
+  for (int i = 0; i < table_.size(); ++i) {
+    if (std::binary_search(sorted.begin(), sorted.end(), table_.id[i])) {
+      ended_.push_back({table_.id[i], static_cast<int>(reason), table_.x[i], table_.y[i],
+                        table_.seedFrame[i], table_.age[i]});
+      ++n;
+      continue;
+    }
+    next.id.push_back(table_.id[i]);
+    next.x.push_back(table_.x[i]);
+    next.y.push_back(table_.y[i]);
+    next.seedFrame.push_back(table_.seedFrame[i]);
+    next.seedX.push_back(table_.seedX[i]);
+    next.seedY.push_back(table_.seedY[i]);
+    next.seedKeypoint.push_back(table_.seedKeypoint[i]);
+    next.age.push_back(table_.age[i]);
+    next.measure.push_back(table_.measure[i]);
+  }
+  if (n == 0) return 0;
+  table_ = std::move(next);
+  uploadTable();
+  return n;
+}
+
+void Tracker::select(int cur, int seedFrame, StepReport* report) {
   const auto t = Clock::now();
   report->selection = true;
   const int alive = table_.size();
@@ -156,17 +261,7 @@ void Tracker::select(int cur, StepReport* report) {
   std::vector<TrackRecord> picks(counts.appended);
   if (counts.appended > 0)
     backend_->readRecords(RecordBuffer::kSeeds, alive, counts.appended, picks.data());
-  for (const TrackRecord& p : picks) {
-    table_.id.push_back(nextId_++);
-    table_.x.push_back(p.x);
-    table_.y.push_back(p.y);
-    table_.seedFrame.push_back(frame_);
-    table_.seedX.push_back(p.x);
-    table_.seedY.push_back(p.y);
-    table_.seedKeypoint.push_back(-1);
-    table_.age.push_back(0);
-    table_.measure.push_back(p.measure);
-  }
+  for (const TrackRecord& p : picks) appendTrack(p.x, p.y, p.measure, seedFrame, -1);
   report->msSelect = msSince(t);
 }
 

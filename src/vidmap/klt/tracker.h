@@ -59,6 +59,20 @@ struct StepReport {
   int ended() const;
 };
 
+// A point to start a track at (design 3.2): a SIFT keypoint of a keyframe (keypoint >= 0) or
+// any pixel (keypoint -1).
+struct Seed {
+  float x = 0, y = 0;
+  int keypoint = -1;
+};
+
+// What Tracker::seed did: seeds that passed the minimum-eigenvalue test and were appended,
+// and the fill-in picks appended after them.
+struct SeedReport {
+  int offered = 0, accepted = 0, fillIn = 0;
+  double msSelect = 0;
+};
+
 class Tracker {
  public:
   // A tracker for frames of width x height; the CPU backend unless one is given (it must
@@ -70,6 +84,22 @@ class Tracker {
   StepReport push(const GrayImage& gray, bool keyframe = false);
   StepReport push(ImageView<const float> gray, bool keyframe = false);
   StepReport push(ImageView<const Rgb8> rgb, bool keyframe = false);
+
+  // Starts tracks in the last pushed frame (the keyframe of the pipeline, design 3.2 and 3.4):
+  // first the given seeds that pass the minimum-eigenvalue test (lambda_min of the selection
+  // map per block pixel >= minEigThreshold, the test of reason 2), lie a full window inside the
+  // frame and are not within 1 px of an alive track or an earlier seed, in the given order, up to
+  // capacity; then, when fillIn, the Shi-Tomasi selection of the push (section 3.4) around all of
+  // them. New tracks are appended to the table with age 0. Needs a push before.
+  SeedReport seed(const std::vector<Seed>& seeds, bool fillIn);
+  // Ends the alive tracks of these ids with `reason` (the mapper's epipolar rejection, design
+  // 3.5 item 6): they leave the table and are appended to ended(). Unknown ids are ignored.
+  // Returns how many ended.
+  int end(const std::vector<std::int64_t>& ids, EndReason reason);
+  // The age of an alive track restarts (a keyframe join re-anchors it, design 3.5 item 7).
+  void resetAge(int index) { table_.age[index] = 0; }
+  // Off: a push never selects (not even the first); selection only through seed().
+  void setAutoSelect(bool on) { autoSelect_ = on; }
 
   const TrackTable& tracks() const { return table_; }
   const std::vector<EndedTrack>& ended() const { return ended_; }  // in the last push
@@ -89,7 +119,9 @@ class Tracker {
   template <class Upload>
   StepReport pushImpl(Upload upload, bool keyframe);
   void trackAndCheck(int cur, StepReport* report);
-  void select(int cur, StepReport* report);
+  void select(int cur, int seedFrame, StepReport* report);
+  void appendTrack(float x, float y, float measure, int seedFrame, int keypoint);
+  void uploadTable();
 
   int width_, height_;
   Options options_;
@@ -102,6 +134,8 @@ class Tracker {
   int frame_ = 0;
   int prevSlot_ = 0;
   bool stageTiming_ = true;
+  bool autoSelect_ = true;
+  std::vector<float> eigen_;  // the lambda_min map read back for seed()
 };
 
 }  // namespace vidmap::klt

@@ -28,6 +28,9 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("plain_matches", plainMatches);
   r.setCount("guided_matches", guidedMatches);
   r.setCount("source_matches", sourceMatches);
+  r.setCount("source_only_matches", sourceOnlyMatches);
+  r.setCount("sift_calls", siftCalls);
+  r.setCount("frames_gated_by_tracks", trackGated);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
 }
@@ -60,6 +63,32 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
                                KeyframeOutput* out, sfm::TrackedFrame* dropped) {
   ++stats_.frames;
   for (PairMatchSource* s : sources_) s->onFrame(frame);
+  // The keyframe gate on the motion of a source's tracks (design 000, 3.6): a frame it drops
+  // costs no SIFT and no matching. With too few tracks (or none) the gate below decides on
+  // descriptor matches against the last keyframe.
+  bool gated = false;
+  if (!active_.empty()) {
+    const Active& last = active_.back();
+    std::vector<double> motion;
+    sfm::TrackedFrame seen;
+    for (PairMatchSource* s : sources_) {
+      if (!s->gateMotion(last.id, &motion, &seen)) continue;
+      gated = true;
+      ++stats_.trackGated;
+      if (!gate_.decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width())
+               .keyframe) {
+        ++stats_.dropped;
+        *dropped = std::move(seen);
+        dropped->frameIndex = frame.index;
+        dropped->timestamp = frame.timestamp;
+        dropped->name = frame.name;
+        dropped->keyframe = last.id;
+        return FrameOutcome::kDropped;
+      }
+      break;
+    }
+  }
+  ++stats_.siftCalls;
   features::SiftResult sr;
   {
     auto t = record_.stage("sift");
@@ -109,7 +138,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       const auto& b = last.features.keypoints[m.b];
       motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
     }
-    if (!gate_.decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width())
+    if (!gated &&
+        !gate_.decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width())
              .keyframe) {
       ++stats_.dropped;
       *dropped = {};
@@ -198,7 +228,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
   for (PairMatchSource* s : sources_) {
     const auto extra = s->onKeyframe(id, raw);
     for (const auto& p : extra) stats_.sourceMatches += static_cast<std::int64_t>(p.matches.size());
-    mergePairMatches(pairs, extra);
+    stats_.sourceOnlyMatches += mergePairMatches(pairs, extra);
   }
   out->pairs = std::move(pairs);
   sfm::Keyframe& kf = out->keyframe;

@@ -2,7 +2,11 @@
 //
 //   1. SIFT features of the sampled frame;
 //   2. plain matching (ratio 0.8, mutual) against the last keyframe;
-//   3. the keyframe gate (sfm/keyframe_gate.h): drop the frame when the median motion of its
+//   0. with a PairMatchSource that tracks (pipeline/klt_source.h), the gate first decides on
+//      the motion of its tracks when it has enough (design 000, 3.6): a dropped frame then
+//      costs no SIFT nor matching;
+//   3. the keyframe gate (sfm/keyframe_gate.h), when step 0 did not decide: drop the frame when the
+//   median motion of its
 //      matches against the last keyframe is below gate.minMotionPx (at 640 px, scaled by the
 //      working width) and the gap is below gate.maxGapSeconds; its features and matches are
 //      discarded;
@@ -49,6 +53,9 @@ struct FrontendOptions {
 struct FrontendStats {
   int frames = 0, keyframes = 0, featureless = 0, dropped = 0;
   std::int64_t features = 0, plainMatches = 0, guidedMatches = 0, sourceMatches = 0;
+  std::int64_t sourceOnlyMatches = 0;  // source matches the descriptor pairs did not hold
+  int siftCalls = 0;                   // frames SIFT ran on
+  int trackGated = 0;                  // frames the gate decided on a source's tracks
   int guides = 0, guideFailures = 0;
 
   // The counts into a run record: a new stat is one line there.

@@ -20,8 +20,9 @@ sfm::PairMatches normalised(const sfm::PairMatches& p) {
 
 }  // namespace
 
-void mergePairMatches(std::vector<sfm::PairMatches>& pairs,
-                      const std::vector<sfm::PairMatches>& extra) {
+std::int64_t mergePairMatches(std::vector<sfm::PairMatches>& pairs,
+                              const std::vector<sfm::PairMatches>& extra) {
+  std::int64_t added = 0;
   for (sfm::PairMatches& p : pairs) p = normalised(p);
   for (const sfm::PairMatches& e0 : extra) {
     const sfm::PairMatches e = normalised(e0);
@@ -29,13 +30,17 @@ void mergePairMatches(std::vector<sfm::PairMatches>& pairs,
       return p.image1 == e.image1 && p.image2 == e.image2;
     });
     if (it == pairs.end()) {
-      pairs.push_back(e);
-      continue;
+      pairs.push_back({e.image1, e.image2, {}});
+      it = pairs.end() - 1;
     }
     std::set<std::pair<int, int>> have(it->matches.begin(), it->matches.end());
     for (const auto& m : e.matches)
-      if (have.insert(m).second) it->matches.push_back(m);
+      if (have.insert(m).second) {
+        it->matches.push_back(m);
+        ++added;
+      }
   }
+  return added;
 }
 
 }  // namespace vidmap::pipeline

@@ -6,10 +6,12 @@
 // verification; the pipeline merges the two sources, a match found by both counting once.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "vidmap/features/features.h"
 #include "vidmap/io/frame_source.h"
+#include "vidmap/sfm/reconstruction.h"
 #include "vidmap/sfm/tracks.h"
 
 namespace vidmap::pipeline {
@@ -29,11 +31,21 @@ class PairMatchSource {
   // and ends, item 6), so a
   // tracker can end those tracks. Optional.
   virtual void onOutliers(const sfm::PairMatches& outliers) {}
+  // The motion of the frame just seen since keyframe `lastKeyframe`, for the keyframe gate
+  // (design 3.6): the displacements of the points the source follows (working pixels), and
+  // in `observed` (when not null) those of them that are keypoints of that keyframe, for the
+  // localisation of a dropped frame. False when the source cannot tell (too few points): the
+  // gate then uses descriptor matches.
+  virtual bool gateMotion(int lastKeyframe, std::vector<double>* displacements,
+                          sfm::TrackedFrame* observed) const {
+    return false;
+  }
 };
 
 // Merges `extra` into `pairs` by (image1, image2); within a pair a match already present is
-// not repeated. Pairs are normalised to image1 < image2.
-void mergePairMatches(std::vector<sfm::PairMatches>& pairs,
-                      const std::vector<sfm::PairMatches>& extra);
+// not repeated. Pairs are normalised to image1 < image2. Returns the matches added (those
+// `pairs` did not hold).
+std::int64_t mergePairMatches(std::vector<sfm::PairMatches>& pairs,
+                              const std::vector<sfm::PairMatches>& extra);
 
 }  // namespace vidmap::pipeline

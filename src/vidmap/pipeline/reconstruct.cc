@@ -51,6 +51,7 @@ void ReconstructOptions::check() const {
     throw Error("option width = " + std::to_string(width) + " is below 64 (0 = native)");
   frontend.check();
   mapper.check();
+  kltSource.check();
 }
 
 namespace {
@@ -167,8 +168,22 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("frontend.active_keyframes", options.frontend.activeKeyframes);
   record.setOption("frontend.guided", options.frontend.guided);
 
+  record.setOption("klt", options.klt);
   Frontend frontend(options.frontend, record);
   sfm::Mapper mapper(camera0, options.mapper);
+  std::unique_ptr<KltSource> klt;
+  if (options.klt) {
+    KltSourceOptions ko = options.kltSource;
+    ko.cuda = frontend.siftBackend() == features::Backend::kCuda;
+    klt = std::make_unique<KltSource>(ko);
+    frontend.addSource(klt.get());
+    // The outliers of pair verification end the tracks that gave them (design 000, 3.5).
+    mapper.setOutlierSink([src = klt.get()](const sfm::PairMatches& o) { src->onOutliers(o); });
+    record.setOption("klt_source.join_radius_px", ko.joinRadiusPx);
+    record.setOption("klt_source.fill_in", ko.fillIn);
+    record.setOption("klt_source.capacity", ko.capacity);
+    record.setOption("klt_source.cuda", ko.cuda);
+  }
   ProgressBar bar(info.frameCount, options.progress);
 
   ReconstructSummary sum;
@@ -301,6 +316,14 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   // The run record: stages of the mapper from its own clocks, counts and results.
   ms.writeTo(record);
   fst.writeTo(record);
+  sum.siftCalls = fst.siftCalls;
+  if (klt) {
+    klt->stats().writeTo(record);
+    sum.klt = true;
+    sum.kltMatches = fst.sourceMatches;
+    sum.kltOnlyMatches = fst.sourceOnlyMatches;
+    sum.kltMeanTrackKeyframes = klt->stats().meanTrackKeyframes();
+  }
   record.setCount("frames", sum.frames);
   record.setCount("models", static_cast<std::int64_t>(models.size()));
   record.setCount("registered_keyframes", sum.registered);
@@ -367,6 +390,10 @@ std::string formatSummary(const ReconstructSummary& s) {
       << " keyframes absorbed by PnP)\n";
   o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
     << " matches kept\n";
+  if (s.klt)
+    o << "  klt: " << s.kltMatches << " track matches (" << s.kltOnlyMatches
+      << " not found by descriptors), tracks joined " << s.kltMeanTrackKeyframes
+      << " keyframes on average; SIFT on " << s.siftCalls << " of " << s.frames << " frames\n";
   for (size_t i = 0; i < s.models.size(); ++i) {
     const ModelSummary& m = s.models[i];
     o << "  sparse/" << i << ": " << m.images << " images (keyframes " << m.firstKeyframe << "-"

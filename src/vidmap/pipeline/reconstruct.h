@@ -21,6 +21,7 @@
 
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/frontend.h"
+#include "vidmap/pipeline/klt_source.h"
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/mapper.h"
 
@@ -37,6 +38,10 @@ struct ReconstructOptions {
   sfm::CameraSpec camera;  // default: SIMPLE_RADIAL, unknown
   Device device = Device::kAuto;
   FrontendOptions frontend;
+  // KLT tracks as a second source of pair matches and the motion of the keyframe gate
+  // (pipeline/klt_source.h); the tracker runs on the device of SIFT.
+  bool klt = false;
+  KltSourceOptions kltSource;
   // SIFT's first octave: -1 (the image doubled, as COLMAP's default) up to 1000 px of working
   // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
@@ -87,6 +92,10 @@ struct ReconstructSummary {
   // Stale temporary folders of OUTDIR left by killed runs, removed or restored
   // (pipeline/output_folder.h).
   std::vector<std::string> notes;
+  bool klt = false;
+  int siftCalls = 0;
+  std::int64_t kltMatches = 0, kltOnlyMatches = 0;  // only: not found by descriptors
+  double kltMeanTrackKeyframes = 0;                 // keyframes joined by an ended track
 };
 
 // Runs the pipeline on a video file, an image folder or a TUM list and writes OUTDIR. Bad

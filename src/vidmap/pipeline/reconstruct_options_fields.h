@@ -32,6 +32,13 @@ struct TextField {
   std::function<void(const std::string&)> set;
 };
 
+// "on" or "off" (the CLI's spelling of the switches that name a mode).
+inline bool parseOnOff(const char* name, const std::string& s) {
+  if (s == "on") return true;
+  if (s == "off") return false;
+  throw Error(std::string("option ") + name + " = '" + s + "' is not on or off");
+}
+
 template <class Visitor>
 void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   // Top level.
@@ -66,6 +73,16 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "instead of stopping before the work starts",
               0, 1},
     o.skipBadFrames);
+  v(FieldInfo{"", "klt",
+              "on: KLT tracks between keyframes give matches across several keyframes and drive "
+              "the keyframe gate (SIFT only on keyframes); off: descriptors only"},
+    TextField{[&o] { return std::string(o.klt ? "on" : "off"); },
+              [&o](const std::string& s) { o.klt = parseOnOff("klt", s); }});
+  v(FieldInfo{"", "klt_fill_in",
+              "on: Shi-Tomasi points beside the SIFT keypoints seed tracks; off: SIFT-seeded "
+              "tracks only"},
+    TextField{[&o] { return std::string(o.kltSource.fillIn ? "on" : "off"); },
+              [&o](const std::string& s) { o.kltSource.fillIn = parseOnOff("klt_fill_in", s); }});
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},

@@ -250,8 +250,10 @@ void Mapper::commitPair(const PairCheck& c) {
     return;
   }
   std::vector<std::pair<int, int>> inl;
+  PairMatches out{c.a, c.b, {}};
   for (size_t k = 0; k < c.matches.size(); ++k)
-    if (g.inlier_mask[k]) inl.push_back(c.matches[k]);
+    (g.inlier_mask[k] ? inl : out.matches).push_back(c.matches[k]);
+  if (outlierSink_ && !out.matches.empty()) outlierSink_(out);
   graph_.addPair(c.a, c.b, inl);
   ++stats_.pairsVerified;
   stats_.verifiedMatches += static_cast<std::int64_t>(inl.size());

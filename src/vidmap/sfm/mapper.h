@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -146,6 +147,12 @@ class Mapper {
   // of its pairs to earlier keyframes, and grows the current model. kf.normalized is filled
   // here. Bad pair indices are a vidmap::Error.
   void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs);
+  // Called with the matches that the verification of a pair rejected (a verified pair's
+  // outliers, image1 < image2), in the order pairs are committed: a tracker ends the tracks
+  // that gave them (design 000, 3.5 item 6).
+  void setOutlierSink(std::function<void(const PairMatches&)> sink) {
+    outlierSink_ = std::move(sink);
+  }
   // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
   void addTrackedFrame(TrackedFrame frame);
   // Finishes the current model (global BA, filtering, re-triangulation), then localises the
@@ -230,6 +237,7 @@ class Mapper {
   std::deque<TrackedFrame> tracked_;
   bool finished_all_ = false;
   MapperStats stats_;
+  std::function<void(const PairMatches&)> outlierSink_;
 };
 
 }  // namespace vidmap::sfm

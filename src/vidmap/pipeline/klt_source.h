@@ -1,0 +1,100 @@
+// KltSource: the KLT tracks as a PairMatchSource (design 000_c38999b64056711c, 3.2-3.6 and
+// 5.2). The tracker (klt::Tracker, CPU or CUDA backend) advances on every sampled frame, from
+// the gray image the frame source converted once (io::Frame::gray, the same image SIFT
+// detects on). At a keyframe K2 every alive track that carries a keyframe keypoint joins the
+// nearest SIFT keypoint of K2 within joinRadiusPx (unique claim, nearest first) and gives the
+// matches (Kc keypoint, K2 keypoint) for the last chainKeyframes keyframes Kc it joined before,
+// so a track seeded at K1 and alive at K4 gives (K1, K2), (K1, K3), (K1, K4) ...; an unjoined
+// track keeps going and may join K3. The keypoints no track claimed become seeds (those that
+// pass the minimum-eigenvalue test), then Shi-Tomasi fill-in picks around them; a fill-in
+// track starts its chain at the nearest keypoint of its keyframe within joinRadiusPx, if any.
+// Matches that the mapper's pair verification rejects end their tracks (reason 6, kEpipolar);
+// a join restarts a track's age (3.5 item 7). Between keyframes the alive tracks give the
+// keyframe gate its motion (3.6).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "vidmap/io/run_record.h"
+#include "vidmap/klt/tracker.h"
+#include "vidmap/pipeline/pair_source.h"
+
+namespace vidmap::gpu {
+class Context;
+}
+
+namespace vidmap::pipeline {
+
+struct KltSourceOptions {
+  double joinRadiusPx = 2;  // at 640 px, scaled by width
+  // Shi-Tomasi picks beside the SIFT seeds (3.4). Off: measured in docs/benchmarks.md ("KLT
+  // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
+  bool fillIn = false;
+  int capacity = 4096;     // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
+  int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
+  int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
+  bool cuda = false;       // the CUDA backend of the tracker (builds with it only)
+
+  void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct KltStats {
+  int pushes = 0, keyframes = 0, resets = 0;
+  double msUpload = 0, msPyramid = 0, msTrack = 0, msCheck = 0, msSelect = 0, msJoin = 0;
+  std::int64_t aliveSum = 0;  // alive tracks summed over pushes (mean = aliveSum / pushes)
+  int aliveMax = 0;
+  std::array<std::int64_t, klt::kEndReasonCount> ends{};
+  std::int64_t seeds = 0, fillIn = 0, joins = 0, matches = 0;
+  // Keyframes a track was joined to (its length in keyframes), for the tracks that ended:
+  // index k counts tracks of k keyframes (the last bin: that many or more).
+  std::array<std::int64_t, 17> lengthHistogram{};
+
+  double meanTrackKeyframes() const;
+  void writeTo(io::RunRecord& record) const;
+};
+
+class KltSource : public PairMatchSource {
+ public:
+  explicit KltSource(const KltSourceOptions& options);
+  ~KltSource() override;
+
+  const char* name() const override { return "klt"; }
+  void onFrame(const io::Frame& frame) override;
+  std::vector<sfm::PairMatches> onKeyframe(int keyframeId,
+                                           const features::Features& features) override;
+  void onOutliers(const sfm::PairMatches& outliers) override;
+  bool gateMotion(int lastKeyframe, std::vector<double>* displacements,
+                  sfm::TrackedFrame* observed) const override;
+
+  const KltStats& stats() const { return stats_; }
+  const klt::Tracker* tracker() const { return tracker_.get(); }
+  // The keyframe keypoints of an alive track's chain, oldest first (tests).
+  struct Link {
+    int keyframe = 0, keypoint = 0;
+  };
+  const std::vector<Link>* chain(std::int64_t trackId) const;
+
+ private:
+  struct TrackInfo {
+    std::vector<Link> chain;
+    float kfX = 0, kfY = 0;  // position at the last keyframe
+  };
+  void reset(int width, int height);
+  void retire(std::int64_t id, int reason);
+  void startTracks(int first, int keyframeId, const features::Features& features);
+
+  KltSourceOptions options_;
+  std::shared_ptr<gpu::Context> ctx_;  // shared_ptr: complete only in CUDA builds
+  std::unique_ptr<klt::Tracker> tracker_;
+  int width_ = 0, height_ = 0;
+  std::unordered_map<std::int64_t, TrackInfo> info_;
+  // (keyframe, keypoint) -> the track that claimed it (seeded there or joined it).
+  std::unordered_map<std::int64_t, std::int64_t> claims_;
+  KltStats stats_;
+};
+
+}  // namespace vidmap::pipeline

@@ -1,0 +1,231 @@
+// KltSource (pipeline/klt_source.h) on rendered views of the synth room with known cameras:
+//   - joins give matches whose keypoints are true correspondences (the K1 keypoint's surface
+//     point, seen from K2, lands on the K2 keypoint: synth::trueCorrespondence), and some span
+//     more than one keyframe;
+//   - a wrong join (a K2 keypoint moved under a track) is an outlier of the pair's two-view
+//     verification (geometry::estimateRelativePose, what the mapper runs) and onOutliers ends
+//     its track with reason 6;
+//   - bad input: a black frame in the middle and a frame of another size leave the source
+//     working, with the gate falling back (gateMotion false) until tracks are back.
+#include "vidmap/pipeline/klt_source.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "vidmap/features/sift.h"
+#include "vidmap/geometry/two_view.h"
+#include "vidmap/io/color.h"
+#include "vidmap/synth/camera_path.h"
+#include "vidmap/synth/correspondence.h"
+#include "vidmap/synth/render3d.h"
+#include "vidmap/synth/scene3d.h"
+
+namespace vidmap::pipeline {
+namespace {
+
+constexpr int kW = 320, kH = 240;
+
+struct Views {
+  synth::Scene scene = synth::makeScene("room", 1);
+  synth::PinholeCamera cam = synth::PinholeCamera::fromHfov(kW, kH, 60);
+  std::vector<synth::CameraFrame> path;
+  std::vector<io::Frame> frames;
+};
+
+io::Frame toFrame(const RgbImage& rgb, int index, double t) {
+  io::Frame f;
+  f.index = index;
+  f.timestamp = t;
+  f.rgb = rgb;
+  f.gray = GrayImage(rgb.width(), rgb.height());
+  for (int y = 0; y < rgb.height(); ++y)
+    for (int x = 0; x < rgb.width(); ++x) {
+      const Rgb8 p = rgb(x, y);
+      f.gray(x, y) = io::lumaRec601(p.r / 255.f, p.g / 255.f, p.b / 255.f);
+    }
+  return f;
+}
+
+// 36 frames of the orbit at 12 fps (rendered once per binary).
+const Views& views() {
+  static const Views v = [] {
+    Views v;
+    synth::PathOptions po;
+    po.kind = synth::PathKind::Orbit;
+    po.frames = 36;
+    po.fps = 12;
+    v.path = synth::makeCameraPath(v.scene, po);
+    for (const auto& f : v.path)
+      v.frames.push_back(toFrame(synth::renderImage(v.scene, v.cam, f.pose), f.index, f.timestamp));
+    return v;
+  }();
+  return v;
+}
+
+features::Features siftOf(const io::Frame& f) {
+  features::SiftOptions o;
+  o.backend = features::Backend::kCpu;
+  o.firstOctave = 0;
+  o.maxFeatures = 1000;
+  features::Sift sift(o);
+  return sift.extract(f.gray).features;
+}
+
+constexpr int kEvery = 3;  // a keyframe every 3rd frame (0.25 s)
+
+TEST(KltSource, JoinsAreTrueCorrespondences) {
+  const Views& v = views();
+  KltSourceOptions ko;
+  ko.fillIn = true;  // fill-in tracks join through the nearest keypoint of their seed
+  KltSource src(ko);
+  std::vector<features::Features> kf;
+  std::vector<int> kfFrame;
+  std::vector<sfm::PairMatches> all;
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    src.onFrame(v.frames[i]);
+    if (i % kEvery) continue;
+    kf.push_back(siftOf(v.frames[i]));
+    kfFrame.push_back(static_cast<int>(i));
+    const auto pairs = src.onKeyframe(static_cast<int>(kf.size()) - 1, kf.back());
+    for (const auto& p : pairs) {
+      EXPECT_EQ(p.image2, static_cast<int>(kf.size()) - 1);
+      EXPECT_LT(p.image1, p.image2);
+      all.push_back(p);
+    }
+  }
+  int n = 0, good = 0, far = 0, visible = 0;
+  std::vector<double> err;
+  for (const auto& p : all) {
+    const auto& pa = v.path[kfFrame[p.image1]].pose;
+    const auto& pb = v.path[kfFrame[p.image2]].pose;
+    for (const auto& [i, j] : p.matches) {
+      const auto& a = kf[p.image1].keypoints[i];
+      const auto& b = kf[p.image2].keypoints[j];
+      ++n;
+      if (p.image2 - p.image1 >= 2) ++far;
+      const auto c = synth::trueCorrespondence(v.scene, v.cam, pa, pb, a.x, a.y);
+      if (!c) continue;
+      ++visible;
+      const double e = std::hypot(c->uv.x() - b.x, c->uv.y() - b.y);
+      err.push_back(e);
+      if (e < 1.5) ++good;
+    }
+  }
+  const KltStats& st = src.stats();
+  std::printf("  seeds %lld fill-in %lld joins %lld alive max %d ends:", (long long)st.seeds,
+              (long long)st.fillIn, (long long)st.joins, st.aliveMax);
+  for (int r = 1; r < klt::kEndReasonCount; ++r) std::printf(" %lld", (long long)st.ends[r]);
+  std::printf("\n");
+  ASSERT_GT(n, 500);
+  std::sort(err.begin(), err.end());
+  const double median = err[err.size() / 2];
+  std::printf(
+      "  %d KLT matches (%d across 2+ keyframes), %d visible, %d within 1.5 px, "
+      "median error %.3f px, joins %lld\n",
+      n, far, visible, good, median, static_cast<long long>(src.stats().joins));
+  EXPECT_GT(far, n / 10);           // tracks reach past the next keyframe
+  EXPECT_GE(good, 0.97 * visible);  // keypoints of one surface point
+  EXPECT_LT(median, 0.5);           // SIFT's localisation on anti-aliased renders
+  EXPECT_GT(src.stats().seeds, 0);
+  EXPECT_GT(src.stats().fillIn, 0);
+}
+
+TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) {
+  const Views& v = views();
+  KltSource src(KltSourceOptions{});
+  std::vector<features::Features> kf;
+  for (int i = 0; i <= kEvery; ++i) {
+    src.onFrame(v.frames[i]);
+    if (i == 0) {
+      kf.push_back(siftOf(v.frames[i]));
+      src.onKeyframe(0, kf.back());
+    }
+  }
+  // K2: move a keypoint far from an alive SIFT-seeded track under it (the wrong join), its
+  // true place kept for the verification.
+  features::Features truth = siftOf(v.frames[kEvery]);
+  features::Features moved = truth;
+  const klt::TrackTable& t = src.tracker()->tracks();
+  int victim = -1, key = -1;
+  for (int i = 0; i < t.size() && victim < 0; ++i) {
+    if (!src.chain(t.id[i]) || src.chain(t.id[i])->empty()) continue;
+    for (size_t k = 0; k < truth.keypoints.size(); ++k)
+      if (std::hypot(truth.keypoints[k].x - t.x[i], truth.keypoints[k].y - t.y[i]) > 40) {
+        victim = i;
+        key = static_cast<int>(k);
+        break;
+      }
+  }
+  ASSERT_GE(victim, 0);
+  const std::int64_t id = t.id[victim];
+  const KltSource::Link seed = src.chain(id)->front();
+  moved.keypoints[key].x = t.x[victim];
+  moved.keypoints[key].y = t.y[victim];
+  const auto pairs = src.onKeyframe(1, moved);
+  ASSERT_EQ(pairs.size(), 1u);
+  const sfm::PairMatches& p = pairs[0];
+  const auto wrong =
+      std::find(p.matches.begin(), p.matches.end(), std::pair<int, int>(seed.keypoint, key));
+  ASSERT_NE(wrong, p.matches.end());
+  // The verification of the pair on the true keypoints.
+  geometry::Vec2List x1, x2;
+  for (const auto& [i, j] : p.matches) {
+    x1.push_back({kf[0].keypoints[i].x, kf[0].keypoints[i].y});
+    x2.push_back({truth.keypoints[j].x, truth.keypoints[j].y});
+  }
+  geometry::Pinhole pin{v.cam.fx, v.cam.fy, v.cam.cx, v.cam.cy};
+  const geometry::TwoViewGeometry g = geometry::estimateRelativePose(x1, x2, pin, pin);
+  ASSERT_TRUE(g.success());
+  sfm::PairMatches outliers{p.image1, p.image2, {}};
+  for (size_t k = 0; k < p.matches.size(); ++k)
+    if (!g.inlier_mask[k]) outliers.matches.push_back(p.matches[k]);
+  EXPECT_FALSE(g.inlier_mask[wrong - p.matches.begin()]);
+  EXPECT_LT(outliers.matches.size(), p.matches.size() / 20);
+  ASSERT_NE(src.chain(id), nullptr);
+  src.onOutliers(outliers);
+  EXPECT_EQ(src.chain(id), nullptr);
+  const auto& ended = src.tracker()->ended();
+  const auto e = std::find_if(ended.begin(), ended.end(),
+                              [&](const klt::EndedTrack& x) { return x.id == id; });
+  ASSERT_NE(e, ended.end());
+  EXPECT_EQ(e->reason, static_cast<int>(klt::EndReason::kEpipolar));
+  EXPECT_GE(src.stats().ends[static_cast<int>(klt::EndReason::kEpipolar)], 1);
+  for (int i = 0; i < src.tracker()->tracks().size(); ++i)
+    EXPECT_NE(src.tracker()->tracks().id[i], id);
+}
+
+TEST(KltSource, BlackFrameAndNewSizeFallBackToTheDescriptorGate) {
+  const Views& v = views();
+  KltSource src(KltSourceOptions{});
+  std::vector<double> d;
+  src.onFrame(v.frames[0]);
+  src.onKeyframe(0, siftOf(v.frames[0]));
+  src.onFrame(v.frames[1]);
+  EXPECT_TRUE(src.gateMotion(0, &d, nullptr));
+  EXPECT_GE(static_cast<int>(d.size()), 64);
+  // A black frame: no structure, every track ends; the gate cannot use them.
+  io::Frame black = v.frames[2];
+  std::fill(black.gray.data(), black.gray.data() + black.gray.width() * black.gray.height(), 0.f);
+  src.onFrame(black);
+  EXPECT_FALSE(src.gateMotion(0, &d, nullptr));
+  EXPECT_EQ(src.tracker()->tracks().size(), 0);
+  // Tracking resumes from the next keyframe.
+  src.onFrame(v.frames[3]);
+  EXPECT_TRUE(src.onKeyframe(1, siftOf(v.frames[3])).empty());
+  src.onFrame(v.frames[4]);
+  EXPECT_TRUE(src.gateMotion(1, &d, nullptr));
+  // A frame of another size: a new tracker, the old tracks end, nothing thrown.
+  io::Frame small;
+  small.gray = GrayImage(160, 120);
+  for (int y = 0; y < 120; ++y)
+    for (int x = 0; x < 160; ++x) small.gray(x, y) = v.frames[5].gray(2 * x, 2 * y);
+  src.onFrame(small);
+  EXPECT_EQ(src.stats().resets, 1);
+  EXPECT_FALSE(src.gateMotion(1, &d, nullptr));
+  EXPECT_EQ(src.tracker()->width(), 160);
+}
+
+}  // namespace
+}  // namespace vidmap::pipeline

@@ -59,7 +59,7 @@ struct StepReport {
   int ended() const;
 };
 
-// A point to start a track at (design 3.2): a SIFT keypoint of a keyframe (keypoint >= 0) or
+// A point to start a track at : a SIFT keypoint of a keyframe (keypoint >= 0) or
 // any pixel (keypoint -1).
 struct Seed {
   float x = 0, y = 0;
@@ -85,18 +85,18 @@ class Tracker {
   StepReport push(ImageView<const float> gray, bool keyframe = false);
   StepReport push(ImageView<const Rgb8> rgb, bool keyframe = false);
 
-  // Starts tracks in the last pushed frame (the keyframe of the pipeline, design 3.2 and 3.4):
+  // Starts tracks in the last pushed frame (the keyframe of the pipeline):
   // first the given seeds that pass the minimum-eigenvalue test (lambda_min of the selection
   // map per block pixel >= minEigThreshold, the test of reason 2), lie a full window inside the
   // frame and are not within 1 px of an alive track or an earlier seed, in the given order, up to
-  // capacity; then, when fillIn, the Shi-Tomasi selection of the push (section 3.4) around all of
+  // capacity; then, when fillIn, the Shi-Tomasi selection of the push around all of
   // them. New tracks are appended to the table with age 0. Needs a push before.
   SeedReport seed(const std::vector<Seed>& seeds, bool fillIn);
   // Ends the alive tracks of these ids with `reason` (the mapper's epipolar rejection, design
   // 3.5 item 6): they leave the table and are appended to ended(). Unknown ids are ignored.
   // Returns how many ended.
   int end(const std::vector<std::int64_t>& ids, EndReason reason);
-  // The age of an alive track restarts (a keyframe join re-anchors it, design 3.5 item 7).
+  // The age of an alive track restarts (a keyframe join re-anchors it to a SIFT keypoint).
   void resetAge(int index) { table_.age[index] = 0; }
   // Off: a push never selects (not even the first); selection only through seed().
   void setAutoSelect(bool on) { autoSelect_ = on; }

@@ -63,9 +63,9 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
                                KeyframeOutput* out, sfm::TrackedFrame* dropped) {
   ++stats_.frames;
   for (PairMatchSource* s : sources_) s->onFrame(frame);
-  // The keyframe gate on the motion of a source's tracks (design 000, 3.6): a frame it drops
-  // costs no SIFT and no matching. With too few tracks (or none) the gate below decides on
-  // descriptor matches against the last keyframe.
+  // The keyframe gate on the motion of a source's tracks (docs/architecture.md, "Pair sources"): a
+  // frame it drops costs no SIFT and no matching. With too few tracks (or none) the gate below
+  // decides on descriptor matches against the last keyframe.
   bool gated = false;
   if (!active_.empty()) {
     const Active& last = active_.back();

@@ -3,8 +3,8 @@
 //   1. SIFT features of the sampled frame;
 //   2. plain matching (ratio 0.8, mutual) against the last keyframe;
 //   0. with a PairMatchSource that tracks (pipeline/klt_source.h), the gate first decides on
-//      the motion of its tracks when it has enough (design 000, 3.6): a dropped frame then
-//      costs no SIFT nor matching;
+//      the motion of its tracks when it has enough (docs/architecture.md, "Pair sources"): a
+//      dropped frame then costs no SIFT nor matching;
 //   3. the keyframe gate (sfm/keyframe_gate.h), when step 0 did not decide: drop the frame when the
 //   median motion of its
 //      matches against the last keyframe is below gate.minMotionPx (at 640 px, scaled by the

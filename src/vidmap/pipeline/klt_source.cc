@@ -280,7 +280,7 @@ std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
   stats_.msSelect += sr.msSelect;
   startTracks(first, keyframeId, features);
   // A fill-in track starts its chain at the nearest keypoint of its keyframe, if one is
-  // within the radius and not claimed (design 3.4).
+  // within the radius and not claimed .
   const klt::TrackTable& t2 = tracker_->tracks();
   for (int i = first; i < t2.size(); ++i) {
     if (t2.seedKeypoint[i] >= 0) continue;

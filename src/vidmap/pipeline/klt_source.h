@@ -1,16 +1,16 @@
-// KltSource: the KLT tracks as a PairMatchSource (design 000_c38999b64056711c, 3.2-3.6 and
-// 5.2). The tracker (klt::Tracker, CPU or CUDA backend) advances on every sampled frame, from
-// the gray image the frame source converted once (io::Frame::gray, the same image SIFT
-// detects on). At a keyframe K2 every alive track that carries a keyframe keypoint joins the
-// nearest SIFT keypoint of K2 within joinRadiusPx (unique claim, nearest first) and gives the
+// KltSource: the KLT tracks as a PairMatchSource (docs/architecture.md,
+// "Pair sources" and "KLT"). The tracker (klt::Tracker, CPU or CUDA backend) advances on every
+// sampled frame, from the gray image the frame source converted once (io::Frame::gray, the same
+// image SIFT detects on). At a keyframe K2 every alive track that carries a keyframe keypoint joins
+// the nearest SIFT keypoint of K2 within joinRadiusPx (unique claim, nearest first) and gives the
 // matches (Kc keypoint, K2 keypoint) for the last chainKeyframes keyframes Kc it joined before,
 // so a track seeded at K1 and alive at K4 gives (K1, K2), (K1, K3), (K1, K4) ...; an unjoined
 // track keeps going and may join K3. The keypoints no track claimed become seeds (those that
 // pass the minimum-eigenvalue test), then Shi-Tomasi fill-in picks around them; a fill-in
 // track starts its chain at the nearest keypoint of its keyframe within joinRadiusPx, if any.
 // Matches that the mapper's pair verification rejects end their tracks (reason 6, kEpipolar);
-// a join restarts a track's age (3.5 item 7). Between keyframes the alive tracks give the
-// keyframe gate its motion (3.6).
+// a join restarts a track's age (the age of docs/architecture.md, "KLT: checks and ends"). Between
+// keyframes the alive tracks give the keyframe gate its motion.
 #pragma once
 
 #include <array>
@@ -31,7 +31,7 @@ namespace vidmap::pipeline {
 
 struct KltSourceOptions {
   double joinRadiusPx = 2;  // at 640 px, scaled by width
-  // Shi-Tomasi picks beside the SIFT seeds (3.4). Off: measured in docs/benchmarks.md ("KLT
+  // Shi-Tomasi picks beside the SIFT seeds. Off: measured in docs/benchmarks.md ("KLT
   // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
   bool fillIn = false;
   int capacity = 4096;     // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)

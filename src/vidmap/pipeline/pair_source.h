@@ -31,8 +31,8 @@ class PairMatchSource {
   // and ends, item 6), so a
   // tracker can end those tracks. Optional.
   virtual void onOutliers(const sfm::PairMatches& outliers) {}
-  // The motion of the frame just seen since keyframe `lastKeyframe`, for the keyframe gate
-  // (design 3.6): the displacements of the points the source follows (working pixels), and
+  // The motion of the frame just seen since keyframe `lastKeyframe`, for the keyframe gate:
+  // the displacements of the points the source follows (working pixels), and
   // in `observed` (when not null) those of them that are keypoints of that keyframe, for the
   // localisation of a dropped frame. False when the source cannot tell (too few points): the
   // gate then uses descriptor matches.

@@ -177,7 +177,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     ko.cuda = frontend.siftBackend() == features::Backend::kCuda;
     klt = std::make_unique<KltSource>(ko);
     frontend.addSource(klt.get());
-    // The outliers of pair verification end the tracks that gave them (design 000, 3.5).
+    // The outliers of pair verification end the tracks that gave them (docs/architecture.md, "KLT:
+    // checks and ends").
     mapper.setOutlierSink([src = klt.get()](const sfm::PairMatches& o) { src->onOutliers(o); });
     record.setOption("klt_source.join_radius_px", ko.joinRadiusPx);
     record.setOption("klt_source.fill_in", ko.fillIn);

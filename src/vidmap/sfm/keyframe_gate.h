@@ -1,6 +1,6 @@
-// The keyframe gate of the video mapper (design 000, 1.2-1.3 and 3.6): a sampled frame becomes
-// a keyframe when the image has moved enough since the last keyframe (the median displacement
-// of the features it shares with it, in working pixels) or when too long has passed;
+// The keyframe gate of the video mapper (docs/architecture.md, "Front end"): a sampled frame
+// becomes a keyframe when the image has moved enough since the last keyframe (the median
+// displacement of the features it shares with it, in working pixels) or when too long has passed;
 // otherwise it is dropped (and only localised at the end). The displacements may come from
 // descriptor matches against the last keyframe or from tracks alive since it.
 #pragma once

@@ -149,7 +149,7 @@ class Mapper {
   void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs);
   // Called with the matches that the verification of a pair rejected (a verified pair's
   // outliers, image1 < image2), in the order pairs are committed: a tracker ends the tracks
-  // that gave them (design 000, 3.5 item 6).
+  // that gave them (reason 6 of docs/architecture.md, "KLT: checks and ends").
   void setOutlierSink(std::function<void(const PairMatches&)> sink) {
     outlierSink_ = std::move(sink);
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --klt off against --klt on (design 000, 7.4), same input, same build, one run each: landmarks,
+# --klt off against --klt on, same input, same build, one run each: landmarks,
 # observations per landmark, reprojection error, registered keyframes, SIFT calls, stage times
 # and reconstruct_eval's accuracy after a Sim(3) alignment. One JSON line per run.
 #

@@ -3,7 +3,7 @@
 # (default FMA, and -fmad=false for bit-exact equality), runs the gpu-labelled tests of both,
 # compute-sanitizer on the KLT kernels, and the benchmarks. Logs and JSON go to $OUT.
 # Usage: bash scripts/device-run.sh [build] [tests] [sanitize] [bench] [babench] [reconstruct]
-#        [realdata]   (realdata reads .device/data, made by scripts/device-data.sh)
+#        [realdata] [klt]   (realdata and klt read .device/data, made by scripts/device-data.sh)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -110,6 +110,23 @@ if has realdata; then
   VIDMAP_BUILD=build-fma VIDMAP_DEVICE=cuda timeout 200 bash scripts/bench_synthetic.sh /tmp/syn \
     > "$OUT/synthetic_cuda.jsonl" 2>> "$OUT/realdata.log"
   echo "[synthetic cuda] rc=$?" >> "$OUT/summary.txt"
+fi
+if has klt; then
+  # --klt off against --klt on (scripts/bench_klt.sh) on CUDA: TUM fr1-rpy at 4, 8 and 15 fps
+  # and all frames (30 fps), then the synthetic sideways path with every frame.
+  tum=.device/data/tum
+  for a in "--fps 4" "--fps 8" "--fps 15" "--all-frames"; do
+    n=$(echo $a | tr -d ' -')
+    VIDMAP_BUILD=build-fma VIDMAP_DEVICE=cuda timeout 150 scripts/bench_klt.sh /tmp/klt_$n \
+      $tum/rgb_subset150.txt $tum/groundtruth.txt $a > "$OUT/klt_tum_$n.jsonl" 2>> "$OUT/klt.log"
+    echo "[klt tum $n] rc=$?" >> "$OUT/summary.txt"
+  done
+  v=build-fma/src/vidmap/cli/vidmap
+  $v synth /tmp/side --scene room --path sideways --frames 48 --fps 8 >> "$OUT/klt.log" 2>&1
+  VIDMAP_BUILD=build-fma VIDMAP_DEVICE=cuda timeout 100 scripts/bench_klt.sh /tmp/klt_side \
+    /tmp/side/rgb.txt /tmp/side/groundtruth.txt --all-frames > "$OUT/klt_sideways.jsonl" \
+    2>> "$OUT/klt.log"
+  echo "[klt sideways] rc=$?" >> "$OUT/summary.txt"
 fi
 (cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log)
 cat "$OUT/summary.txt"

@@ -7,6 +7,10 @@
 
 #include "vidmap/ba/types.h"
 
+namespace vidmap::gpu {
+class Context;
+}
+
 namespace vidmap::ba {
 
 enum class LinearSolverType {
@@ -57,7 +61,10 @@ struct Options {
   int maxLinearSolverIterations = 500;
   int residualResetPeriod = 10;
 
-  int numThreads = 0;    // CPU threads; 0: OpenMP's default
+  int numThreads = 0;  // CPU threads; 0: OpenMP's default
+  // The CUDA backend runs on this context (its kernels and memory are counted there, for the
+  // run record) when given; otherwise on a context of its own on device 0. Not owned.
+  gpu::Context* context = nullptr;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.

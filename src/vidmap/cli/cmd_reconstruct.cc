@@ -27,9 +27,11 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("-o,--output", args->outDir,
                   "Output folder (created; must not exist or be empty)")
       ->required();
-  cmd->add_option("--fps", args->o.fps, "Frames per second sampled from a video or list")
+  cmd->add_option("--fps", args->o.fps,
+                  "Frames per second sampled from a video, list or folder of video frames")
       ->capture_default_str();
-  cmd->add_flag("--all-frames", args->o.allFrames, "Use every frame of a video or list");
+  cmd->add_flag("--all-frames", args->o.allFrames,
+                "Use every frame of a video, list or folder of video frames");
   cmd->add_option("--width", args->o.width, "Working width in pixels (0: native)")
       ->capture_default_str();
   cmd->add_option("--camera", args->camera,
@@ -61,6 +63,24 @@ void addReconstructCommand(CLI::App& app) {
   cmd->add_option("--max-reproj-error", args->o.mapper.maxReprojErrorPx,
                   "Observations with a larger error are filtered (working pixels)")
       ->capture_default_str();
+  auto* seq = cmd->add_flag_callback(
+      "--sequential", [args] { args->o.folder = io::FolderKind::kVideo; },
+      "Read an image folder as the frames of one video (default: when its names are numbered "
+      "and its images one size)");
+  cmd->add_flag_callback(
+         "--photos", [args] { args->o.folder = io::FolderKind::kPhotos; },
+         "Read an image folder as photos: every image, no video sampling")
+      ->excludes(seq);
+  cmd->add_option("--frame-rate", args->o.folderFrameRate,
+                  "Frames per second of a folder of video frames")
+      ->capture_default_str();
+  cmd->add_flag_callback(
+      "--verify-from-scratch", [args] { args->o.mapper.videoVerification = false; },
+      "Verify every pair with E, F and H searched from scratch (not from the guide's E, and F "
+      "also once the focal length is known)");
+  cmd->add_flag_callback(
+      "--no-kernel-profile", [args] { args->o.profileKernels = false; },
+      "Do not time each CUDA kernel (the run record then has host times only)");
   cmd->add_flag("--no-guided", args->noGuided,
                 "Plain descriptor matching only (no epipolar guide)");
   cmd->add_flag("--verbose", args->o.mapper.verbose, "Log the mapper's events on stderr");

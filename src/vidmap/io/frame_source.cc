@@ -19,6 +19,9 @@ void FrameSourceOptions::check() const {
     throw Error("option fps = " + std::to_string(fps) + " is out of range (0, 120]");
   }
   if (width != 0) checkRange("width (0 = native)", width, 16, 16384);
+  if (!(folderFrameRate > 0 && folderFrameRate <= 1000))
+    throw Error("option folderFrameRate = " + std::to_string(folderFrameRate) +
+                " is out of range (0, 1000]");
 }
 
 bool naturalLess(const std::string& a, const std::string& b) {

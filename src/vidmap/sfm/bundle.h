@@ -9,6 +9,10 @@
 #include "vidmap/ba/options.h"
 #include "vidmap/sfm/reconstruction.h"
 
+namespace vidmap::gpu {
+class Context;
+}
+
 namespace vidmap::sfm {
 
 struct BundleOptions {
@@ -21,6 +25,7 @@ struct BundleOptions {
   double functionTolerance = 1e-6;
   ba::BackendType backend = ba::BackendType::kCpu;
   int numThreads = 0;
+  gpu::Context* gpuContext = nullptr;  // the CUDA backend's context (ba::Options::context)
 };
 
 struct BundleReport {

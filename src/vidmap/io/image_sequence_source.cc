@@ -131,6 +131,8 @@ std::pair<int, int> imageSize(const fs::path& file) {
 
 namespace vidmap::io {
 
+namespace fs = std::filesystem;
+
 bool looksLikeVideoFrames(const std::vector<fs::path>& files, std::string* why, int minFrames) {
   auto say = [&](std::string s) {
     if (why) *why = std::move(s);

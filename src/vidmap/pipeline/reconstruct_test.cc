@@ -190,17 +190,11 @@ TEST(Reconstruct, FolderOfVideoFramesEqualsTheSameFramesAsAList) {
     EXPECT_FALSE(a.empty()) << f;
     EXPECT_TRUE(a == fileBytes(tempRoot() / "out_as_folder" / "sparse" / "0" / f)) << f;
   }
-  // Forced to photos, the same folder says so in the summary and the run record.
-  ReconstructOptions p = o;
-  p.folder = io::FolderKind::kPhotos;
-  io::RunRecord r;
-  const ReconstructSummary s = reconstruct(seq / "rgb", tempRoot() / "out_photos", p, r);
-  EXPECT_EQ(s.inputKind, "photos");
-  EXPECT_EQ(s.inputKindReason, "--photos");
-  EXPECT_NE(formatSummary(s).find("a folder read as photos (--photos"), std::string::npos);
-  std::ifstream f(tempRoot() / "out_photos" / "run.json");
+  // The run record says which way the folder was read.
+  std::ifstream f(tempRoot() / "out_as_folder" / "run.json");
   const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_NE(json.find("\"input_kind\": \"photos\""), std::string::npos);
+  EXPECT_NE(json.find("\"input_kind\": \"video frames\""), std::string::npos);
+  EXPECT_NE(json.find("\"input_kind_reason\": \"--sequential\""), std::string::npos);
 }
 
 TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {

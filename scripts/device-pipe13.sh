@@ -6,7 +6,9 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vidmap_out}
 mkdir -p "$OUT"
-source .device/setup.sh > "$OUT/summary.txt" 2>&1
+# .device is at the root of the tree that travels (this copy may sit in .xfer/NAME below it).
+for d in . ../..; do [ -f $d/.device/setup.sh ] && { source $d/.device/setup.sh; break; }; done \
+  > "$OUT/summary.txt" 2>&1
 export OMP_WAIT_POLICY=passive
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   > "$OUT/build.log" 2>&1 &&

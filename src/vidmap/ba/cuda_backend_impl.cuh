@@ -226,7 +226,10 @@ class CudaBackend final : public Backend {
 
  public:
   explicit CudaBackend(const BackendInput& in)
-      : s_(*in.structure), o_(*in.options), explicit_(in.explicitSchur) {
+      : ctx_(in.options->context ? *in.options->context : gpu::Context(0)),
+        s_(*in.structure),
+        o_(*in.options),
+        explicit_(in.explicitSchur) {
     loss_ = makeLoss(o_.loss, o_.lossScale);
     nObs_ = s_.numObs();
     nVar_ = static_cast<int>(s_.varPoints.size());

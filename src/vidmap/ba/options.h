@@ -7,6 +7,10 @@
 
 #include "vidmap/ba/types.h"
 
+namespace vidmap::gpu {
+class Context;
+}
+
 namespace vidmap::ba {
 
 enum class LinearSolverType {
@@ -63,6 +67,9 @@ struct Options {
   // machine waits for a descheduled thread (the mapper's local windows, a few thousand
   // observations, ran 2-5x longer in wall time than in CPU time on 2 shared cores).
   int minObservationsPerThread = 10000;
+  // The CUDA backend runs on this context (its kernels and memory are counted there, for the
+  // run record) when given; otherwise on a context of its own on device 0. Not owned.
+  gpu::Context* context = nullptr;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.

@@ -72,6 +72,14 @@ void addReconstructCommand(CLI::App& app) {
           ->default_str(text.get());
     }
   });
+  // Shorthands of --folder video / --folder photos.
+  auto* seq = cmd->add_flag_callback(
+      "--sequential", [args] { args->o.folder = io::FolderKind::kVideo; },
+      "Read an image folder as the frames of one video (--folder video)");
+  cmd->add_flag_callback(
+         "--photos", [args] { args->o.folder = io::FolderKind::kPhotos; },
+         "Read an image folder as photos: every image, no video sampling (--folder photos)")
+      ->excludes(seq);
   cmd->add_flag("-q,--quiet", args->quiet, "No progress bar or summary");
   cmd->callback([args] {
     args->o.progress = !args->quiet;

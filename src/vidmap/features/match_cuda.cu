@@ -171,11 +171,12 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     cuda::upload(dPa, pa.data(), pa.size(), st);
     cuda::upload(dPb, pb.data(), pb.size(), st);
   }
+  const bool guided = p.guides != nullptr;
   m.timer.start(st);
   float* nA = m.ensure(m.normA, p.na);
   float* nB = m.ensure(m.normB, p.nb);
   {
-    auto scope = m.time("match_norms");
+    auto scope = m.time(guided ? "match_guided_norms" : "match_norms");
     kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
     kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
     VIDMAP_CUDA_CHECK_LAUNCH();
@@ -193,20 +194,20 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     const int rows = std::min(blockRows, p.na - r0);
     // Column-major C (nb x rows) = B (nb x 128) * A_block^T (128 x rows): row-major S block.
     {
-      auto scope = m.time("match_sgemm");
+      auto scope = m.time(guided ? "match_guided_sgemm" : "match_sgemm");
       checkBlas(cublasSgemm(m.blas, CUBLAS_OP_T, CUBLAS_OP_N, p.nb, rows, 128, &one, dB, 128,
                             dA + static_cast<long>(r0) * 128, 128, &zero, S, p.nb),
                 "cublasSgemm");
     }
     const long warps = static_cast<long>(rows) * nseg;
     {
-      auto scope = m.time("match_row_top2");
+      auto scope = m.time(guided ? "match_guided_row_top2" : "match_row_top2");
       kRowTop2<<<cuda::blocksFor(warps * 32, 256), 256, 0, st>>>(
           S, rows, r0, p.nb, dSeg, nseg, nA, nB, dGuides, dSegOf, dPa, dPb, rowTop);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
     {
-      auto scope = m.time("match_col_best");
+      auto scope = m.time(guided ? "match_guided_col_best" : "match_col_best");
       kColBest<<<cuda::blocksFor(p.nb, 128), 128, 0, st>>>(S, rows, r0, p.nb, nA, nB, dGuides,
                                                            dSegOf, dPa, dPb, colD, colI);
       VIDMAP_CUDA_CHECK_LAUNCH();

@@ -164,8 +164,13 @@ void finishRansac(const Estimator& est, const RansacOptions& opt, typename Estim
 
 }  // namespace detail
 
+// `prior`, when given, is a hypothesis scored (and locally optimised) before any sample: a
+// model known from an earlier stage (the guide's E of a video pair). Its inlier ratio sets the
+// adaptive count at once, so a good prior ends the search after the samples that the stopping
+// rule still asks for (and at least min_iterations).
 template <class Estimator>
-RansacResult<typename Estimator::Model> ransac(const Estimator& est, const RansacOptions& opt) {
+RansacResult<typename Estimator::Model> ransac(const Estimator& est, const RansacOptions& opt,
+                                               const typename Estimator::Model* prior = nullptr) {
   using Model = typename Estimator::Model;
   constexpr int s = Estimator::kSampleSize;
   opt.check();
@@ -180,35 +185,38 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   int best_inliers = 0;
   Model best{};
   int needed = opt.max_iterations;
+  // Scores a hypothesis; a new best is locally optimised when it also has more inliers (the
+  // costly step), and updates the adaptive count.
+  auto consider = [&](const Model& m) {
+    int inl = 0;
+    const double cost = msacScore(est, m, t2, best_cost, &inl);
+    if (!(cost < best_cost)) return;
+    const int previous_inliers = best_inliers;
+    best_cost = cost;
+    best_inliers = inl;
+    best = m;
+    if (opt.local_optimization && inl > s && inl > previous_inliers) {
+      Model lo = m;
+      est.refine(inlierIndices(est, m, t2), &lo);
+      int lo_inl = 0;
+      const double lo_cost = msacScore(est, lo, t2, best_cost, &lo_inl);
+      if (lo_cost < best_cost) {
+        best_cost = lo_cost;
+        best_inliers = lo_inl;
+        best = lo;
+      }
+    }
+    needed = ransacIterationsNeeded(static_cast<double>(best_inliers) / n, s, opt.confidence,
+                                    opt.max_iterations);
+  };
+  if (prior) consider(*prior);
   int it = 0;
   for (; it < opt.max_iterations; ++it) {
     if (it >= opt.min_iterations && it >= needed) break;
     detail::drawSample(rng, n, s, sample);
     models.clear();
     est.estimate(sample, &models);
-    for (const Model& m : models) {
-      int inl = 0;
-      const double cost = msacScore(est, m, t2, best_cost, &inl);
-      if (!(cost < best_cost)) continue;
-      const int previous_inliers = best_inliers;
-      best_cost = cost;
-      best_inliers = inl;
-      best = m;
-      // Local optimisation when the new best also has more inliers (it is the costly step).
-      if (opt.local_optimization && inl > s && inl > previous_inliers) {
-        Model lo = m;
-        est.refine(inlierIndices(est, m, t2), &lo);
-        int lo_inl = 0;
-        const double lo_cost = msacScore(est, lo, t2, best_cost, &lo_inl);
-        if (lo_cost < best_cost) {
-          best_cost = lo_cost;
-          best_inliers = lo_inl;
-          best = lo;
-        }
-      }
-      needed = ransacIterationsNeeded(static_cast<double>(best_inliers) / n, s, opt.confidence,
-                                      opt.max_iterations);
-    }
+    for (const Model& m : models) consider(m);
   }
   res.iterations = it;
   if (best_inliers < s) return res;

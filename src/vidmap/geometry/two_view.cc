@@ -35,6 +35,8 @@ void TwoViewOptions::check() const {
   checkRange("two_view.max_h_inlier_ratio", max_h_inlier_ratio, 0.0, 1.0);
   checkRange("two_view.min_triangulation_angle_deg", min_triangulation_angle_deg, 0.0, 90.0);
   checkRange("two_view.loss_scale_px", loss_scale_px, 0.0, 1e4);
+  checkRange("two_view.e_fail_ratio", e_fail_ratio, 0.0, 1.0);
+  checkRange("two_view.prior_min_iterations", prior_min_iterations, 1, max_iterations);
 }
 
 template <class M>
@@ -67,7 +69,7 @@ static std::vector<int> maskToIndices(const std::vector<char>& mask) {
 
 TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
                                      const Pinhole& cam1, const Pinhole& cam2,
-                                     const TwoViewOptions& opt) {
+                                     const TwoViewOptions& opt, const Mat3* essential_prior) {
   opt.check();
   require(pts1.size() == pts2.size(), "estimateRelativePose: pts1 has " +
                                           std::to_string(pts1.size()) + " points but pts2 has " +
@@ -99,10 +101,22 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   const double px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);
   ro.max_error = opt.max_error_px * px_to_normalized;
   EssentialEstimator eest(x1, x2);
-  const auto er = ransac(eest, ro);
+  RansacResult<Mat3R> er;
+  if (essential_prior) {
+    RansacOptions rp = ro;
+    rp.min_iterations = opt.prior_min_iterations;
+    const Mat3R prior = *essential_prior;
+    er = ransac(eest, rp, &prior);
+  } else {
+    er = ransac(eest, ro);
+  }
   ro.max_error = opt.max_error_px;
   RansacResult<Mat3R> fr, hr;
-  if (opt.estimate_fundamental && n >= 7) fr = ransac(FundamentalEstimator(pts1, pts2), ro);
+  const bool e_fails =
+      !er.success || er.num_inliers < opt.min_num_inliers || er.num_inliers < opt.e_fail_ratio * n;
+  if (opt.estimate_fundamental && n >= 7 &&
+      (opt.fundamental == TwoViewOptions::Fundamental::kAlways || e_fails))
+    fr = ransac(FundamentalEstimator(pts1, pts2), ro);
   if (opt.estimate_homography) hr = ransac(HomographyEstimator(pts1, pts2), ro);
   g.num_e_inliers = er.success ? er.num_inliers : 0;
   g.num_f_inliers = fr.success ? fr.num_inliers : 0;

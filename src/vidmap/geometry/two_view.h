@@ -36,7 +36,18 @@ struct TwoViewOptions {
   double min_triangulation_angle_deg = 1.0;  // median angle below: panoramic; points below: dropped
   double loss_scale_px = 1.0;  // Cauchy scale of the final pose refinement (0: least squares)
   bool estimate_fundamental = true;
-  bool estimate_homography = true;
+  bool estimate_homography = true;  // also the rotation (panoramic) test
+  // When F is estimated: for every pair (the self-calibration of an unknown focal length
+  // reads F), or only when E fails (fewer than min_num_inliers inliers, or less than
+  // e_fail_ratio of the correspondences: a wrong focal length lets E explain only part of
+  // them): a camera whose focal length is known or self-calibrated needs F only as the
+  // fallback, and a pair that E explains is calibrated without comparing it to F.
+  enum class Fundamental { kAlways, kWhenEssentialFails };
+  Fundamental fundamental = Fundamental::kAlways;
+  double e_fail_ratio = 0.5;
+  // With an E hypothesis (essential_prior), E's RANSAC draws at least this many samples and
+  // then stops by the adaptive rule on the prior's inlier ratio (at `confidence`).
+  int prior_min_iterations = 1;
   void check() const;
 };
 
@@ -56,10 +67,13 @@ struct TwoViewGeometry {
 
 // pts1[i] <-> pts2[i] in pixels of two undistorted pinhole cameras. Throws vidmap::Error for
 // mismatched sizes, non-finite points, bad intrinsics or options; too few or degenerate
-// correspondences give config kDegenerate with a message.
+// correspondences give config kDegenerate with a message. `essential_prior`: an E known for
+// the pair (x2^T E x1 = 0 in normalised coordinates; the guide's E of guided matching), the
+// first hypothesis of E's RANSAC, so the pair is not searched from scratch a second time.
 TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
                                      const Pinhole& cam1, const Pinhole& cam2,
-                                     const TwoViewOptions& options = {});
+                                     const TwoViewOptions& options = {},
+                                     const Mat3* essential_prior = nullptr);
 
 // The essential-matrix RANSAC alone (normalized points, threshold in normalized units): for a
 // guide band or a caller that needs no model choice. The model is refined on the inliers.

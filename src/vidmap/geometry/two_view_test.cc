@@ -3,6 +3,9 @@
 
 #include <cstdio>
 
+#include "vidmap/geometry/essential_pose.h"
+#include "vidmap/geometry/estimators.h"
+#include "vidmap/geometry/ransac.h"
 #include "vidmap/geometry/refine.h"
 #include "vidmap/geometry/test_scene.h"
 #include "vidmap/geometry/two_view.h"
@@ -151,6 +154,89 @@ TEST(TwoView, WrongIntrinsicsFallBackToTheFundamentalMatrix) {
   const auto g = estimateRelativePose(s.px1, s.px2, wrong, wrong);
   EXPECT_EQ(g.config, TwoViewConfig::kUncalibrated) << g.message;
   EXPECT_GE(g.num_f_inliers, 290);
+}
+
+// F only as E's fallback: a pair E explains is verified exactly as before without F (same
+// inliers and pose, as E's RANSAC is unchanged), and a wrong focal length still falls back.
+TEST(TwoView, FundamentalOnlyWhenTheEssentialMatrixFails) {
+  SceneOptions o;
+  o.noise_px = 0.5;
+  o.outlier_ratio = 0.3;
+  const auto s = makeTwoViewScene(o, 21);
+  TwoViewOptions always, fallback;
+  fallback.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
+  const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, always);
+  const auto b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, fallback);
+  ASSERT_EQ(a.config, TwoViewConfig::kCalibrated) << a.message;
+  EXPECT_EQ(b.config, TwoViewConfig::kCalibrated) << b.message;
+  EXPECT_GT(a.num_f_inliers, 0);
+  EXPECT_EQ(b.num_f_inliers, 0);  // not estimated
+  EXPECT_GT(b.num_h_inliers, 0);  // H still is (the rotation test)
+  EXPECT_EQ(a.inlier_mask, b.inlier_mask);
+  EXPECT_EQ(a.relative.R, b.relative.R);
+  EXPECT_EQ(a.relative.t, b.relative.t);
+
+  SceneOptions w;
+  w.noise_px = 0.5;
+  w.num_points = 300;
+  w.max_rotation_deg = 30;
+  const auto t = makeTwoViewScene(w, 13);
+  Pinhole wrong = t.cam;
+  wrong.fx = wrong.fy = 200;
+  // A focal 2.5 times too short still lets E explain most of these noise-free matches: at
+  // the default e_fail_ratio the pair is taken as calibrated (the mapper uses this policy only
+  // once the focal length is known); asking E for 99% of them brings F back.
+  const auto c0 = estimateRelativePose(t.px1, t.px2, wrong, wrong, fallback);
+  EXPECT_EQ(c0.num_f_inliers, 0);
+  EXPECT_LT(c0.num_e_inliers, 0.99 * t.px1.size());
+  fallback.e_fail_ratio = 0.99;
+  const auto c = estimateRelativePose(t.px1, t.px2, wrong, wrong, fallback);
+  EXPECT_EQ(c.config, TwoViewConfig::kUncalibrated) << c.message;
+  EXPECT_GE(c.num_f_inliers, 290);
+}
+
+// The guide's E as the first hypothesis: a true prior ends E's search after the samples the
+// adaptive rule asks for at its inlier ratio; a wrong prior does not keep the search from the
+// truth.
+TEST(TwoView, AnEssentialPriorShortensTheSearch) {
+  SceneOptions o;
+  o.noise_px = 0.5;
+  o.outlier_ratio = 0.05;
+  o.num_points = 400;
+  const auto s = makeTwoViewScene(o, 31);
+  Vec2List x1, x2;
+  for (size_t i = 0; i < s.px1.size(); ++i) {
+    x1.push_back(s.cam.normalize(s.px1[i]));
+    x2.push_back(s.cam.normalize(s.px2[i]));
+  }
+  EssentialEstimator est(x1, x2);
+  RansacOptions ro;
+  ro.max_error = 2.0 / s.cam.fx;
+  ro.min_iterations = 1;
+  const Mat3R truth = essentialFromPose(s.rel);
+  const auto with = ransac(est, ro, &truth);
+  ro.min_iterations = 20;  // the default floor, without a prior
+  const auto without = ransac(est, ro);
+  ASSERT_TRUE(with.success);
+  ASSERT_TRUE(without.success);
+  // 95% inliers: ceil(log(0.001) / log(1 - 0.95^5)) = 5 samples at 0.999.
+  EXPECT_LE(with.iterations, ransacIterationsNeeded(0.94, 5, 0.999, 5000));
+  EXPECT_LT(with.iterations, without.iterations);
+  int recall = 0, planted = 0;
+  for (size_t i = 0; i < s.inlier.size(); ++i) {
+    planted += s.inlier[i];
+    recall += s.inlier[i] && with.inlier_mask[i];
+  }
+  EXPECT_GE(recall, 0.97 * planted);
+  EXPECT_NEAR(with.num_inliers, without.num_inliers, 0.02 * planted);
+  // A wrong prior (another motion's E).
+  Pose other = s.rel;
+  other.R = other.R * Eigen::AngleAxisd(0.5, Vec3::UnitY()).toRotationMatrix();
+  const Mat3R bad = essentialFromPose(other);
+  ro.min_iterations = 1;
+  const auto fixed = ransac(est, ro, &bad);
+  ASSERT_TRUE(fixed.success);
+  EXPECT_NEAR(fixed.num_inliers, without.num_inliers, 0.02 * planted);
 }
 
 }  // namespace

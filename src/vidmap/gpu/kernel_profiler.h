@@ -9,6 +9,7 @@
 //   for (const auto& k : ctx.profiler().stats()) ...  // waits for the launches in flight
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -69,6 +70,10 @@ class KernelProfiler {
   void reset();
 
   int device() const { return device_; }
+  // A disabled profiler hands out scopes that record nothing (no events): the run's cost of
+  // profiling is measured by turning it off (docs/benchmarks.md). Enabled by default.
+  void setEnabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   // Timed launches whose events are not resolved yet.
   std::size_t pending() const;
 
@@ -93,6 +98,7 @@ class KernelProfiler {
   std::vector<EventHandle> pool_;
   std::size_t drainAt_ = 1024;
   std::string error_;
+  std::atomic<bool> enabled_{true};
 };
 
 }  // namespace vidmap::gpu

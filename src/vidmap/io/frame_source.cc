@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 void FrameSourceOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);
   if (width != 0) checkRange("width (0 = native)", width, 16, 16384);
+  if (!(folderFrameRate > 0 && folderFrameRate <= 1000))
+    throw Error("option folderFrameRate = " + std::to_string(folderFrameRate) +
+                " is out of range (0, 1000]");
 }
 
 std::string SourceReport::describe() const {

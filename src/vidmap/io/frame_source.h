@@ -26,11 +26,19 @@ struct Frame {
   std::string name;      // the image's file name, or "frame_000123" (decoded number) for video
 };
 
+// What a folder of images holds: the frames of one video (sampled in time like a video), or
+// photos (every image, in name order). kAuto decides by the names and sizes
+// (looksLikeVideoFrames).
+enum class FolderKind { kAuto, kVideo, kPhotos };
+
 struct FrameSourceOptions {
-  double fps = 4;          // sampling rate for video and lists, [0.001, 120]; nominal rate of
-                           // folders
-  bool allFrames = false;  // yield every frame of a video or list (no sampling)
+  double fps = 4;          // sampling rate for video, lists and video folders, (0, 120];
+                           // nominal rate of photo folders
+  bool allFrames = false;  // yield every frame of a video, list or video folder (no sampling)
   int width = 0;           // resize to this width keeping the aspect, [16, 16384]; 0 = native
+  FolderKind folder = FolderKind::kAuto;
+  // Frames per second of a folder of video frames (their names carry no time), (0, 1000].
+  double folderFrameRate = 30;
   // Folders and lists: the header of every frame is read when the source opens, so an
   // unreadable frame or one of another size fails before any work. With skipBadFrames such
   // frames (and frames whose pixels fail to decode later) are skipped and listed in report().
@@ -52,6 +60,10 @@ struct FrameSourceInfo {
   long frameCount = -1;  // frames this source will yield: exact for folders and lists, an
                          // estimate for video from its duration; -1 when unknown
   std::string codec;     // video: decoder name
+  // Frames of one video in time order (a video, a list, a folder of video frames), as
+  // opposed to photos; and why a folder was taken for either ("numbered names ...").
+  bool sequential = false;
+  std::string reason;
 };
 
 // What the source could not read, for the summary and the run record.
@@ -93,6 +105,14 @@ std::vector<std::filesystem::path> inputFiles(const std::filesystem::path& input
 
 // True when this build can decode (and write) video through FFmpeg.
 bool videoSupported();
+
+// True when files (in natural order) look like the frames of one video: at least minFrames
+// files (one second of 30 Hz video: numbered photo sets such as Strecha's 11 or Middlebury's
+// 16 images stay photos), names of one pattern PREFIX NUMBER SUFFIX (as ffmpeg's
+// frames/%05d.png) with numbers at one step, and one image size (read from up to 9 files
+// spread over the folder). `why` says what decided.
+bool looksLikeVideoFrames(const std::vector<std::filesystem::path>& files, std::string* why,
+                          int minFrames = 30);
 
 // "abc2" < "abc10": digit runs compare as numbers, the rest byte by byte.
 bool naturalLess(const std::string& a, const std::string& b);

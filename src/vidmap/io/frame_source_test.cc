@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -79,6 +80,79 @@ TEST(FrameSource, FolderInNaturalOrderWithTimestamps) {
   }
   Frame f;
   EXPECT_FALSE(s->next(f));  // stays at the end
+}
+
+// A folder of numbered frames of one size is a video: timed at folderFrameRate and sampled at
+// fps; forced to photos it yields every image at the nominal rate, as folders always did.
+TEST(FrameSource, FolderOfVideoFramesIsSampledAsAVideo) {
+  auto d = freshDir("video_frames");
+  char name[32];
+  for (int i = 0; i < 30; ++i) {
+    std::snprintf(name, sizeof name, "%05d.png", i + 1);
+    writePng(d / name, levelFrame(40, 30, i % 20));  // levels up to id 23 fit in 8 bits
+  }
+  FrameSourceOptions o;
+  o.fps = 10;
+  o.folderFrameRate = 30;
+  auto s = openFrameSource(d, o);
+  EXPECT_TRUE(s->info().sequential);
+  EXPECT_NE(s->info().reason.find("numbered names 00001.png .. 00030.png of one size (40x30)"),
+            std::string::npos)
+      << s->info().reason;
+  EXPECT_EQ(s->info().fps, 10);
+  EXPECT_EQ(s->info().sourceFps, 30);
+  auto frames = readAll(*s);
+  ASSERT_EQ(frames.size(), 10u);  // 0, 3, 6, ... of 30 Hz at 10 Hz
+  for (int k = 0; k < 10; ++k) {
+    EXPECT_EQ(levelId(frames[k].gray), 3 * k % 20);
+    EXPECT_EQ(frames[k].sourceIndex, 3 * k);
+    EXPECT_DOUBLE_EQ(frames[k].timestamp, 3 * k / 30.0);
+  }
+  o.allFrames = true;
+  s = openFrameSource(d, o);
+  EXPECT_EQ(s->info().fps, 30);
+  EXPECT_EQ(readAll(*s).size(), 30u);
+  o.allFrames = false;
+  o.folder = FolderKind::kPhotos;
+  s = openFrameSource(d, o);
+  EXPECT_FALSE(s->info().sequential);
+  EXPECT_EQ(s->info().reason, "--photos");
+  frames = readAll(*s);
+  ASSERT_EQ(frames.size(), 30u);
+  EXPECT_DOUBLE_EQ(frames[5].timestamp, 5 / 10.0);
+  // 29 numbered frames are too few to tell from a numbered photo set.
+  fs::remove(d / "00030.png");
+  o.folder = FolderKind::kAuto;
+  s = openFrameSource(d, o);
+  EXPECT_FALSE(s->info().sequential);
+  EXPECT_NE(s->info().reason.find("29 images"), std::string::npos) << s->info().reason;
+}
+
+TEST(FrameSource, WhatMakesAFolderLookLikeVideoFrames) {
+  auto d = freshDir("video_like");
+  auto png = [&](const std::string& n, int w = 40) {
+    writePng(d / n, levelFrame(w, 30, 1));
+    return d / n;
+  };
+  std::string why;
+  const auto a = png("f_0001.png"), b = png("f_0002.png"), c = png("f_0003.png");
+  EXPECT_TRUE(looksLikeVideoFrames({a, b, c}, &why, 3)) << why;
+  EXPECT_FALSE(looksLikeVideoFrames({a, b}, &why, 3));  // too few to tell
+  EXPECT_NE(why.find("3 or more"), std::string::npos) << why;
+  EXPECT_FALSE(looksLikeVideoFrames({a, b, c}, &why));  // the default asks for 30
+  const auto e = png("f_0005.png");
+  EXPECT_TRUE(looksLikeVideoFrames({a, c, e}, &why, 3)) << why;  // every 2nd frame
+  EXPECT_FALSE(looksLikeVideoFrames({a, b, e}, &why, 3));        // a gap
+  EXPECT_NE(why.find("evenly spaced"), std::string::npos) << why;
+  const auto g = png("g_0004.png");
+  EXPECT_FALSE(looksLikeVideoFrames({a, b, c, g}, &why, 3));
+  EXPECT_NE(why.find("more than one pattern"), std::string::npos) << why;
+  const auto wide = png("f_0004.png", 48);
+  EXPECT_FALSE(looksLikeVideoFrames({a, b, c, wide}, &why, 3));
+  EXPECT_NE(why.find("different sizes"), std::string::npos) << why;
+  const auto photo = png("IMG_beach.png");
+  EXPECT_FALSE(looksLikeVideoFrames({photo, a, b}, &why, 3));
+  EXPECT_NE(why.find("no frame number"), std::string::npos) << why;
 }
 
 TEST(FrameSource, FolderResizesToWidth) {

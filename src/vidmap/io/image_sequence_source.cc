@@ -1,8 +1,11 @@
 // Frame sources over image files: a folder (natural name order, timestamps index / fps) and a
 // TUM RGB-D style list ("timestamp path [more columns]" lines; see the TUM benchmark's file
 // formats), sampled in time like a video.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "vidmap/core/error.h"
@@ -149,7 +152,107 @@ std::unique_ptr<FrameSource> make(FrameSourceInfo info, std::vector<Entry> entri
   return std::make_unique<ImageSequenceSource>(std::move(info), std::move(entries), options);
 }
 
+// A file name as PREFIX NUMBER SUFFIX, NUMBER its last run of digits.
+struct NumberedName {
+  std::string prefix, suffix;
+  std::string digits;
+};
+
+bool splitNumbered(const std::string& name, NumberedName* out) {
+  const std::size_t end = name.find_last_of("0123456789");
+  if (end == std::string::npos) return false;
+  std::size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
+  out->prefix = name.substr(0, begin);
+  out->digits = name.substr(begin, end + 1 - begin);
+  out->suffix = name.substr(end + 1);
+  return true;
+}
+
+// A digit run as a number; false beyond 18 digits (a timestamp, not a frame number).
+bool parseNumber(const std::string& digits, long long* v) {
+  if (digits.size() > 18) return false;
+  return std::from_chars(digits.data(), digits.data() + digits.size(), *v).ec == std::errc();
+}
+
+// The width and height of an image file: a PNG's from its header, other formats decoded (a
+// JPEG at its smallest scale).
+std::pair<int, int> imageSize(const fs::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  unsigned char h[24] = {};
+  if (f.read(reinterpret_cast<char*>(h), sizeof h) && h[0] == 0x89 && h[1] == 'P' && h[2] == 'N' &&
+      h[3] == 'G') {
+    auto be = [&](int o) {
+      return static_cast<int>((std::uint32_t(h[o]) << 24) | (std::uint32_t(h[o + 1]) << 16) |
+                              (std::uint32_t(h[o + 2]) << 8) | std::uint32_t(h[o + 3]));
+    };
+    return {be(16), be(20)};
+  }
+  const ImageData d = readImage(file, 1, 1);
+  return {d.nativeWidth, d.nativeHeight};
+}
+
 }  // namespace
+
+}  // namespace vidmap::io::detail
+
+namespace vidmap::io {
+
+namespace fs = std::filesystem;
+
+bool looksLikeVideoFrames(const std::vector<fs::path>& files, std::string* why, int minFrames) {
+  auto say = [&](std::string s) {
+    if (why) *why = std::move(s);
+    return false;
+  };
+  const std::size_t least = static_cast<std::size_t>(std::max(3, minFrames));
+  if (files.size() < least)
+    return say(std::to_string(files.size()) + " images (video frames are " + std::to_string(least) +
+               " or more)");
+  // One pattern, and numbers at one step (every frame, or every n-th, of a video).
+  detail::NumberedName first, cur;
+  long long n0 = 0, prev = 0, step = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string name = files[i].filename().string();
+    long long v = 0;
+    if (!detail::splitNumbered(name, &cur) || !detail::parseNumber(cur.digits, &v))
+      return say("\"" + name + "\" has no frame number");
+    if (i == 0) {
+      first = cur;
+      n0 = v;
+    } else {
+      if (cur.prefix != first.prefix || cur.suffix != first.suffix)
+        return say("names of more than one pattern (\"" + files[0].filename().string() + "\", \"" +
+                   name + "\")");
+      if (i == 1) step = v - n0;
+      if (step <= 0 || v - prev != step)
+        return say("frame numbers not evenly spaced (\"" + files[i - 1].filename().string() +
+                   "\", \"" + name + "\")");
+    }
+    prev = v;
+  }
+  // Sizes of up to 9 files spread over the folder, the first and the last among them.
+  const std::size_t n = files.size(), samples = std::min<std::size_t>(9, n);
+  const auto size0 = detail::imageSize(files[0]);
+  for (std::size_t k = 1; k < samples; ++k) {
+    const std::size_t i = k * (n - 1) / (samples - 1);
+    const auto s = detail::imageSize(files[i]);
+    if (s != size0)
+      return say("images of different sizes (" + files[0].filename().string() + " " +
+                 std::to_string(size0.first) + "x" + std::to_string(size0.second) + ", " +
+                 files[i].filename().string() + " " + std::to_string(s.first) + "x" +
+                 std::to_string(s.second) + ")");
+  }
+  if (why)
+    *why = "numbered names " + files.front().filename().string() + " .. " +
+           files.back().filename().string() + " of one size (" + std::to_string(size0.first) + "x" +
+           std::to_string(size0.second) + ")";
+  return true;
+}
+
+}  // namespace vidmap::io
+
+namespace vidmap::io::detail {
 
 std::unique_ptr<FrameSource> openImageFolder(const fs::path& folder,
                                              const FrameSourceOptions& options) {
@@ -158,15 +261,44 @@ std::unique_ptr<FrameSource> openImageFolder(const fs::path& folder,
     throw Error("no frames: folder " + folder.string() +
                 " has no image files (png, jpg, jpeg, pgm, ppm, pnm)");
   }
-  std::vector<Entry> entries;
-  for (size_t i = 0; i < files.size(); ++i) {
-    entries.push_back({files[i], static_cast<double>(i) / options.fps, static_cast<int>(i), 0});
-  }
   FrameSourceInfo info;
   info.kind = SourceKind::kImageFolder;
   info.path = folder;
-  info.fps = options.fps;
-  info.duration = static_cast<double>(files.size()) / options.fps;
+  std::string why;
+  const bool looks = looksLikeVideoFrames(files, &why);
+  switch (options.folder) {
+    case FolderKind::kAuto:
+      info.sequential = looks;
+      info.reason = why;
+      break;
+    case FolderKind::kVideo:
+      info.sequential = true;
+      info.reason = "--sequential";
+      break;
+    case FolderKind::kPhotos:
+      info.sequential = false;
+      info.reason = "--photos";
+      break;
+  }
+  std::vector<Entry> entries;
+  if (info.sequential) {
+    // The frames of a video at folderFrameRate, sampled at fps as a video is.
+    const double rate = options.folderFrameRate;
+    TimeSampler sampler(options.fps, options.allFrames);
+    for (size_t i = 0; i < files.size(); ++i) {
+      const double t = static_cast<double>(i) / rate;
+      if (sampler.take(t)) entries.push_back({files[i], t, static_cast<int>(i), 0});
+    }
+    info.fps = options.allFrames ? rate : options.fps;
+    info.sourceFps = rate;
+    info.duration = static_cast<double>(files.size() - 1) / rate;
+  } else {
+    // Photos: every image, at the nominal rate fps.
+    for (size_t i = 0; i < files.size(); ++i)
+      entries.push_back({files[i], static_cast<double>(i) / options.fps, static_cast<int>(i), 0});
+    info.fps = options.fps;
+    info.duration = static_cast<double>(files.size()) / options.fps;
+  }
   return make(std::move(info), std::move(entries), options);
 }
 
@@ -217,6 +349,7 @@ std::unique_ptr<FrameSource> openImageList(const fs::path& list,
   FrameSourceInfo info;
   info.kind = SourceKind::kImageList;
   info.path = list;
+  info.sequential = true;
   info.duration = all.back().timestamp - all.front().timestamp;
   // Every frame: report the list's mean rate.
   info.fps = !options.allFrames  ? options.fps

@@ -136,7 +136,7 @@ void ScopedStage::stop() {
   }
   double wallMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  record_->addStage(name_, wallMs, gpuMs, 1);
+  record_->addStage(name_, wallMs, gpuMs, 1, timer_.has_value());
   if (error) std::rethrow_exception(error);
 }
 
@@ -169,17 +169,20 @@ void RunRecord::setOption(const std::string& path, OptionValue value) {
   options_.emplace_back(path, std::move(value));
 }
 
-void RunRecord::addStage(const std::string& name, double wallMs, double gpuMs, std::int64_t calls) {
+void RunRecord::addStage(const std::string& name, double wallMs, double gpuMs, std::int64_t calls,
+                         bool gpuMeasured) {
   std::lock_guard lock(mutex_);
-  for (StageStat& s : stages_) {
-    if (s.name == name) {
-      s.wallMs += wallMs;
-      s.gpuMs += gpuMs;
-      s.calls += calls;
-      return;
-    }
+  StageStat* s = nullptr;
+  for (StageStat& t : stages_)
+    if (t.name == name) s = &t;
+  if (!s) {
+    stages_.push_back(StageStat{name});
+    s = &stages_.back();
   }
-  stages_.push_back(StageStat{name, wallMs, gpuMs, calls});
+  s->wallMs += wallMs;
+  s->gpuMs += gpuMs;
+  s->calls += calls;
+  s->gpu = s->gpu || gpuMeasured || gpuMs > 0;
 }
 
 ScopedStage RunRecord::stage(std::string name, const gpu::Stream* stream) {
@@ -201,9 +204,40 @@ void RunRecord::addGpuUsage(gpu::Context& ctx) {
   noteDevicePeakBytes(ctx.memory().peakBytes());
 }
 
+void RunRecord::addGpuUsage(const std::string& stage, gpu::Context& ctx) {
+  const std::vector<gpu::KernelStat> kernels = ctx.profiler().stats();
+  const std::int64_t peak = ctx.memory().peakBytes();
+  addKernels(kernels);
+  std::lock_guard lock(mutex_);
+  StageStat* s = nullptr;
+  for (StageStat& t : stages_)
+    if (t.name == stage) s = &t;
+  if (!s) {
+    stages_.push_back(StageStat{stage});
+    s = &stages_.back();
+  }
+  s->gpu = s->gpu || ctx.profiler().enabled();  // off: no GPU time was measured
+  s->deviceBytes = std::max(s->deviceBytes, peak);
+  for (const gpu::KernelStat& k : kernels) {
+    s->gpuMs += k.gpuMs;
+    auto it = std::find_if(s->kernels.begin(), s->kernels.end(),
+                           [&](const gpu::KernelStat& r) { return r.name == k.name; });
+    if (it == s->kernels.end()) {
+      s->kernels.push_back(k);
+    } else {
+      it->launches += k.launches;
+      it->gpuMs += k.gpuMs;
+    }
+  }
+  stageContextBytes_ += peak;
+  devicePeakBytes_ = std::max(devicePeakBytes_, stageContextBytes_);
+  deviceReported_ = true;
+}
+
 void RunRecord::noteDevicePeakBytes(std::int64_t bytes) {
   std::lock_guard lock(mutex_);
   devicePeakBytes_ = std::max(devicePeakBytes_, bytes);
+  deviceReported_ = true;
 }
 
 void RunRecord::setCount(const std::string& name, std::int64_t value) {
@@ -235,6 +269,28 @@ void RunRecord::write(const std::filesystem::path& path) const {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// Kernel rows by GPU time (then name), at most `cap`; the rest summed in one row.
+Json kernelRows(std::vector<gpu::KernelStat> rows, int cap) {
+  std::sort(rows.begin(), rows.end(), [](const gpu::KernelStat& a, const gpu::KernelStat& b) {
+    return a.gpuMs != b.gpuMs ? a.gpuMs > b.gpuMs : a.name < b.name;
+  });
+  Json j = Json::object();
+  const std::size_t keep =
+      rows.size() > static_cast<std::size_t>(cap) ? static_cast<std::size_t>(cap - 1) : rows.size();
+  for (std::size_t i = 0; i < keep; ++i)
+    j[rows[i].name] = {{"launches", rows[i].launches}, {"gpu_ms", rows[i].gpuMs}};
+  if (keep < rows.size()) {
+    gpu::KernelStat rest;
+    for (std::size_t i = keep; i < rows.size(); ++i) {
+      rest.launches += rows[i].launches;
+      rest.gpuMs += rows[i].gpuMs;
+    }
+    j["(" + std::to_string(rows.size() - keep) + " others)"] = {{"launches", rest.launches},
+                                                                {"gpu_ms", rest.gpuMs}};
+  }
+  return j;
+}
 
 Json deviceJson(const gpu::DeviceInfo& d) {
   return Json{
@@ -300,16 +356,24 @@ std::string RunRecord::toJson() const {
   j["options"] = std::move(options);
 
   j["stages"] = Json::object();
-  for (const StageStat& s : stages_)
-    j["stages"][s.name] = {{"wall_ms", s.wallMs}, {"gpu_ms", s.gpuMs}, {"calls", s.calls}};
-  j["kernels"] = Json::object();
-  for (const auto& [name, k] : kernels_)
-    j["kernels"][name] = {{"launches", k.launches}, {"gpu_ms", k.gpuMs}};
+  for (const StageStat& s : stages_) {
+    Json st = {
+        {"wall_ms", s.wallMs}, {"gpu_ms", s.gpu ? Json(s.gpuMs) : Json()}, {"calls", s.calls}};
+    if (!s.kernels.empty() || s.deviceBytes > 0) {
+      st["device_bytes"] = s.deviceBytes;
+      st["kernels"] = kernelRows(s.kernels, kMaxKernelRows);
+    }
+    j["stages"][s.name] = std::move(st);
+  }
+  std::vector<gpu::KernelStat> all;
+  for (const auto& [name, k] : kernels_) all.push_back(k);
+  j["kernels"] = kernelRows(std::move(all), kMaxRunKernelRows);
   j["counts"] = Json::object();
   for (const auto& [name, c] : counts_) j["counts"][name] = c;
   j["metrics"] = Json::object();
   for (const auto& [name, v] : metrics_) j["metrics"][name] = std::isfinite(v) ? Json(v) : Json();
-  j["peak_memory"] = {{"host_rss_bytes", hostPeakRssBytes()}, {"device_bytes", devicePeakBytes_}};
+  j["peak_memory"] = {{"host_rss_bytes", hostPeakRssBytes()},
+                      {"device_bytes", deviceReported_ ? Json(devicePeakBytes_) : Json()}};
   return j.dump(2) + "\n";
 }
 

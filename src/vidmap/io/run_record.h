@@ -12,11 +12,20 @@
 //    "devices": [{"index", "name", "compute_capability", "multiprocessors", "memory_bytes",
 //                 ...}],
 //    "options": {free-form, nested by the dots of setOption's paths},
-//    "stages": {"<name>": {"wall_ms", "gpu_ms", "calls"}},            (in first-seen order)
-//    "kernels": {"<name>": {"launches", "gpu_ms"}},
+//    "stages": {"<name>": {"wall_ms", "gpu_ms", "calls",               (in first-seen order)
+//                          "device_bytes", "kernels": {"<name>": {"launches", "gpu_ms"}}}},
+//    "kernels": {"<name>": {"launches", "gpu_ms"}},                   (all stages together)
 //    "counts": {"<name>": integer},
 //    "metrics": {"<name>": number},                  (results that are not counts)
 //    "peak_memory": {"host_rss_bytes", "device_bytes"}}
+//
+// GPU fields never stand for what was not measured: a stage that ran no timed GPU work has
+// "gpu_ms": null and neither "device_bytes" nor "kernels"; "peak_memory.device_bytes" is null
+// when no GPU memory was reported. A stage's "gpu_ms" is the GPU time of its timed kernels
+// (or of its stream between start and stop, for a stage timed with a stream), its "wall_ms"
+// the host's; "device_bytes" is the peak of the stage's GPU context. Kernel rows are capped
+// (kMaxKernelRows per stage, kMaxRunKernelRows in all) by GPU time; the rest are summed in
+// one row "(N others)".
 //
 // The record itself needs no JSON library; toJson() and write() need nlohmann-json and throw
 // vidmap::Error in a build without it.
@@ -63,6 +72,9 @@ struct StageStat {
   double wallMs = 0;
   double gpuMs = 0;
   std::int64_t calls = 0;
+  bool gpu = false;  // GPU time was measured (gpuMs, and deviceBytes/kernels when a context)
+  std::int64_t deviceBytes = 0;          // peak of the stage's GPU context
+  std::vector<gpu::KernelStat> kernels;  // the stage's kernels, by name
 };
 
 using OptionValue = std::variant<bool, std::int64_t, double, std::string>;
@@ -92,6 +104,8 @@ class ScopedStage {
 class RunRecord {
  public:
   static constexpr int kSchemaVersion = 1;
+  static constexpr int kMaxKernelRows = 24;     // per stage
+  static constexpr int kMaxRunKernelRows = 64;  // in the run's "kernels"
 
   // Fills the tool, build, machine and devices (querying CUDA when built with it) and starts
   // the run's clock.
@@ -118,8 +132,10 @@ class RunRecord {
       setOption(path, OptionValue(static_cast<double>(value)));
   }
 
-  // Adds one call (or `calls`) of a stage; stages keep the order they first appear in.
-  void addStage(const std::string& name, double wallMs, double gpuMs = 0, std::int64_t calls = 1);
+  // Adds one call (or `calls`) of a stage; stages keep the order they first appear in. GPU
+  // time counts as measured when gpuMeasured or gpuMs > 0.
+  void addStage(const std::string& name, double wallMs, double gpuMs = 0, std::int64_t calls = 1,
+                bool gpuMeasured = false);
   // Times the enclosing scope as one call of `name` (see ScopedStage).
   //   { auto t = record.stage("klt", &ctx.stream()); ... }
   [[nodiscard]] ScopedStage stage(std::string name, const gpu::Stream* stream = nullptr);
@@ -129,6 +145,12 @@ class RunRecord {
   // Adds a GPU context's kernels (from its profiler; waits for the launches in flight) and
   // its peak device bytes. Call once per context, at the end of its work.
   void addGpuUsage(gpu::Context& ctx);
+  // Adds the GPU work of a context that served one stage: its kernels (to the stage's rows,
+  // whose sum becomes part of the stage's gpu_ms, and to the run's), and its peak device
+  // bytes (the stage's; the run's peak is the sum over the stages' contexts, which live
+  // together: an upper bound on the bytes held at once). Waits for the launches in flight.
+  // Call once per context, at the end of its work; the stage is created when new (no calls).
+  void addGpuUsage(const std::string& stage, gpu::Context& ctx);
   // The largest device peak seen is kept.
   void noteDevicePeakBytes(std::int64_t bytes);
 
@@ -167,6 +189,8 @@ class RunRecord {
   std::map<std::string, std::int64_t> counts_;
   std::map<std::string, double> metrics_;
   std::int64_t devicePeakBytes_ = 0;
+  std::int64_t stageContextBytes_ = 0;  // sum of the stages' context peaks
+  bool deviceReported_ = false;
 };
 
 }  // namespace vidmap::io

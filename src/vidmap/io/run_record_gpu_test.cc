@@ -50,5 +50,52 @@ TEST(RunRecordGpu, StagesKernelsAndDevicePeakComeFromTheContext) {
 #endif
 }
 
+TEST(RunRecordGpu, EachStageGetsItsContextsKernelsAndPeak) {
+  if (gpu::deviceCount() == 0) GTEST_SKIP() << gpu::noDeviceReason();
+  RunRecord r;
+  gpu::Context a, b;
+  const std::size_t na = std::size_t(1) << 20, nb = std::size_t(3) << 20;
+  {
+    gpu::DeviceBuffer<float> x(a, na), y(b, nb);
+    for (int i = 0; i < 2; ++i) {
+      auto t = a.profiler().time("fill_a", a.stream());
+      x.fillBytesAsync(i, a.stream());
+    }
+    {
+      auto t = b.profiler().time("fill_b", b.stream());
+      y.fillBytesAsync(0, b.stream());
+    }
+    a.synchronize();
+    b.synchronize();
+  }
+  r.addStage("one", 5.0);
+  r.addGpuUsage("one", a);
+  r.addGpuUsage("two", b);
+  ASSERT_EQ(r.stages().size(), 2u);
+  const StageStat& one = r.stages()[0];
+  const StageStat& two = r.stages()[1];
+  EXPECT_EQ(one.calls, 1);
+  EXPECT_TRUE(one.gpu);
+  ASSERT_EQ(one.kernels.size(), 1u);
+  EXPECT_EQ(one.kernels[0].name, "fill_a");
+  EXPECT_EQ(one.kernels[0].launches, 2);
+  EXPECT_GT(one.gpuMs, 0.0);
+  EXPECT_DOUBLE_EQ(one.gpuMs, one.kernels[0].gpuMs);
+  EXPECT_EQ(one.deviceBytes, std::int64_t(na * sizeof(float)));
+  EXPECT_EQ(two.deviceBytes, std::int64_t(nb * sizeof(float)));
+  EXPECT_EQ(r.devicePeakBytes(), std::int64_t((na + nb) * sizeof(float)));
+  // A disabled profiler records nothing.
+  a.profiler().reset();
+  a.profiler().setEnabled(false);
+  { auto t = a.profiler().time("off", a.stream()); }
+  EXPECT_TRUE(a.profiler().stats().empty());
+#if defined(VIDMAP_HAVE_JSON)
+  auto j = nlohmann::json::parse(r.toJson());
+  EXPECT_EQ(j["stages"]["one"]["kernels"]["fill_a"]["launches"], 2);
+  EXPECT_EQ(j["stages"]["two"]["device_bytes"], std::int64_t(nb * sizeof(float)));
+  EXPECT_EQ(j["kernels"]["fill_b"]["launches"], 1);
+#endif
+}
+
 }  // namespace
 }  // namespace vidmap::io

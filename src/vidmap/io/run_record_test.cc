@@ -167,6 +167,10 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
 
   EXPECT_EQ(j["stages"]["decode"]["wall_ms"], 12.5);
   EXPECT_EQ(j["stages"]["decode"]["calls"], 1);
+  // A stage that measured no GPU time says so (null), and has no GPU rows.
+  EXPECT_TRUE(j["stages"]["decode"]["gpu_ms"].is_null());
+  EXPECT_FALSE(j["stages"]["decode"].contains("kernels"));
+  EXPECT_FALSE(j["stages"]["decode"].contains("device_bytes"));
   EXPECT_EQ(j["stages"]["track"]["gpu_ms"], 20.0);
   EXPECT_EQ(j["stages"]["track"]["calls"], 3);
   EXPECT_EQ(j["kernels"]["klt_track"]["launches"], 3);
@@ -182,6 +186,47 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
   std::stringstream text;
   text << std::ifstream(dir / "record.json").rdbuf();
   EXPECT_LT(text.str().find("\"decode\""), text.str().find("\"track\""));
+}
+
+TEST(RunRecord, ACpuRunHasNoGpuFiguresThatWereNotMeasured) {
+  RunRecord r;
+  r.addStage("sift", 7.0);
+  r.addStage("sift", 3.0);
+  auto j = nlohmann::json::parse(r.toJson());
+  EXPECT_EQ(j["stages"]["sift"]["wall_ms"], 10.0);
+  EXPECT_EQ(j["stages"]["sift"]["calls"], 2);
+  EXPECT_TRUE(j["stages"]["sift"]["gpu_ms"].is_null());
+  EXPECT_TRUE(j["kernels"].is_object());
+  EXPECT_TRUE(j["kernels"].empty());
+  EXPECT_TRUE(j["peak_memory"]["device_bytes"].is_null());
+  // A stage timed with zero GPU time that was measured keeps the zero.
+  r.addStage("upload", 1.0, 0.0, 1, true);
+  j = nlohmann::json::parse(r.toJson());
+  EXPECT_EQ(j["stages"]["upload"]["gpu_ms"], 0.0);
+}
+
+TEST(RunRecord, KernelRowsAreCappedByGpuTimeAndTheRestSummed) {
+  RunRecord r;
+  const int n = RunRecord::kMaxRunKernelRows + 6;
+  std::vector<gpu::KernelStat> ks;
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    ks.push_back({"k" + std::to_string(i), 2, 1.0 + i});
+    total += 1.0 + i;
+  }
+  r.addKernels(ks);
+  auto j = nlohmann::json::parse(r.toJson());
+  ASSERT_EQ(int(j["kernels"].size()), RunRecord::kMaxRunKernelRows);
+  // The slowest kernels keep their rows; the 7 fastest (k0..k6) share one.
+  EXPECT_EQ(j["kernels"]["k" + std::to_string(n - 1)]["gpu_ms"], double(n));
+  EXPECT_FALSE(j["kernels"].contains("k6"));
+  EXPECT_TRUE(j["kernels"].contains("k7"));
+  const auto& rest = j["kernels"]["(7 others)"];
+  EXPECT_EQ(rest["launches"], 14);
+  EXPECT_DOUBLE_EQ(rest["gpu_ms"].get<double>(), 1 + 2 + 3 + 4 + 5 + 6 + 7);
+  double sum = 0;
+  for (const auto& [name, row] : j["kernels"].items()) sum += row["gpu_ms"].get<double>();
+  EXPECT_DOUBLE_EQ(sum, total);
 }
 
 TEST(RunRecord, MissingFolderIsAClearErrorAndLeavesNothing) {

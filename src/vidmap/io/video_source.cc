@@ -76,6 +76,7 @@ class VideoSource : public FrameSource {
     start_ = st->start_time;
     AVRational rate = av_guess_frame_rate(fmt_, st, nullptr);
     info_.kind = SourceKind::kVideo;
+    info_.sequential = true;
     info_.path = path;
     info_.codec = codec->name;
     info_.sourceFps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0;

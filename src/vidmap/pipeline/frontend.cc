@@ -35,11 +35,12 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("guide_failures", guideFailures);
 }
 
-Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record)
+Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record,
+                   const gpu::Context* siftContext, const gpu::Context* matchContext)
     : options_(options),
       record_(record),
-      sift_((options.check(), options.sift)),
-      matcher_(options.match),
+      sift_((options.check(), options.sift), siftContext),
+      matcher_(options.match, matchContext),
       gate_(options.gate) {}
 
 Frontend::~Frontend() = default;
@@ -170,6 +171,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     std::vector<const features::Features*> guidedRefs;
     std::vector<features::EpipolarGuide> guides;
     std::vector<int> guidedIndex;
+    std::vector<std::array<double, 9>> guideEssentials;
     for (size_t r = 0; r < cands.size(); ++r) {
       const auto& m = plain[r];
       if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
@@ -196,6 +198,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
                                                                   options_.guideBandPx * scale));
           guidedRefs.push_back(&cands[r]->features);
           guidedIndex.push_back(static_cast<int>(r));
+          // The pair goes to the mapper as (candidate, query): E transposed.
+          guideEssentials.push_back({E[0], E[3], E[6], E[1], E[4], E[7], E[2], E[5], E[8]});
           guided = true;
         } else {
           ++stats_.guideFailures;
@@ -211,6 +215,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     }
     if (!guidedRefs.empty()) {
       const auto gm = matcher_.matchMany(query, guidedRefs, guides);
+
       for (size_t g = 0; g < gm.size(); ++g) {
         stats_.guidedMatches += static_cast<std::int64_t>(gm[g].size());
         if (static_cast<int>(gm[g].size()) < options_.minPairMatches) continue;
@@ -218,6 +223,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
         pm.image1 = cands[guidedIndex[g]]->id;
         pm.image2 = stats_.keyframes;
         for (const features::Match& mm : gm[g]) pm.matches.emplace_back(mm.b, mm.a);
+        // Verification starts from the guide's E (design 002, item 3: no second search).
+        pm.essential = guideEssentials[g];
         pairs.push_back(std::move(pm));
       }
     }

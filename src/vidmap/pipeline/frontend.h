@@ -77,8 +77,10 @@ enum class FrameOutcome {
 class Frontend {
  public:
   // Stages are timed into `record` ("sift", "match", "guided_match"). The backend of SIFT and
-  // matching follows options.sift.backend / options.match.backend.
-  Frontend(const FrontendOptions& options, io::RunRecord& record);
+  // matching follows options.sift.backend / options.match.backend; on CUDA they run on the
+  // given contexts (their kernels and memory counted there), or on contexts of their own.
+  Frontend(const FrontendOptions& options, io::RunRecord& record,
+           const gpu::Context* siftContext = nullptr, const gpu::Context* matchContext = nullptr);
   ~Frontend();
 
   void addSource(PairMatchSource* source) { sources_.push_back(source); }

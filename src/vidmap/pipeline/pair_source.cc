@@ -15,6 +15,10 @@ sfm::PairMatches normalised(const sfm::PairMatches& p) {
   q.image2 = p.image1;
   q.matches.reserve(p.matches.size());
   for (const auto& [a, b] : p.matches) q.matches.emplace_back(b, a);
+  if (p.essential) {  // x1^T E^T x2 = 0: the transpose for the swapped order
+    const auto& e = *p.essential;
+    q.essential = std::array<double, 9>{e[0], e[3], e[6], e[1], e[4], e[7], e[2], e[5], e[8]};
+  }
   return q;
 }
 

@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <utility>
 
 #include "vidmap/ba/backend.h"
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
+#include "vidmap/gpu/context.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
@@ -55,6 +58,37 @@ void ReconstructOptions::check() const {
 }
 
 namespace {
+
+// The GPU contexts of a run's stages (owned here, lent to the stages) and their report.
+class StageContexts {
+ public:
+  explicit StageContexts(bool profile) : profile_(profile) {}
+  gpu::Context* add(const char* stage) {
+    auto ctx = std::make_unique<gpu::Context>(0);
+    ctx->profiler().setEnabled(profile_);
+    stages_.emplace_back(stage, std::move(ctx));
+    return stages_.back().second.get();
+  }
+  void report(io::RunRecord& record) {
+    for (auto& [stage, ctx] : stages_) record.addGpuUsage(stage, *ctx);
+  }
+
+ private:
+  bool profile_;
+  std::vector<std::pair<std::string, std::unique_ptr<gpu::Context>>> stages_;
+};
+
+std::string inputKind(const io::FrameSourceInfo& info) {
+  switch (info.kind) {
+    case io::SourceKind::kVideo:
+      return "video";
+    case io::SourceKind::kImageList:
+      return "list";
+    case io::SourceKind::kImageFolder:
+      return info.sequential ? "video frames" : "photos";
+  }
+  return "?";
+}
 
 std::string tumTrajectory(const sfm::Reconstruction& rec) {
   std::vector<io::TumPose> poses;
@@ -123,6 +157,19 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   options.frontend.sift.backend = fb;
   options.frontend.match.backend = fb;
   options.mapper.backend = bb;
+  // One GPU context per stage, so the run record holds each stage's kernels and peak memory.
+  StageContexts gpuStages(options.profileKernels);
+  const gpu::Context* siftContext = nullptr;
+  const gpu::Context* matchContext = nullptr;
+  if (fb == features::Backend::kCuda ||
+      (fb == features::Backend::kAuto && features::cudaDeviceAvailable())) {
+    siftContext = gpuStages.add("sift");
+    matchContext = gpuStages.add("match");  // plain and guided (kernels match_guided_*)
+  }
+  if (bb == ba::BackendType::kCuda) {
+    options.mapper.localBaContext = gpuStages.add("mapper.local_ba");
+    options.mapper.globalBaContext = gpuStages.add("mapper.global_ba");
+  }
 
   // Frames.
   io::FrameSourceOptions so;
@@ -130,6 +177,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   so.allFrames = options.allFrames;
   so.width = options.width;
   so.skipBadFrames = options.skipBadFrames;
+  so.folder = options.folder;
+  so.folderFrameRate = options.folderFrameRate;
   std::unique_ptr<io::FrameSource> source;
   {
     auto t = record.stage("decode");
@@ -144,14 +193,16 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     // Frames sampled densely in time (10 per second or more) share most of their view with
     // their neighbours, and the features of the frame at its own size suffice (a third of
     // them, a third of the time). Sparser samples (the default 4 fps, photo sets) and small
-    // frames take the doubled image, as COLMAP does.
-    const bool dense = info.kind != io::SourceKind::kImageFolder && info.fps >= 10;
+    // frames take the doubled image, as COLMAP does. A folder of video frames is a video.
+    const bool dense = info.sequential && info.fps >= 10;
     options.frontend.sift.firstOctave = info.width <= (dense ? 639 : 1000) ? -1 : 0;
   }
   const sfm::Camera camera0 = sfm::Camera::fromSpec(options.camera, info.nativeWidth,
                                                     info.nativeHeight, info.width, info.height);
 
   record.setOption("input", input.string());
+  record.setOption("input_kind", inputKind(info));
+  record.setOption("input_kind_reason", info.reason);
   record.setOption("output", outDir.string());
   record.setOption("fps", options.fps);
   record.setOption("all_frames", options.allFrames);
@@ -167,9 +218,10 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("frontend.max_gap_s", options.frontend.gate.maxGapSeconds);
   record.setOption("frontend.active_keyframes", options.frontend.activeKeyframes);
   record.setOption("frontend.guided", options.frontend.guided);
+  record.setOption("mapper.video_verification", options.mapper.videoVerification);
 
   record.setOption("klt", options.klt);
-  Frontend frontend(options.frontend, record);
+  Frontend frontend(options.frontend, record, siftContext, matchContext);
   sfm::Mapper mapper(camera0, options.mapper);
   std::unique_ptr<KltSource> klt;
   if (options.klt) {
@@ -189,6 +241,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
 
   ReconstructSummary sum;
   sum.outDir = out.dir();
+  sum.inputKind = inputKind(info);
+  sum.inputKindReason = info.reason;
   sum.siftBackend = frontend.siftBackend() == features::Backend::kCuda ? "cuda" : "cpu";
   sum.baBackend = bb == ba::BackendType::kCuda ? "cuda" : "cpu";
   io::Frame frame;
@@ -348,6 +402,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setCount(k + "images", sum.models[i].images);
     record.setCount(k + "points", sum.models[i].points);
   }
+  gpuStages.report(record);
+  record.setOption("profile_kernels", options.profileKernels);
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   try {
     record.write(out.tmp() / "run.json");
@@ -389,6 +445,11 @@ std::string formatSummary(const ReconstructSummary& s) {
     o << "  " << s.modelsMerged << (s.modelsMerged == 1 ? " model" : " models")
       << " merged into another (" << s.modelsStarted << " started, " << s.imagesAbsorbed
       << " keyframes absorbed by PnP)\n";
+  if (s.inputKind == "video frames" || s.inputKind == "photos")
+    o << "  input: a folder read as " << s.inputKind << " (" << s.inputKindReason
+      << (s.inputKind == "photos" ? "; --sequential: read as a video"
+                                  : "; --photos: read as photos")
+      << ")\n";
   o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
     << " matches kept\n";
   if (s.klt)

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "vidmap/io/frame_source.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/frontend.h"
 #include "vidmap/pipeline/klt_source.h"
@@ -32,8 +33,12 @@ Device parseDevice(const std::string& name);  // "auto", "cpu", "cuda"; else vid
 const char* toString(Device d);
 
 struct ReconstructOptions {
-  double fps = 4;          // sampling rate of videos and TUM lists
-  bool allFrames = false;  // every frame of a video or list
+  double fps = 4;          // sampling rate of videos, TUM lists and folders of video frames
+  bool allFrames = false;  // every frame of a video, list or folder of video frames
+  // A folder: video frames or photos, by its names and sizes unless forced (io::FolderKind);
+  // video frames are timed at folderFrameRate.
+  io::FolderKind folder = io::FolderKind::kAuto;
+  double folderFrameRate = 30;
   int width = 640;         // working width (the 640 px class); 0 or above native: native
   sfm::CameraSpec camera;  // default: SIMPLE_RADIAL, unknown
   Device device = Device::kAuto;
@@ -46,6 +51,9 @@ struct ReconstructOptions {
   // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
+  // Time every CUDA kernel launch into the run record (a pair of events per launch; its cost
+  // is measured in docs/benchmarks.md). Off: stages keep host times only.
+  bool profileKernels = true;
   bool progress = true;    // a progress bar when stderr is a terminal
   bool overwrite = false;  // replace an earlier vidmap output in OUTDIR (nothing else)
   // Called after each sampled frame with (frames so far, frames expected or -1 when unknown,
@@ -88,6 +96,8 @@ struct ReconstructSummary {
   std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
+  // "video", "list", "video frames" or "photos" (a folder), and why a folder was read so.
+  std::string inputKind, inputKindReason;
   double seconds = 0;
   // Stale temporary folders of OUTDIR left by killed runs, removed or restored
   // (pipeline/output_folder.h).

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "vidmap/ba/backend.h"
 #include "vidmap/features/sift.h"
@@ -14,6 +15,10 @@
 #include "vidmap/sfm/model_trajectory.h"
 #include "vidmap/sfm/trajectory_eval.h"
 #include "vidmap/synth/sequence.h"
+
+#if defined(VIDMAP_HAVE_JSON)
+#include <nlohmann/json.hpp>
+#endif
 
 namespace vidmap::pipeline {
 namespace {
@@ -66,6 +71,69 @@ TEST(ReconstructGpu, OrbitOnCudaMatchesTheCpuBounds) {
   EXPECT_LT(ate[1], 0.0085);
   fs::remove_all(root);
 }
+
+#if defined(VIDMAP_HAVE_JSON)
+// The run record of a CUDA reconstruction holds what the GPU did: SIFT's and matching's
+// kernels with their launches and GPU time, the stage's GPU time as their sum, and the peak
+// device bytes of each stage's context. With profiling off no stage claims GPU time.
+TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
+  if (!features::cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  const fs::path root =
+      fs::temp_directory_path() / ("vidmap_gpu_record_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  synth::SequenceOptions so;
+  so.path = "orbit";
+  so.frames = 12;
+  so.fps = 4;
+  so.width = 320;
+  so.height = 240;
+  synth::writeSequence(root / "seq", so);
+  for (int profile = 1; profile >= 0; --profile) {
+    ReconstructOptions o;
+    o.progress = false;
+    o.width = 0;
+    o.device = Device::kCuda;
+    o.profileKernels = profile == 1;
+    io::RunRecord record;
+    const fs::path out = root / (profile ? "on" : "off");
+    reconstruct(root / "seq" / "rgb.txt", out, o, record);
+    std::ifstream f(out / "run.json");
+    const auto j = nlohmann::json::parse(f);
+    for (const char* stage : {"sift", "match"}) {
+      SCOPED_TRACE(stage);
+      const auto& st = j["stages"][stage];
+      EXPECT_GT(st["wall_ms"].get<double>(), 0.0);
+      EXPECT_GT(st["device_bytes"].get<std::int64_t>(), 0);
+      if (!profile) {
+        EXPECT_TRUE(st["gpu_ms"].is_null());
+        continue;
+      }
+      ASSERT_TRUE(st["kernels"].is_object());
+      ASSERT_FALSE(st["kernels"].empty());
+      double sum = 0;
+      for (const auto& [name, row] : st["kernels"].items()) {
+        EXPECT_EQ(name.rfind(stage, 0), 0u) << name;  // sift_*, match_*
+        EXPECT_GT(row["launches"].get<std::int64_t>(), 0) << name;
+        EXPECT_GE(row["gpu_ms"].get<double>(), 0.0) << name;
+        sum += row["gpu_ms"].get<double>();
+        EXPECT_GT(j["kernels"][name]["launches"].get<std::int64_t>(), 0) << name;
+      }
+      EXPECT_GT(st["gpu_ms"].get<double>(), 0.0);
+      EXPECT_NEAR(st["gpu_ms"].get<double>(), sum, 1e-6 * sum + 1e-9);
+      // The GPU time of a stage's kernels is within its host time (the host waits for them).
+      EXPECT_LE(st["gpu_ms"].get<double>(), st["wall_ms"].get<double>() * 1.05 + 1.0);
+    }
+    if (ba::cudaBackendAvailable()) {
+      EXPECT_GT(j["stages"]["mapper.local_ba"]["device_bytes"].get<std::int64_t>(), 0);
+      if (profile) EXPECT_GT(j["stages"]["mapper.local_ba"]["gpu_ms"].get<double>(), 0.0);
+    }
+    EXPECT_GT(j["peak_memory"]["device_bytes"].get<std::int64_t>(), 0);
+    EXPECT_EQ(j["options"]["profile_kernels"], profile == 1);
+  }
+  fs::remove_all(root);
+}
+#endif
 
 }  // namespace
 }  // namespace vidmap::pipeline

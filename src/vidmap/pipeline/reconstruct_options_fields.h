@@ -32,6 +32,17 @@ struct TextField {
   std::function<void(const std::string&)> set;
 };
 
+// io::FolderKind as the CLI spells it.
+inline const char* toString(io::FolderKind k) {
+  return k == io::FolderKind::kVideo ? "video" : k == io::FolderKind::kPhotos ? "photos" : "auto";
+}
+inline io::FolderKind parseFolderKind(const std::string& s) {
+  if (s == "auto") return io::FolderKind::kAuto;
+  if (s == "video") return io::FolderKind::kVideo;
+  if (s == "photos") return io::FolderKind::kPhotos;
+  throw Error("option folder = '" + s + "' is not auto, video or photos");
+}
+
 // "on" or "off" (the CLI's spelling of the switches that name a mode).
 inline bool parseOnOff(const char* name, const std::string& s) {
   if (s == "on") return true;
@@ -83,6 +94,19 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "tracks only"},
     TextField{[&o] { return std::string(o.kltSource.fillIn ? "on" : "off"); },
               [&o](const std::string& s) { o.kltSource.fillIn = parseOnOff("klt_fill_in", s); }});
+  v(FieldInfo{"", "folder",
+              "An image folder is read as the frames of one video (video: sampled at --fps like a "
+              "video), as photos (photos: every image), or by its names and sizes (auto: numbered "
+              "names, one size, at least 30 images)"},
+    TextField{[&o] { return std::string(toString(o.folder)); },
+              [&o](const std::string& s) { o.folder = parseFolderKind(s); }});
+  v(FieldInfo{"", "frame_rate",
+              "Frames per second of a folder of video frames (their names carry no time), (0, "
+              "1000]"},
+    o.folderFrameRate);
+  v(FieldInfo{"", "profile_kernels",
+              "Time each CUDA kernel for the run record (off: host times only)", 0, 1},
+    o.profileKernels);
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},
@@ -146,6 +170,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "min_pair_inliers", "A verified pair with fewer inliers is dropped", 5,
               1e6},
     m.minPairInliers);
+  v(FieldInfo{"mapper", "video_verification",
+              "Verify a pair from the guide's essential matrix, F only when E fails once the focal "
+              "is known (off: E, F and H searched from scratch)",
+              0, 1},
+    m.videoVerification);
   v(FieldInfo{"mapper", "self_calibrate_focal",
               "Self-calibrate an unknown focal length from the first pairs", 0, 1},
     m.selfCalibrateFocal);

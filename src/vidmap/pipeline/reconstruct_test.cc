@@ -164,6 +164,43 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
     EXPECT_EQ(e.path().filename().string().find(".out_orbit.tmp"), std::string::npos);
 }
 
+std::string fileBytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// The frames of a video as a folder (read as video frames at folderFrameRate; 20 frames are
+// below the automatic rule's 30, so --sequential) and as a TUM list with the same times give
+// the same model, byte for byte.
+TEST(Reconstruct, FolderOfVideoFramesEqualsTheSameFramesAsAList) {
+  const fs::path seq = sequence("orbit", 20, 4);
+  ReconstructOptions o = quietOptions();
+  o.folderFrameRate = 4;  // the list's rate (its times are i / 4)
+  o.folder = io::FolderKind::kVideo;
+  io::RunRecord listRecord, folderRecord;
+  const ReconstructSummary list =
+      reconstruct(seq / "rgb.txt", tempRoot() / "out_as_list", o, listRecord);
+  const ReconstructSummary folder =
+      reconstruct(seq / "rgb", tempRoot() / "out_as_folder", o, folderRecord);
+  EXPECT_EQ(list.inputKind, "list");
+  EXPECT_EQ(folder.inputKind, "video frames");
+  EXPECT_EQ(folder.inputKindReason, "--sequential");
+  EXPECT_NE(formatSummary(folder).find("a folder read as video frames"), std::string::npos);
+  EXPECT_EQ(folder.frames, list.frames);
+  ASSERT_EQ(folder.models.size(), list.models.size());
+  ASSERT_GE(list.models.size(), 1u);
+  for (const char* f : {"cameras.bin", "images.bin", "points3D.bin", "trajectory.txt"}) {
+    const std::string a = fileBytes(tempRoot() / "out_as_list" / "sparse" / "0" / f);
+    EXPECT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == fileBytes(tempRoot() / "out_as_folder" / "sparse" / "0" / f)) << f;
+  }
+  // The run record says which way the folder was read.
+  std::ifstream f(tempRoot() / "out_as_folder" / "run.json");
+  const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"input_kind\": \"video frames\""), std::string::npos);
+  EXPECT_NE(json.find("\"input_kind_reason\": \"--sequential\""), std::string::npos);
+}
+
 TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
   const fs::path seq = sequence("forward", 24, 4);
   ReconstructOptions o = quietOptions();

@@ -166,6 +166,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   bo.lossScale = options.lossScale;
   bo.maxNumIterations = options.maxIterations;
   bo.numThreads = options.numThreads;
+  bo.context = options.gpuContext;
   bo.gauge = constant.size() >= 2 ? ba::Gauge::kNone : ba::Gauge::kFirstImageAndScale;
   bo.functionTolerance = options.functionTolerance;
   bo.parameterTolerance = 1e-8;

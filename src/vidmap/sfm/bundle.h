@@ -10,6 +10,10 @@
 #include "vidmap/ba/options.h"
 #include "vidmap/sfm/reconstruction.h"
 
+namespace vidmap::gpu {
+class Context;
+}
+
 namespace vidmap::sfm {
 
 struct BundleOptions {
@@ -43,7 +47,8 @@ struct BundleOptions {
   int maxPoints = 0;
   int maxConstantImages = 0;
 
-  void check() const;  // throws vidmap::Error naming the bad field and its range
+  void check() const;                  // throws vidmap::Error naming the bad field and its range
+  gpu::Context* gpuContext = nullptr;  // the CUDA backend's context (ba::Options::context)
 };
 
 struct BundleReport {

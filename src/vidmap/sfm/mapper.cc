@@ -12,6 +12,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/sfm/focal_estimation.h"
+#include "vidmap/sfm/pair_verification.h"
 
 namespace vidmap::sfm {
 
@@ -225,7 +226,9 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
     p2.push_back(undistorted(c.b, j));
   }
   const geometry::Pinhole cam = camera_.pinhole();
-  c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
+  const PairVerification v = pairVerification(options_.twoView, options_.videoVerification,
+                                              focalKnown_, pm, c.a != pm.image1);
+  c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
   c.estimated = true;
   return c;
 }
@@ -415,6 +418,7 @@ bool Mapper::initializeFrom(int a, int b) {
     bo.maxIterations = options_.globalBaIterations;
     bo.loss = ba::LossType::kSoftL1;
     bo.backend = options_.backend;
+    bo.gpuContext = options_.globalBaContext;
     adjustBundle(*active_, {}, bo);
     ++stats_.globalBa;
   }
@@ -509,6 +513,7 @@ void Mapper::localBundle(int id) {
   bo.maxPoints = options_.localBaMaxPoints;
   bo.maxConstantImages = options_.localBaMaxConstantImages;
   BundleReport rep;
+  bo.gpuContext = options_.localBaContext;
   {
     Timer t(&stats_.localBaSeconds);
     rep = adjustBundle(rec, local, bo);
@@ -536,6 +541,7 @@ void Mapper::globalBundle(double functionTolerance) {
   bo.functionTolerance = functionTolerance;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
+  bo.gpuContext = options_.globalBaContext;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
   BundleReport rep;
   {

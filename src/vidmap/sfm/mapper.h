@@ -59,6 +59,11 @@ struct MapperOptions {
     return o;
   }();
   int minPairInliers = 15;  // a verified pair with fewer inliers is dropped
+  // Verification as video needs it: once the focal length is known (given or self-calibrated)
+  // F is estimated only when E fails, and a pair's known E (PairMatches::essential, the
+  // guide's) is the first hypothesis of E's RANSAC. false: E, F and H searched from scratch
+  // for every pair.
+  bool videoVerification = true;
 
   // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
   // before the first model starts, once this many pairs are usable.
@@ -113,6 +118,10 @@ struct MapperOptions {
   double mergeMaxShapeChange = 0.05;
 
   ba::BackendType backend = ba::BackendType::kCpu;
+  // The CUDA contexts of local and global BA (the initial pair's BA counts as global), so
+  // their kernels and memory reach the run record; null: the backend makes its own. Not owned.
+  gpu::Context* localBaContext = nullptr;
+  gpu::Context* globalBaContext = nullptr;
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field

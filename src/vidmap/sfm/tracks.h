@@ -5,7 +5,9 @@
 // (a wrong match somewhere on the chain) and is dropped, as that paper does.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,10 @@ struct FeatureRef {
 struct PairMatches {
   int image1 = 0, image2 = 0;
   std::vector<std::pair<int, int>> matches;  // (feature in image1, feature in image2)
+  // An essential matrix known for the pair (x2^T E x1 = 0 in normalised coordinates of the
+  // undistorted keypoints, row-major; the guide's E of guided matching): the first hypothesis
+  // of the pair's verification.
+  std::optional<std::array<double, 9>> essential;
 };
 
 struct TrackSet {

@@ -345,11 +345,6 @@ TEST(Reconstruct, BadInputLeavesNothing) {
   EXPECT_THROW(parseDevice("gpu"), Error);
 }
 
-std::string fileBytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 // --klt on: the tracks drive the gate (SIFT runs only on frames that become
 // keyframes or that the tracks cannot judge), add matches across keyframes, and the poses are
 // no worse than --klt off on the same input (within 25% and 0.05 degrees: the two differ in

@@ -73,8 +73,8 @@ struct StageStat {
   double gpuMs = 0;
   std::int64_t calls = 0;
   bool gpu = false;  // GPU time was measured (gpuMs, and deviceBytes/kernels when a context)
-  std::int64_t deviceBytes = 0;          // peak of the stage's GPU context
-  std::vector<gpu::KernelStat> kernels;  // the stage's kernels, by name
+  std::int64_t deviceBytes = 0;            // peak of the stage's GPU context
+  std::vector<gpu::KernelStat> kernels{};  // the stage's kernels, by name
 };
 
 using OptionValue = std::variant<bool, std::int64_t, double, std::string>;

@@ -25,7 +25,7 @@ struct PairMatches {
   // An essential matrix known for the pair (x2^T E x1 = 0 in normalised coordinates of the
   // undistorted keypoints, row-major; the guide's E of guided matching): the first hypothesis
   // of the pair's verification.
-  std::optional<std::array<double, 9>> essential;
+  std::optional<std::array<double, 9>> essential{};
 };
 
 struct TrackSet {

@@ -126,7 +126,9 @@ TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
     }
     if (ba::cudaBackendAvailable()) {
       EXPECT_GT(j["stages"]["mapper.local_ba"]["device_bytes"].get<std::int64_t>(), 0);
-      if (profile) EXPECT_GT(j["stages"]["mapper.local_ba"]["gpu_ms"].get<double>(), 0.0);
+      if (profile) {
+        EXPECT_GT(j["stages"]["mapper.local_ba"]["gpu_ms"].get<double>(), 0.0);
+      }
     }
     EXPECT_GT(j["peak_memory"]["device_bytes"].get<std::int64_t>(), 0);
     EXPECT_EQ(j["options"]["profile_kernels"], profile == 1);

@@ -294,7 +294,13 @@ ItemResult runItem(const BatchItem& item, const RunnerOptions& options) {
   res.exitCode = child.exitCode;
   res.seconds = elapsed();
 
-  if (child.signal != 0 && stopRequested()) {
+  // A child stopped by the signal that stops the batch (scancel signals every process of the
+  // step, so the child may see it first and exit 130/143 after a clean stop) stays pending.
+  const bool childInterrupted = child.signal != 0 || child.exitCode == 130 || child.exitCode == 143;
+  // (The batch's own signal may land a moment after the child's: wait up to a second for it.)
+  for (int i = 0; childInterrupted && !stopRequested() && i < 20; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (childInterrupted && stopRequested()) {
     res.outcome = ItemOutcome::kInterrupted;
     res.message = "interrupted by signal " + std::to_string(child.signal);
     return res;

@@ -139,8 +139,10 @@ OutputFolder::OutputFolder(const fs::path& dir, bool overwrite, const std::vecto
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     throw Error("the output " + dir_.string() + " exists and is not a folder");
   for (const fs::path& input : inputs) {
+    if (input.empty()) continue;  // (a list in the current folder: its parent path is "")
     std::error_code ec2;
-    fs::path in = fs::weakly_canonical(fs::absolute(input), ec2);
+    fs::path in = fs::absolute(input, ec2);
+    if (!ec2) in = fs::weakly_canonical(in, ec2);
     if (ec2) continue;
     if (in.filename().empty()) in = in.parent_path();
     const fs::path rel = in.lexically_relative(dir_);

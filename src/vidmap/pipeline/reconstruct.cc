@@ -6,6 +6,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "vidmap/ba/backend.h"
@@ -20,6 +21,7 @@
 #include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
+#include "vidmap/pipeline/reconstruct_options_fields.h"
 #if defined(VIDMAP_HAVE_REPORT)
 #include "vidmap/report/report_html.h"
 #endif
@@ -200,27 +202,24 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   const sfm::Camera camera0 = sfm::Camera::fromSpec(options.camera, info.nativeWidth,
                                                     info.nativeHeight, info.width, info.height);
 
+  // Every user-facing option under its field list's name (the CLI flags and the Python keywords
+  // come from the same list, so the record names what the user typed), then what the input
+  // resolved: the working size and the first octave chosen by "auto".
+  forEachReconstructField(options, [&](const FieldInfo& f, auto&& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, TextField>)
+      record.setOption(f.path(), value.get());
+    else
+      record.setOption(f.path(), value);
+  });
   record.setOption("input", input.string());
   record.setOption("input_kind", inputKind(info));
   record.setOption("input_kind_reason", info.reason);
   record.setOption("output", outDir.string());
-  record.setOption("fps", options.fps);
-  record.setOption("all_frames", options.allFrames);
-  record.setOption("width", info.width);
-  record.setOption("height", info.height);
+  record.setOption("working_width", info.width);
+  record.setOption("working_height", info.height);
   record.setOption("native_width", info.nativeWidth);
   record.setOption("native_height", info.nativeHeight);
-  record.setOption("camera", options.camera.toString());
-  record.setOption("device", toString(options.device));
-  record.setOption("frontend.sift_max_features", options.frontend.sift.maxFeatures);
-  record.setOption("frontend.sift_first_octave", options.frontend.sift.firstOctave);
-  record.setOption("frontend.min_motion_px", options.frontend.gate.minMotionPx);
-  record.setOption("frontend.max_gap_s", options.frontend.gate.maxGapSeconds);
-  record.setOption("frontend.active_keyframes", options.frontend.activeKeyframes);
-  record.setOption("frontend.guided", options.frontend.guided);
-  record.setOption("mapper.video_verification", options.mapper.videoVerification);
-
-  record.setOption("klt", options.klt);
+  record.setOption("frontend.sift_first_octave_used", options.frontend.sift.firstOctave);
   Frontend frontend(options.frontend, record, siftContext, matchContext);
   sfm::Mapper mapper(camera0, options.mapper);
   std::unique_ptr<KltSource> klt;

@@ -18,6 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <type_traits>
+#include <variant>
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -26,6 +29,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/image_file.h"
+#include "vidmap/pipeline/reconstruct_options_fields.h"
 #include "vidmap/sfm/model_trajectory.h"
 #include "vidmap/sfm/trajectory_eval.h"
 #include "vidmap/synth/render3d.h"
@@ -159,6 +163,27 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
   EXPECT_TRUE(fs::exists(out / "run.json"));
   EXPECT_EQ(record.counts().at("keyframes"), s.keyframes);
   EXPECT_GT(record.metrics().at("mean_track_length"), 2.0);
+  // The record's options are the field list's, every one, under its name (the CLI's flags and
+  // the Python keywords come from the same list), with the value that ran.
+  std::map<std::string, io::OptionValue> recorded(record.options().begin(), record.options().end());
+  ReconstructOptions given = quietOptions();
+  forEachReconstructField(given, [&](const FieldInfo& f, auto&& value) {
+    ASSERT_TRUE(recorded.count(f.path())) << f.path();
+    const io::OptionValue& v = recorded.at(f.path());
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, TextField>) {
+      EXPECT_EQ(std::get<std::string>(v), value.get()) << f.path();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      EXPECT_EQ(std::get<bool>(v), value) << f.path();
+    } else if constexpr (std::is_integral_v<T>) {
+      EXPECT_EQ(std::get<std::int64_t>(v), value) << f.path();
+    } else {
+      EXPECT_EQ(std::get<double>(v), value) << f.path();
+    }
+  });
+  // Width 0 is the native width.
+  EXPECT_EQ(recorded.at("working_width"), recorded.at("native_width"));
+  EXPECT_GT(std::get<std::int64_t>(recorded.at("working_width")), 0);
   // Nothing temporary is left beside the output.
   for (const auto& e : fs::directory_iterator(tempRoot()))
     EXPECT_EQ(e.path().filename().string().find(".out_orbit.tmp"), std::string::npos);

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "vidmap/ba/backend.h"
+#include "vidmap/ba/conjugate_gradients.h"
 #include "vidmap/ba/dispatch.h"
 #include "vidmap/ba/fold_maps.h"
 #include "vidmap/ba/schur.h"
@@ -656,59 +657,39 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // Ceres' ConjugateGradientsSolver with x0 = 0 and Nash-Sofer termination.
-  bool conjugateGradients(const std::vector<double>& D2F, StepResult* res) {
-    const int n = s_.nF;
-    xE_.assign(static_cast<size_t>(s_.numImages) * C, 0.0);
-    std::vector<double>& x = yF_;
-    const std::vector<double>& b = rhsF_;
-    std::fill(x.begin(), x.end(), 0.0);
-    const double normB = std::sqrt(dot(b, b));
-    if (normB == 0.0) return true;
-    std::vector<double> r = b, p(n), z(n), q(n), tmp(n);
-    double rho = 1.0, Q0 = 0.0;
-    for (int it = 1;; ++it) {
-      res->linearIterations = it;
-      applyPreconditioner(r, z);
-      const double lastRho = rho;
-      rho = dot(r, z);
-      if (rho == 0.0 || std::isinf(rho) || std::isnan(rho)) {
-        res->message = "conjugate gradients: rho = r'z is zero or not finite";
-        return false;
-      }
-      if (it == 1) {
-        p = z;
-      } else {
-        const double beta = rho / lastRho;
-        if (beta == 0.0 || std::isinf(beta)) {
-          res->message = "conjugate gradients: beta is zero or infinite";
-          return false;
-        }
-        for (int i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
-      }
-      schurTimes(D2F, p, q);
-      const double pq = dot(p, q);
-      if (pq <= 0.0 || std::isinf(pq)) break;  // indefinite: keep x (no convergence)
-      const double alpha = rho / pq;
-      if (std::isinf(alpha)) {
-        res->message = "conjugate gradients: alpha is infinite";
-        return false;
-      }
-      for (int i = 0; i < n; ++i) x[i] += alpha * p[i];
-      if (it % o_.residualResetPeriod == 0) {
-        schurTimes(D2F, x, tmp);
-        for (int i = 0; i < n; ++i) r[i] = b[i] - tmp[i];
-      } else {
-        for (int i = 0; i < n; ++i) r[i] -= alpha * q[i];
-      }
-      double Q1 = 0.0;
-      for (int i = 0; i < n; ++i) Q1 -= x[i] * (b[i] + r[i]);
-      const double zeta = it * (Q1 - Q0) / Q1;
-      if (zeta < o_.eta && it >= o_.minLinearSolverIterations) break;
-      Q0 = Q1;
-      if (it >= o_.maxLinearSolverIterations) break;
+  // The loop of conjugate_gradients.h on host vectors (sequential sums, as dot()).
+  struct HostCgOps {
+    CpuBackend& be;
+    const std::vector<double>& D2F;
+    using V = std::vector<double>;
+    double dot(const V& a, const V& b) { return ba::dot(a, b); }
+    void precondition(const V& r, V& z) { be.applyPreconditioner(r, z); }
+    void multiply(const V& p, V& q) { be.schurTimes(D2F, p, q); }
+    void setZero(V& y) { std::fill(y.begin(), y.end(), 0.0); }
+    void copy(const V& from, V& to) { std::copy(from.begin(), from.end(), to.begin()); }
+    void xpby(const V& z, double beta, V& p) {
+      for (size_t i = 0; i < p.size(); ++i) p[i] = z[i] + beta * p[i];
     }
-    return true;
+    void axpy(double alpha, const V& p, V& y) {
+      for (size_t i = 0; i < y.size(); ++i) y[i] += alpha * p[i];
+    }
+    void subtract(const V& b, const V& t, V& r) {
+      for (size_t i = 0; i < r.size(); ++i) r[i] = b[i] - t[i];
+    }
+    double twiceQuadratic(const V& y, const V& b, const V& r) {
+      double q = 0.0;
+      for (size_t i = 0; i < y.size(); ++i) q -= y[i] * (b[i] + r[i]);
+      return q;
+    }
+  };
+
+  bool conjugateGradients(const std::vector<double>& D2F, StepResult* res) {
+    const size_t n = static_cast<size_t>(s_.nF);
+    xE_.assign(static_cast<size_t>(s_.numImages) * C, 0.0);
+    std::vector<double> r(n), p(n), z(n), q(n), tmp(n);
+    HostCgOps ops{*this, D2F};
+    return ba::conjugateGradients(ops, CgVectors<std::vector<double>>{yF_, rhsF_, r, p, z, q, tmp},
+                                  o_, res);
   }
 
   const Structure& s_;

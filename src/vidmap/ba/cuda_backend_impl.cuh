@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vidmap/ba/backend.h"
+#include "vidmap/ba/conjugate_gradients.h"
 #include "vidmap/ba/dispatch.h"
 #include "vidmap/ba/fold_maps.h"
 #include "vidmap/ba/schur.h"
@@ -1003,63 +1004,50 @@ class CudaBackend final : public Backend {
     return reduce(cgDot_.data(), s_.nF, false);
   }
 
-  // Ceres' ConjugateGradientsSolver (see cpu_backend.cc); vectors on the device, the scalar
-  // decisions on the host.
+  // The loop of conjugate_gradients.h on device arrays of size nF; the scalars it decides on
+  // are read back (dot's and twiceQuadratic's reductions).
+  struct DeviceCgOps {
+    CudaBackend& be;
+    using V = DeviceArray<double>;
+    int n;
+    cudaStream_t st;
+    double dot(const V& a, const V& b) { return be.dot(a.data(), b.data()); }
+    void precondition(const V& r, V& z) { be.applyPreconditioner(r.data(), z.data()); }
+    void multiply(const V& p, V& q) { be.schurTimes(p.data(), q.data()); }
+    void setZero(V& y) { y.zero(); }
+    void copy(const V& from, V& to) {
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), n * sizeof(double),
+                                        cudaMemcpyDeviceToDevice, st));
+    }
+    void xpby(const V& zv, double beta, V& pv) {
+      const double* z = zv.data();
+      double* p = pv.data();
+      forEach(st, n, [=] __device__(int i) { p[i] = z[i] + beta * p[i]; });
+    }
+    void axpy(double alpha, const V& pv, V& yv) {
+      const double* p = pv.data();
+      double* y = yv.data();
+      forEach(st, n, [=] __device__(int i) { y[i] += alpha * p[i]; });
+    }
+    void subtract(const V& bv, const V& tv, V& rv) {
+      const double *b = bv.data(), *t = tv.data();
+      double* r = rv.data();
+      forEach(st, n, [=] __device__(int i) { r[i] = b[i] - t[i]; });
+    }
+    double twiceQuadratic(const V& yv, const V& bv, const V& rv) {
+      const double *y = yv.data(), *b = bv.data(), *r = rv.data();
+      double* t = be.cgDot_.data();
+      forEach(st, n, [=] __device__(int i) { t[i] = -y[i] * (b[i] + r[i]); });
+      return be.reduce(t, n, false);
+    }
+  };
+
   bool conjugateGradients(StepResult* res) {
     const int n = s_.nF;
     for (auto* a : {&cgR_, &cgP_, &cgZ_, &cgQ_, &cgTmp_, &cgDot_}) a->resize(n);
-    double* x = yF_.data();
-    const double* b = rhsF_.data();
-    yF_.zero();
-    const double normB = std::sqrt(dot(b, b));
-    if (normB == 0.0) return true;
-    double *r = cgR_.data(), *p = cgP_.data(), *z = cgZ_.data(), *q = cgQ_.data(),
-           *tmp = cgTmp_.data();
-    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(r, b, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
-    double rho = 1.0, Q0 = 0.0;
-    for (int it = 1;; ++it) {
-      res->linearIterations = it;
-      applyPreconditioner(r, z);
-      const double lastRho = rho;
-      rho = dot(r, z);
-      if (rho == 0.0 || std::isinf(rho) || std::isnan(rho)) {
-        res->message = "conjugate gradients: rho = r'z is zero or not finite";
-        return false;
-      }
-      if (it == 1) {
-        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(p, z, n * sizeof(double), cudaMemcpyDeviceToDevice, st_));
-      } else {
-        const double beta = rho / lastRho;
-        if (beta == 0.0 || std::isinf(beta)) {
-          res->message = "conjugate gradients: beta is zero or infinite";
-          return false;
-        }
-        forEach(st_, n, [=] __device__(int i) { p[i] = z[i] + beta * p[i]; });
-      }
-      schurTimes(p, q);
-      const double pq = dot(p, q);
-      if (pq <= 0.0 || std::isinf(pq)) break;
-      const double alpha = rho / pq;
-      if (std::isinf(alpha)) {
-        res->message = "conjugate gradients: alpha is infinite";
-        return false;
-      }
-      forEach(st_, n, [=] __device__(int i) { x[i] += alpha * p[i]; });
-      if (it % o_.residualResetPeriod == 0) {
-        schurTimes(x, tmp);
-        forEach(st_, n, [=] __device__(int i) { r[i] = b[i] - tmp[i]; });
-      } else {
-        forEach(st_, n, [=] __device__(int i) { r[i] -= alpha * q[i]; });
-      }
-      double* t = cgDot_.data();
-      forEach(st_, n, [=] __device__(int i) { t[i] = -x[i] * (b[i] + r[i]); });
-      const double Q1 = reduce(cgDot_.data(), n, false);
-      const double zeta = it * (Q1 - Q0) / Q1;
-      if (zeta < o_.eta && it >= o_.minLinearSolverIterations) break;
-      Q0 = Q1;
-      if (it >= o_.maxLinearSolverIterations) break;
-    }
-    return true;
+    DeviceCgOps ops{*this, n, st_};
+    return ba::conjugateGradients(
+        ops, CgVectors<DeviceArray<double>>{yF_, rhsF_, cgR_, cgP_, cgZ_, cgQ_, cgTmp_}, o_, res);
   }
 
   gpu::Context ctx_;

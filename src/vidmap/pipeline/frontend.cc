@@ -60,6 +60,17 @@ std::array<double, 9> rowMajorK(const geometry::Pinhole& p) {
 
 }  // namespace
 
+void ActiveKeyframe::undistortWith(const sfm::Camera& camera) {
+  if (undistortedWith == camera.params()) return;
+  const bool distorted = camera.hasDistortion();
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const sfm::Vec2 u = distorted ? camera.undistortPixel(raw[i]) : raw[i];
+    features.keypoints[i].x = static_cast<float>(u.x());
+    features.keypoints[i].y = static_cast<float>(u.y());
+  }
+  undistortedWith = camera.params();
+}
+
 FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera,
                                KeyframeOutput* out, sfm::TrackedFrame* dropped) {
   ++stats_.frames;
@@ -101,14 +112,14 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     ++stats_.featureless;
     return FrameOutcome::kSkipped;
   }
-  // The query with undistorted keypoints: the guide's epipolar geometry is a pinhole's.
-  features::Features query = raw;
-  if (camera.hasDistortion())
-    for (features::Keypoint& k : query.keypoints) {
-      const sfm::Vec2 u = camera.undistortPixel({k.x, k.y});
-      k.x = static_cast<float>(u.x());
-      k.y = static_cast<float>(u.y());
-    }
+  // The query with undistorted keypoints: the guide's epipolar geometry is a pinhole's. The
+  // active keyframes' keypoints are undistorted with the same (current) camera when they are
+  // used: the mapper refines focal length and distortion as the video goes on.
+  Active query;
+  query.features = raw;
+  query.raw.reserve(raw.size());
+  for (const features::Keypoint& k : raw.keypoints) query.raw.emplace_back(k.x, k.y);
+  query.undistortWith(camera);
   const double scale = frame.gray.width() / 640.0;
 
   std::vector<sfm::PairMatches> pairs;
@@ -116,7 +127,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     // The keyframes a new keyframe is matched against: the last activeKeyframes, and a few
     // older ones at doubling distances (as COLMAP's quadratic sequential overlap): their wider
     // baselines triangulate rotation-heavy video and bound the drift.
-    std::vector<const Active*> cands;
+    std::vector<Active*> cands;
     const int n = static_cast<int>(active_.size());
     for (int d = 2 * options_.activeKeyframes; d <= n; d *= 2)
       cands.insert(cands.begin(), &active_[n - d]);
@@ -124,18 +135,19 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       cands.push_back(&active_[r]);
     // The last keyframe first: a frame the gate drops costs one match (docs/architecture.md, Front
     // end).
-    const Active& last = active_.back();
+    Active& last = active_.back();
+    last.undistortWith(camera);
     std::vector<std::vector<features::Match>> plain(cands.size());
     {
       auto t = record_.stage("match");
-      plain.back() = matcher_.matchMany(query, {&last.features}).front();
+      plain.back() = matcher_.matchMany(query.features, {&last.features}).front();
     }
     stats_.plainMatches += static_cast<std::int64_t>(plain.back().size());
     const auto& ml = plain.back();
     std::vector<double> motion;
     motion.reserve(ml.size());
     for (const features::Match& m : ml) {
-      const auto& a = query.keypoints[m.a];
+      const auto& a = query.features.keypoints[m.a];
       const auto& b = last.features.keypoints[m.b];
       motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
     }
@@ -155,11 +167,12 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       return FrameOutcome::kDropped;
     }
     // A keyframe: the earlier active keyframes in one call.
+    for (Active* c : cands) c->undistortWith(camera);
     if (cands.size() > 1) {
       std::vector<const features::Features*> refs;
       for (size_t r = 0; r + 1 < cands.size(); ++r) refs.push_back(&cands[r]->features);
       auto t = record_.stage("match");
-      auto rest = matcher_.matchMany(query, refs);
+      auto rest = matcher_.matchMany(query.features, refs);
       for (size_t r = 0; r < rest.size(); ++r) {
         stats_.plainMatches += static_cast<std::int64_t>(rest[r].size());
         plain[r] = std::move(rest[r]);
@@ -179,7 +192,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       if (options_.guided) {
         geometry::Vec2List x1, x2;
         for (const features::Match& mm : m) {
-          const auto& a = query.keypoints[mm.a];
+          const auto& a = query.features.keypoints[mm.a];
           const auto& b = cands[r]->features.keypoints[mm.b];
           x1.push_back(pin.normalize({a.x, a.y}));
           x2.push_back(pin.normalize({b.x, b.y}));
@@ -214,7 +227,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       }
     }
     if (!guidedRefs.empty()) {
-      const auto gm = matcher_.matchMany(query, guidedRefs, guides);
+      const auto gm = matcher_.matchMany(query.features, guidedRefs, guides);
 
       for (size_t g = 0; g < gm.size(); ++g) {
         stats_.guidedMatches += static_cast<std::int64_t>(gm[g].size());
@@ -250,7 +263,9 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     kf.keypoints.emplace_back(k.x, k.y);
     kf.colors.push_back(sampleColor(frame.rgb, k.x, k.y));
   }
-  active_.push_back({id, frame.timestamp, std::move(query)});
+  query.id = id;
+  query.timestamp = frame.timestamp;
+  active_.push_back(std::move(query));
   const int keep = std::max(options_.activeKeyframes, options_.historyKeyframes);
   while (static_cast<int>(active_.size()) > keep) active_.pop_front();
   return FrameOutcome::kKeyframe;

@@ -74,6 +74,23 @@ enum class FrameOutcome {
   kSkipped,   // too few features
 };
 
+// A keyframe the front end matches new keyframes against. It keeps its raw keypoints, and the
+// features the matcher reads hold them undistorted (pixels of the pinhole part) with the camera
+// whose parameters are `undistortedWith`: the mapper refines focal length and distortion as the
+// video goes on, so they are undistorted again with the current camera when it has changed
+// (instead of keeping the camera of the moment the keyframe was made).
+struct ActiveKeyframe {
+  int id = 0;
+  double timestamp = 0;
+  features::Features features;
+  std::vector<sfm::Vec2> raw;
+  std::vector<double> undistortedWith;
+
+  // Undistorts the keypoints with `camera` unless they already are. A camera without
+  // distortion leaves them as they are (not K K^-1 px, which rounds).
+  void undistortWith(const sfm::Camera& camera);
+};
+
 class Frontend {
  public:
   // Stages are timed into `record` ("sift", "match", "guided_match"). The backend of SIFT and
@@ -93,11 +110,7 @@ class Frontend {
   features::Backend siftBackend() const { return sift_.backend(); }
 
  private:
-  struct Active {
-    int id = 0;
-    double timestamp = 0;
-    features::Features features;  // keypoints undistorted (pixels of the pinhole part)
-  };
+  using Active = ActiveKeyframe;
 
   FrontendOptions options_;
   io::RunRecord& record_;

@@ -131,6 +131,43 @@ inline void drawSample(SplitMix64& rng, int n, int s, int* sample) {
   }
 }
 
+// The best hypothesis so far, shared by ransac() and ransacBatched(): a scored hypothesis that
+// beats it becomes the best, is locally optimised when it also has more inliers (the costly
+// step), and sets the adaptive iteration count.
+template <class Estimator>
+struct RansacBest {
+  using Model = typename Estimator::Model;
+  Model model{};
+  double cost = std::numeric_limits<double>::infinity();
+  int inliers = 0;
+  int needed;  // iterations the stopping rule asks for
+
+  explicit RansacBest(const RansacOptions& opt) : needed(opt.max_iterations) {}
+
+  void offer(const Estimator& est, const RansacOptions& opt, double t2, const Model& m,
+             double m_cost, int m_inliers) {
+    constexpr int s = Estimator::kSampleSize;
+    if (!(m_cost < cost)) return;
+    const int previous_inliers = inliers;
+    model = m;
+    cost = m_cost;
+    inliers = m_inliers;
+    if (opt.local_optimization && inliers > s && inliers > previous_inliers) {
+      Model lo = m;
+      est.refine(inlierIndices(est, m, t2), &lo);
+      int lo_inl = 0;
+      const double lo_cost = msacScore(est, lo, t2, cost, &lo_inl);
+      if (lo_cost < cost) {
+        model = lo;
+        cost = lo_cost;
+        inliers = lo_inl;
+      }
+    }
+    needed = ransacIterationsNeeded(static_cast<double>(inliers) / est.numData(), s, opt.confidence,
+                                    opt.max_iterations);
+  }
+};
+
 // Final refinement on the inliers (kept only when the MSAC cost does not grow), then the mask.
 template <class Estimator>
 void finishRansac(const Estimator& est, const RansacOptions& opt, typename Estimator::Model best,
@@ -181,46 +218,25 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   SplitMix64 rng(opt.seed);
   std::vector<Model> models;
   int sample[s];
-  double best_cost = std::numeric_limits<double>::infinity();
-  int best_inliers = 0;
-  Model best{};
-  int needed = opt.max_iterations;
-  // Scores a hypothesis; a new best is locally optimised when it also has more inliers (the
-  // costly step), and updates the adaptive count.
+  detail::RansacBest<Estimator> best(opt);
+  // Scores a hypothesis and offers it as the best.
   auto consider = [&](const Model& m) {
     int inl = 0;
-    const double cost = msacScore(est, m, t2, best_cost, &inl);
-    if (!(cost < best_cost)) return;
-    const int previous_inliers = best_inliers;
-    best_cost = cost;
-    best_inliers = inl;
-    best = m;
-    if (opt.local_optimization && inl > s && inl > previous_inliers) {
-      Model lo = m;
-      est.refine(inlierIndices(est, m, t2), &lo);
-      int lo_inl = 0;
-      const double lo_cost = msacScore(est, lo, t2, best_cost, &lo_inl);
-      if (lo_cost < best_cost) {
-        best_cost = lo_cost;
-        best_inliers = lo_inl;
-        best = lo;
-      }
-    }
-    needed = ransacIterationsNeeded(static_cast<double>(best_inliers) / n, s, opt.confidence,
-                                    opt.max_iterations);
+    const double cost = msacScore(est, m, t2, best.cost, &inl);
+    best.offer(est, opt, t2, m, cost, inl);
   };
   if (prior) consider(*prior);
   int it = 0;
   for (; it < opt.max_iterations; ++it) {
-    if (it >= opt.min_iterations && it >= needed) break;
+    if (it >= opt.min_iterations && it >= best.needed) break;
     detail::drawSample(rng, n, s, sample);
     models.clear();
     est.estimate(sample, &models);
     for (const Model& m : models) consider(m);
   }
   res.iterations = it;
-  if (best_inliers < s) return res;
-  detail::finishRansac(est, opt, best, best_cost, &res);
+  if (best.inliers < s) return res;
+  detail::finishRansac(est, opt, best.model, best.cost, &res);
   return res;
 }
 

@@ -32,12 +32,9 @@ RansacResult<typename Estimator::Model> ransacBatched(const Estimator& est,
   std::vector<Model> models;
   std::vector<double> flat;
   int sample[s];
-  double best_cost = std::numeric_limits<double>::infinity();
-  int best_inliers = 0;
-  Model best{};
-  int needed = opt.max_iterations;
+  detail::RansacBest<Estimator> best(opt);
   int it = 0;
-  while (it < opt.max_iterations && !(it >= opt.min_iterations && it >= needed)) {
+  while (it < opt.max_iterations && !(it >= opt.min_iterations && it >= best.needed)) {
     const int count = std::min(batch_samples, opt.max_iterations - it);
     models.clear();
     for (int b = 0; b < count; ++b) {
@@ -50,28 +47,11 @@ RansacResult<typename Estimator::Model> ransacBatched(const Estimator& est,
     for (const Model& m : models) flatten(m, &flat);
     const std::vector<HypothesisScore> scores = score(flat, t2);
     const int k = bestHypothesis(scores);
-    if (k < 0 || !(scores[k].cost < best_cost)) continue;
-    const int previous_inliers = best_inliers;
-    best = models[k];
-    best_cost = scores[k].cost;
-    best_inliers = scores[k].inliers;
-    if (opt.local_optimization && best_inliers > s && best_inliers > previous_inliers) {
-      Model lo = best;
-      est.refine(inlierIndices(est, best, t2), &lo);
-      int lo_inl = 0;
-      const double lo_cost = msacScore(est, lo, t2, best_cost, &lo_inl);
-      if (lo_cost < best_cost) {
-        best = lo;
-        best_cost = lo_cost;
-        best_inliers = lo_inl;
-      }
-    }
-    needed = ransacIterationsNeeded(static_cast<double>(best_inliers) / n, s, opt.confidence,
-                                    opt.max_iterations);
+    if (k >= 0) best.offer(est, opt, t2, models[k], scores[k].cost, scores[k].inliers);
   }
   res.iterations = it;
-  if (best_inliers < s) return res;
-  detail::finishRansac(est, opt, best, best_cost, &res);
+  if (best.inliers < s) return res;
+  detail::finishRansac(est, opt, best.model, best.cost, &res);
   return res;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "vidmap/core/copy_rows.h"
 #include "vidmap/core/error.h"
 #include "vidmap/gpu/cuda_check.cuh"
 #include "vidmap/klt/cuda_kernels.cuh"

@@ -215,6 +215,7 @@ struct WarpWindow {
   TemplateStore<PL, kShared> tw;
   unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
   bool fullMask = false;  // every pixel of the window lies in the level
+  LevelView lj;           // the target level of the template's level (read once a level)
 
   __device__ __forceinline__ WarpWindow(const Layout& layout, const PyramidPair& pair,
                                         const TrackParams& params, int lane, float* slice)
@@ -225,6 +226,7 @@ struct WarpWindow {
   __device__ __forceinline__ TemplateSums sampleTemplate(int level, float cx, float cy) {
     const int hw = px.hw;
     const LevelView li = levelAt(L, P.grayI, P.gradI, level);
+    lj = levelAt(L, P.grayJ, P.gradJ, level);
     const Bilinear b = bilinearAt(cx, cy);
     float st = 0.0f;
     int valid = 0;
@@ -283,9 +285,9 @@ struct WarpWindow {
     return ts;
   }
 
-  // sampleTargetWindow and targetSums of kernels.h.
-  __device__ __forceinline__ TargetSums targetSums(int level, float qx, float qy) {
-    const LevelView lj = levelAt(L, P.grayJ, P.gradJ, level);
+  // sampleTargetWindow and targetSums of kernels.h (trackLoop asks for the level of the last
+  // template, whose target level sampleTemplate kept).
+  __device__ __forceinline__ TargetSums targetSums(int, float qx, float qy) {
     const Bilinear b = bilinearAt(qx, qy);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     if (fullMask && windowInside(b, px.hw, lj.width, lj.height)) {

@@ -5,12 +5,13 @@
 // Two tracking kernels:
 // - trackLaneKernel: one thread per track, trackForward/trackBackward of kernels.h unchanged
 //   (the design's form, 4.3). Its TrackScratch (15 KiB) lives in local memory.
-// - trackWarpKernel: one warp per track, as vilib and Basalt do. Lane l holds the window
-//   pixels k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in
-//   registers for the whole level, and each window sum is the lane's partial over its pixels
-//   in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is exactly
-//   the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
-//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
+// - trackWarpKernel: one warp per track, as vilib and Basalt do: trackLoop of kernels.h (the
+//   one tracking loop) with the window policy WarpWindow. Lane l holds the window pixels
+//   k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in registers
+//   (or shared memory) for the whole level, and each window sum is the lane's partial over its
+//   pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is
+//   exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the
+//   warp variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
 //   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
 #pragma once
 

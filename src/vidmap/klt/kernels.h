@@ -150,7 +150,7 @@ VIDMAP_HD inline void scharrPixel(const float* src, int w, int h, int x, int y, 
 // (x0 + i, y0 + j), (x0 + i + 1, ...), ... clamped to the image (border replication):
 //   v = ((w00 p00 + w10 p10) + w01 p01) + w11 p11
 // with fx = x - floor(x), w00 = (1 - fx)(1 - fy), w10 = fx (1 - fy), w01 = (1 - fx) fy,
-// w11 = fx fy. The caller keeps x and y within a few windows of the image (see trackPoint).
+// w11 = fx fy. The caller keeps x and y within a few windows of the image (see trackLoop).
 
 struct Bilinear {
   int x0 = 0, y0 = 0;

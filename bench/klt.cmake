@@ -2,6 +2,10 @@
 # 7.3 on the synthetic scene and Middlebury flow (klt_opencv_compare). OpenCV is optional:
 # without it the bench prints vidmap alone and the comparison is not built.
 if(TARGET vidmap_klt AND TARGET vidmap_synth)
+  # The CPU records byte for byte, to compare two builds that must compute the same bits.
+  add_executable(klt_record_dump ${CMAKE_CURRENT_LIST_DIR}/klt_record_dump.cc)
+  target_link_libraries(klt_record_dump PRIVATE vidmap::klt vidmap::synth)
+  vidmap_apply_flags(klt_record_dump)
   add_executable(klt_cpu_bench ${CMAKE_CURRENT_LIST_DIR}/klt_cpu_bench.cc)
   target_link_libraries(klt_cpu_bench PRIVATE vidmap::klt vidmap::synth)
   vidmap_apply_flags(klt_cpu_bench)

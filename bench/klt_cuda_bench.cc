@@ -3,6 +3,8 @@
 // times, both tracking kernels, and the throughput in track-steps per second with K = 1, 4,
 // 16 sequences pushed together. Prints one JSON object. With --dump DIR it also writes the
 // frames and points of each case for bench/klt_opencv_pyrlk.py (the OpenCV peer).
+// --width W, --tracks N,N, --kernels warp,warp-shared,lane and --no-throughput narrow the run
+// (a profiler run, a before/after comparison).
 //
 // Timing: CUDA events around each push after a warm-up, medians of --reps pushes; the wall
 // time of a push includes staging the frame on the host, the upload, the kernels and the read.
@@ -181,7 +183,18 @@ double bytesPerPush(int w, int h) {
 int main(int argc, char** argv) {
   std::string dump;
   int reps = 30;
-  bool quick = false;
+  bool quick = false, throughput = true;
+  int onlyWidth = 0;                 // --width W: that frame size alone (640 or 1280)
+  std::vector<int> onlyTracks;       // --tracks N,N: these track counts
+  std::vector<TrackKernel> kernels;  // --kernels warp,warp-shared,lane
+  auto csv = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t b = 0;
+    for (std::size_t e; (e = s.find(',', b)) != std::string::npos; b = e + 1)
+      out.push_back(s.substr(b, e - b));
+    out.push_back(s.substr(b));
+    return out;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dump" && i + 1 < argc)
@@ -190,7 +203,19 @@ int main(int argc, char** argv) {
       reps = std::max(3, std::atoi(argv[++i]));
     else if (a == "--quick")
       quick = true;
+    else if (a == "--no-throughput")
+      throughput = false;
+    else if (a == "--width" && i + 1 < argc)
+      onlyWidth = std::atoi(argv[++i]);
+    else if (a == "--tracks" && i + 1 < argc)
+      for (const auto& t : csv(argv[++i])) onlyTracks.push_back(std::atoi(t.c_str()));
+    else if (a == "--kernels" && i + 1 < argc)
+      for (const auto& k : csv(argv[++i]))
+        kernels.push_back(k == "lane"
+                              ? TrackKernel::kLane
+                              : (k == "warp" ? TrackKernel::kWarp : TrackKernel::kWarpShared));
   }
+  if (kernels.empty()) kernels = {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane};
   if (gpu::deviceCount() == 0) {
     std::printf("{\"skipped\": \"%s\"}\n", gpu::noDeviceReason().c_str());
     return 0;
@@ -205,15 +230,18 @@ int main(int argc, char** argv) {
 
   const int sizes[2][2] = {{640, 360}, {1280, 720}};
   const std::vector<int> counts =
-      quick ? std::vector<int>{1024} : std::vector<int>{256, 1024, 4096, 8192};
+      !onlyTracks.empty()
+          ? onlyTracks
+          : (quick ? std::vector<int>{1024} : std::vector<int>{256, 1024, 4096, 8192});
   std::string cases = "[";
   std::printf(" \"push\": [\n");
   bool first = true;
   for (const auto& sz : sizes) {
+    if (onlyWidth && sz[0] != onlyWidth) continue;
     const Frames fr = makeFrames(sz[0], sz[1]);
     const klt::Options o = klt::optionsFor(sz[0]);
     for (int n : counts) {
-      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane}) {
+      for (TrackKernel k : kernels) {
         const bool perKernel = true;
         const PushStats s = measure(ctx, fr, 1, n, k, reps, perKernel);
         const double flops = flopsPerTrackStep(o, s.meanIterations0) * n;
@@ -264,8 +292,9 @@ int main(int argc, char** argv) {
     int w, h, n;
   };
   const std::vector<T> tp =
-      quick ? std::vector<T>{{640, 360, 1024}}
-            : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}};
+      !throughput ? std::vector<T>{}
+                  : (quick ? std::vector<T>{{640, 360, 1024}}
+                           : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}});
   for (const T& t : tp) {
     const Frames fr = makeFrames(t.w, t.h);
     for (int K : {1, 4, 16})

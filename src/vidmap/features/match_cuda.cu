@@ -1,7 +1,7 @@
 // The CUDA matcher: cuBLAS SGEMM of the descriptors (FP32, no tensor-core rounding), then one
-// warp per (row, segment) for the top-2 of the row and one thread per column for the column's
-// nearest row, both with the shared functions of match_kernels.h. The final ratio / mutual /
-// distance decisions run on the host in the code of the CPU matcher's last loop.
+// warp per (row, segment) for the top-2 of the row and a 32 x 32 block per 32 columns for the
+// columns' nearest rows, both with the shared functions of match_kernels.h. The final ratio /
+// mutual / distance decisions run on the host in the code of the CPU matcher's last loop.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -30,6 +30,10 @@ void checkBlas(cublasStatus_t s, const char* what) {
     throw Error(std::string("features cuda: ") + what + ": cuBLAS status " + std::to_string(s));
 }
 
+// One thread per descriptor. Staging 32 descriptors per warp through shared memory (coalesced
+// loads, then each lane's sum in index order) measured the same on the H200 (19.2 us against
+// 19.5 us for 4096): either way 128-256 warps for the whole GPU, each waiting on its loads
+// (long scoreboard): latency-bound, kept in the simpler form.
 __global__ void kNorms(const float* d, int n, float* norms) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) norms[i] = descriptorSquaredNorm(d + static_cast<long>(i) * 128);
@@ -69,21 +73,44 @@ __global__ void kRowTop2(const float* S, int rows, int r0, int nb, const int* se
   if (lane == 0) out[static_cast<long>(i) * nseg + k] = t;
 }
 
-// One thread per column: the nearest row of this block, merged into the running best (a
-// later block wins only when strictly nearer, so ties keep the lower row).
-__global__ void kColBest(const float* S, int rows, int r0, int nb, const float* normA,
-                         const float* normB, const Guide* guides, const int* segOf,
-                         const float2* pa, const float2* pb, float* colD, int* colI) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nb) return;
-  float best = colD[j];
-  int bi = colI[j];
-  for (int li = 0; li < rows; ++li) {
-    const int i = r0 + li;
-    if (!allowed(guides, segOf, pa, pb, i, j)) continue;
-    const float d = squaredDistance(normA[i], normB[j], S[static_cast<long>(li) * nb + j]);
-    if (d < best) best = d, bi = i;
+// The nearest row of each column: a block takes 32 columns (threadIdx.x, coalesced rows of S)
+// and splits the rows of the S block into kColChunks contiguous chunks (threadIdx.y). Each
+// thread scans its chunk in row order keeping the strictly nearer, so the lowest row of a tie;
+// then the chunk results are merged in chunk order into the running best of the earlier S
+// blocks, again strictly nearer wins: the same row as one scan of all rows in order (a chunk's
+// first minimum replaces the running best exactly when the scan would). The former one
+// thread per column (32 blocks of 128 threads for 4096 columns) took 509 us on the H200,
+// latency-bound on its chain of 4096 dependent loads at 6 % occupancy.
+constexpr int kColChunks = 32;
+__global__ void __launch_bounds__(32 * kColChunks)
+    kColBest(const float* S, int rows, int r0, int nb, const float* normA, const float* normB,
+             const Guide* guides, const int* segOf, const float2* pa, const float2* pb, float* colD,
+             int* colI) {
+  __shared__ float chunkD[kColChunks][33];
+  __shared__ int chunkI[kColChunks][33];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int j = blockIdx.x * 32 + tx;
+  const int per = (rows + kColChunks - 1) / kColChunks;
+  const int lo = ty * per, hi = min(rows, lo + per);
+  float best = kNoDistance;
+  int bi = -1;
+  if (j < nb) {
+    const float nbj = normB[j];
+    for (int li = lo; li < hi; ++li) {
+      const int i = r0 + li;
+      if (!allowed(guides, segOf, pa, pb, i, j)) continue;
+      const float d = squaredDistance(normA[i], nbj, S[static_cast<long>(li) * nb + j]);
+      if (d < best) best = d, bi = i;
+    }
   }
+  chunkD[ty][tx] = best;
+  chunkI[ty][tx] = bi;
+  __syncthreads();
+  if (ty != 0 || j >= nb) return;
+  best = colD[j];
+  bi = colI[j];
+  for (int c = 0; c < kColChunks; ++c)
+    if (chunkD[c][tx] < best) best = chunkD[c][tx], bi = chunkI[c][tx];
   colD[j] = best;
   colI[j] = bi;
 }
@@ -208,8 +235,8 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
     {
       auto scope = m.time(guided ? "match_guided_col_best" : "match_col_best");
-      kColBest<<<cuda::blocksFor(p.nb, 128), 128, 0, st>>>(S, rows, r0, p.nb, nA, nB, dGuides,
-                                                           dSegOf, dPa, dPb, colD, colI);
+      kColBest<<<cuda::blocksFor(p.nb, 32), dim3(32, kColChunks), 0, st>>>(
+          S, rows, r0, p.nb, nA, nB, dGuides, dSegOf, dPa, dPb, colD, colI);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
   }

@@ -3,6 +3,7 @@
 // float distances nearly tie: each differing match is checked to be such a near tie.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -139,6 +140,28 @@ TEST(MatchCuda, ManyAgreeWithTheCpu) {
   for (size_t k = 0; k < refs.size(); ++k)
     expectSameExceptNearTies(c[k], g[k], q, refs[k], cpu.options(), "many");
   EXPECT_TRUE(g.back().empty());
+}
+
+// Exact ties in a column: rows of A that are copies of one descriptor of B have the same
+// distance to it (the same products in the same order), and the column's nearest row, which
+// the mutual check reads, must be the lowest of them on both backends, within one chunk of the
+// CUDA column pass and across chunks (4096 rows: chunks of 128).
+TEST(MatchCuda, ColumnTiesGoToTheLowestRow) {
+  REQUIRE_DEVICE();
+  Features a = randomFeatures(4096, 21), b = randomFeatures(4096, 22);
+  const int target = 7;
+  const std::vector<int> copies = {100, 101, 1000, 3000, 4095};
+  for (int i : copies)
+    std::copy(b.descriptor(target), b.descriptor(target) + 128,
+              a.descriptors.begin() + static_cast<long>(i) * 128);
+  for (Backend backend : {Backend::kCpu, Backend::kCuda}) {
+    const auto m = Matcher(with(backend)).match(a, b);
+    std::set<int> rowsOfTarget;
+    for (const auto& x : m)
+      if (x.b == target) rowsOfTarget.insert(x.a);
+    EXPECT_EQ(rowsOfTarget, std::set<int>{copies.front()})
+        << (backend == Backend::kCpu ? "cpu" : "cuda");
+  }
 }
 
 TEST(MatchCuda, SiftFeaturesAgreeWithTheCpu) {

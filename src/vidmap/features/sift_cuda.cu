@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vidmap/core/copy_rows.h"
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/sift_cuda.h"
 #include "vidmap/features/sift_kernels.h"
@@ -168,6 +169,7 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<SiftPoint> points, slots;
   gpu::DeviceBuffer<float2> cs;
   gpu::DeviceBuffer<float> desc;
+  cuda::PinnedStage imageIn, descriptorsOut;  // the two large copies of an extraction
   int grayWidth = 0, grayHeight = 0;
 
   explicit Impl(const gpu::Context& c)
@@ -200,9 +202,16 @@ struct SiftCuda::Impl {
     float* in = ensure(input, static_cast<size_t>(w) * h);
     grayWidth = w;
     grayHeight = h;
-    VIDMAP_CUDA_CHECK(cudaMemcpy2DAsync(in, w * sizeof(float), gray.data,
-                                        gray.stride * sizeof(float), w * sizeof(float), h,
-                                        cudaMemcpyHostToDevice, stream));
+    {
+      // Through pinned memory, the rows copied by the host's threads. The stream is idle here
+      // (each call ends synchronised), so no earlier copy still reads the stage; the wait
+      // makes sure of it after a call that threw.
+      VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+      float* stage = imageIn.ensure<float>(static_cast<size_t>(w) * h);
+      copyRows(stage, gray.data, w * sizeof(float), gray.stride * sizeof(float), h);
+      auto scope = time("sift_upload_image");
+      cuda::upload(in, stage, static_cast<size_t>(w) * h, stream);
+    }
     const size_t no = plan.octaves.size();
     if (gauss.size() < no) {
       gauss.resize(no);
@@ -372,6 +381,7 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   const int np = static_cast<int>(points.size());
   result.keypoints.resize(np);
   result.descriptors.resize(static_cast<size_t>(np) * kDescriptorSize);
+  float* descStage = nullptr;  // the descriptors in pinned memory, copied out after the sync
   if (np > 0) {
     std::vector<float2> cs(np);
     for (int i = 0; i < np; ++i) cs[i] = {std::cos(points[i].angle), std::sin(points[i].angle)};
@@ -387,11 +397,18 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
           dDesc);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
-    cuda::download(result.descriptors.data(), dDesc, result.descriptors.size(), m.stream);
+    {
+      auto scope = m.time("sift_download_descriptors");
+      descStage = m.descriptorsOut.ensure<float>(result.descriptors.size());
+      cuda::download(descStage, dDesc, result.descriptors.size(), m.stream);
+    }
     for (int i = 0; i < np; ++i) result.keypoints[i] = toKeypoint(points[i], plan);
   }
   m.timer.stop(m.stream);
   m.ctx.synchronize();
+  if (descStage)
+    copyRows(result.descriptors.data(), descStage, kDescriptorSize * sizeof(float),
+             kDescriptorSize * sizeof(float), np);
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return result;
 }

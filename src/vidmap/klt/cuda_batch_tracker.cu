@@ -89,28 +89,8 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
     r.tracksIn = t.size();
     ended_[q].clear();
     if (track && t.size() > 0) {
-      const TrackRecord* checked = engine_->checked(q);
       TrackTable next;
-      for (int i = 0; i < t.size(); ++i) {
-        const TrackRecord& c = checked[i];
-        const int age = t.age[i] + 1;
-        int reason = statusReason(c.status);
-        if (reason == 0 && age > options().maxAgeFrames) reason = static_cast<int>(EndReason::kAge);
-        if (reason != 0) {
-          ++r.ends[reason];
-          ended_[q].push_back({t.id[i], reason, c.x, c.y, t.seedFrame[i], age});
-          continue;
-        }
-        next.id.push_back(t.id[i]);
-        next.x.push_back(c.x);
-        next.y.push_back(c.y);
-        next.seedFrame.push_back(t.seedFrame[i]);
-        next.seedX.push_back(t.seedX[i]);
-        next.seedY.push_back(t.seedY[i]);
-        next.seedKeypoint.push_back(t.seedKeypoint[i]);
-        next.age.push_back(age);
-        next.measure.push_back(c.measure);
-      }
+      advanceTable(t, engine_->checked(q), options().maxAgeFrames, &next, &ended_[q], &r.ends);
       t = std::move(next);
     }
     if (selects[q]) {
@@ -118,18 +98,8 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
       r.selected = engine_->selected(q);
       r.appended = engine_->appended(q);
       const TrackRecord* picks = engine_->picks(q);
-      for (int i = 0; i < r.appended; ++i) {
-        const TrackRecord& p = picks[i];
-        t.id.push_back(nextId_[q]++);
-        t.x.push_back(p.x);
-        t.y.push_back(p.y);
-        t.seedFrame.push_back(frame_);
-        t.seedX.push_back(p.x);
-        t.seedY.push_back(p.y);
-        t.seedKeypoint.push_back(-1);
-        t.age.push_back(0);
-        t.measure.push_back(p.measure);
-      }
+      for (int i = 0; i < r.appended; ++i)
+        t.appendNew(nextId_[q]++, picks[i].x, picks[i].y, picks[i].measure, frame_, -1);
     }
     r.alive = t.size();
     r.chunks = track ? 1 : 0;

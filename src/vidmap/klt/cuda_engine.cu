@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "vidmap/core/copy_rows.h"
 #include "vidmap/core/error.h"
 #include "vidmap/gpu/cuda_check.cuh"
 #include "vidmap/klt/cuda_kernels.cuh"
@@ -38,14 +39,15 @@ __global__ void unpackSeedsKernel(BatchView v, const int* counts, const int* off
   if (ages) agesOut[g] = ages[offsets[seq] + i];
 }
 
-// Flags of compactAlive: alive after the check and not older than maxAge.
+// Flags of compactAlive: the tracks that survive the push (pushEndReason of kernels.h, the
+// rule of every tracker's table update); ages are the ages after the push.
 __global__ void aliveFlagKernel(BatchView v, const int* counts, const int* ages, int maxAge,
                                 int* flag) {
   const int seq = blockIdx.y;
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= v.capacity) return;
   const std::int64_t g = static_cast<std::int64_t>(seq) * v.capacity + i;
-  flag[g] = i < counts[seq] && statusAlive(v.records[3][g].status) && ages[g] <= maxAge ? 1 : 0;
+  flag[g] = i < counts[seq] && pushEndReason(v.records[3][g].status, ages[g], maxAge) == 0 ? 1 : 0;
 }
 
 __global__ void aliveScatterKernel(BatchView v, const int* flag, const int* pos) {

@@ -34,10 +34,6 @@ namespace vidmap::klt::cuda {
 TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks);
 enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
-// Copies `rows` rows of rowBytes from src (rows srcStride bytes apart) to dst (packed), on
-// the host's threads when the frame is large (cuda_staging.cc: OpenMP lives in .cc files).
-void copyRows(void* dst, const void* src, std::size_t rowBytes, std::size_t srcStride, int rows);
-
 // Pinned host memory (cudaHostAlloc) owned by RAII.
 class PinnedBytes {
  public:

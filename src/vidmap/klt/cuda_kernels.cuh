@@ -5,12 +5,13 @@
 // Two tracking kernels:
 // - trackLaneKernel: one thread per track, trackForward/trackBackward of kernels.h unchanged
 //   (the design's form, 4.3). Its TrackScratch (15 KiB) lives in local memory.
-// - trackWarpKernel: one warp per track, as vilib and Basalt do. Lane l holds the window
-//   pixels k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in
-//   registers for the whole level, and each window sum is the lane's partial over its pixels
-//   in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is exactly
-//   the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
-//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
+// - trackWarpKernel: one warp per track, as vilib and Basalt do: trackLoop of kernels.h (the
+//   one tracking loop) with the window policy WarpWindow. Lane l holds the window pixels
+//   k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in registers
+//   (or shared memory) for the whole level, and each window sum is the lane's partial over its
+//   pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is
+//   exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the
+//   warp variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
 //   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
 #pragma once
 
@@ -199,212 +200,141 @@ __device__ __forceinline__ float maskOf(unsigned mask, int s) {
   return (mask >> s) & 1u ? 1.0f : 0.0f;
 }
 
-// trackPoint of kernels.h by one warp (PL >= ceil(n / 32) window pixels a lane). Every lane
-// returns the same record.
+// The window policy of trackLoop (kernels.h) for one warp (PL >= ceil(n / 32) window pixels a
+// lane): each lane samples its pixels of the template (kept in the TemplateStore for the
+// level) and of each target window, adds them into its partials with the terms of kernels.h,
+// and the partials are added by warpTreeSum. Every lane ends with the same sums, so trackLoop's
+// control flow is uniform over the warp.
 template <int PL, bool kShared>
-__device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, float ux, float uy,
-                                      const TrackParams& p, int lane, float* slice) {
-  const int hw = p.halfWindow;
-  const int size = 2 * hw + 1, n = size * size;
-  const float eps2 = p.epsilonPx * p.epsilonPx;
-  if (!insideMargin(ux, uy, L.width[0], L.height[0], hw))
-    return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
-
-  const LanePixels<PL> px(lane, hw);
-  TemplateStore<PL, kShared> tw(slice, lane);
+struct WarpWindow {
+  static constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
+  static constexpr int kUnrollSlow = TemplateStore<PL, kShared>::kUnrollSlow;
+  const Layout& L;
+  PyramidPair P;
+  const TrackParams& p;
+  LanePixels<PL> px;
+  TemplateStore<PL, kShared> tw;
   unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
   bool fullMask = false;  // every pixel of the window lies in the level
-  constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
-  constexpr int kUnrollSlow = TemplateStore<PL, kShared>::kUnrollSlow;
-  float dx = 0.0f, dy = 0.0f;
-  bool lost = false, usable0 = false, converged0 = false;
-  int iterations0 = 0;
-  TemplateSums t0;
-  for (int level = p.levels - 1; level >= 0; --level) {
-    if (lost) {
-      if (level > 0) {
-        dx = dx * 2.0f;
-        dy = dy * 2.0f;
-      }
-      continue;
-    }
-    const float scale = 1.0f / static_cast<float>(1 << level);
-    const float cx = ux * scale, cy = uy * scale;
-    const LevelView li = levelAt(L, P.grayI, P.gradI, level),
-                    lj = levelAt(L, P.grayJ, P.gradJ, level);
+  LevelView lj;           // the target level of the template's level (read once a level)
 
-    // sampleTemplate: the window (pixels outside the level masked), then pass 1 (mean) and
-    // pass 2 (the other sums). mask bit s is the m of pixel s.
-    TemplateSums ts;
-    {
-      const Bilinear b = bilinearAt(cx, cy);
-      float st = 0.0f;
-      int valid = 0;
-      mask = 0u;
+  __device__ __forceinline__ WarpWindow(const Layout& layout, const PyramidPair& pair,
+                                        const TrackParams& params, int lane, float* slice)
+      : L(layout), P(pair), p(params), px(lane, params.halfWindow), tw(slice, lane) {}
+
+  // sampleTemplate of kernels.h: the window (pixels outside the level masked), then pass 1
+  // (mean) and pass 2 (the other sums).
+  __device__ __forceinline__ TemplateSums sampleTemplate(int level, float cx, float cy) {
+    const int hw = px.hw;
+    const LevelView li = levelAt(L, P.grayI, P.gradI, level);
+    lj = levelAt(L, P.grayJ, P.gradJ, level);
+    const Bilinear b = bilinearAt(cx, cy);
+    float st = 0.0f;
+    int valid = 0;
+    mask = 0u;
 #pragma unroll kUnrollSlow
-      for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
-      if (windowInside(b, hw, li.width, li.height)) {
-        // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
-        const int o = b.y0 * li.width + b.x0;
-        const float* g = li.gray + o;
-        const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
-#pragma unroll kUnroll
-        for (int s = 0; s < PL; ++s) {
-          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
-          if (px.valid(s)) {
-            tw.T(s) = fastTap(g, tw.OFF(s), li.width, b);
-            fastTapGrad(d, tw.OFF(s), li.width, b, &tw.GX(s), &tw.GY(s));
-            mask |= 1u << s;
-            ++valid;
-            st += tw.T(s);
-          }
-        }
-      } else {
-        const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
-#pragma unroll kUnrollSlow
-        for (int s = 0; s < PL; ++s) {
-          tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
-          if (px.valid(s)) {
-            const float x = cx + static_cast<float>(px.di(s)),
-                        y = cy + static_cast<float>(px.dj(s));
-            if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-              tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-              bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
-                              &tw.GY(s));
-              mask |= 1u << s;
-              ++valid;
-            }
-            st += tw.T(s);
-          }
-        }
-      }
-      valid = __reduce_add_sync(kFullMask, valid);
-      fullMask = valid == n;  // uniform: then m = 1 everywhere and j * m = j
-      ts.n = static_cast<float>(valid > 0 ? valid : 1);
-      ts.meanT = warpTreeSum(st) / ts.n;
-      float stc = 0.0f, stt = 0.0f, sxx = 0.0f, sxy = 0.0f, syy = 0.0f, sx = 0.0f, sy = 0.0f,
-            sax = 0.0f, say = 0.0f;
+    for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
+    if (windowInside(b, hw, li.width, li.height)) {
+      // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
+      const int o = b.y0 * li.width + b.x0;
+      const float* g = li.gray + o;
+      const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
 #pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
+        tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
         if (px.valid(s)) {
-          const float tc = (tw.T(s) - ts.meanT) * maskOf(mask, s);
-          const float av = p.photometric == 0 ? tw.T(s) : tc;
-          stc += tc;
-          stt += tc * tc;
-          sxx += tw.GX(s) * tw.GX(s);
-          sxy += tw.GX(s) * tw.GY(s);
-          syy += tw.GY(s) * tw.GY(s);
-          sx += tw.GX(s);
-          sy += tw.GY(s);
-          sax += av * tw.GX(s);
-          say += av * tw.GY(s);
+          tw.T(s) = fastTap(g, tw.OFF(s), li.width, b);
+          fastTapGrad(d, tw.OFF(s), li.width, b, &tw.GX(s), &tw.GY(s));
+          mask |= 1u << s;
+          ++valid;
+          st += tw.T(s);
         }
       }
-      ts.sumTc = warpTreeSum(stc);
-      ts.varTn = warpTreeSum(stt);
-      ts.gxx = warpTreeSum(sxx);
-      ts.gxy = warpTreeSum(sxy);
-      ts.gyy = warpTreeSum(syy);
-      ts.sgx = warpTreeSum(sx);
-      ts.sgy = warpTreeSum(sy);
-      ts.ax = warpTreeSum(sax);
-      ts.ay = warpTreeSum(say);
-      finishTemplateSums(&ts, p.minEigThreshold);
-    }
-    if (level == 0) {
-      t0 = ts;
-      usable0 = ts.usable;
-    }
-    if (ts.usable) {
-      const float hix = static_cast<float>(lj.width - 1), hiy = static_cast<float>(lj.height - 1);
-      const float startX = dx, startY = dy;
-      for (int it = 0; it < p.maxIterations; ++it) {
-        const float qx = cx + dx, qy = cy + dy;
-        if (!(qx >= 0.0f && qy >= 0.0f && qx <= hix && qy <= hiy)) {
-          if (level > 0) {  // the level's result is discarded
-            dx = startX;
-            dy = startY;
-          } else {
-            lost = true;
-          }
-          break;
-        }
-        const Bilinear b = bilinearAt(qx, qy);
-        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-        if (fullMask && windowInside(b, hw, lj.width, lj.height)) {
-          const float* g = lj.gray + (b.y0 * lj.width + b.x0);
-#pragma unroll kUnroll
-          for (int s = 0; s < PL; ++s) {
-            if (px.valid(s)) {
-              const float j = fastTap(g, tw.OFF(s), lj.width, b);
-              a0 += j;
-              a1 += j * j;
-              a2 += j * tw.GX(s);
-              a3 += j * tw.GY(s);
-            }
-          }
-        } else {
+    } else {
+      const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
 #pragma unroll kUnrollSlow
-          for (int s = 0; s < PL; ++s) {
-            if (px.valid(s)) {
-              const float j = bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
-                              maskOf(mask, s);
-              a0 += j;
-              a1 += j * j;
-              a2 += j * tw.GX(s);
-              a3 += j * tw.GY(s);
-            }
+      for (int s = 0; s < PL; ++s) {
+        tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
+        if (px.valid(s)) {
+          const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
+          if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+            tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
+                            &tw.GY(s));
+            mask |= 1u << s;
+            ++valid;
           }
-        }
-        TargetSums js;
-        js.sj = warpTreeSum(a0);
-        js.sjj = warpTreeSum(a1);
-        js.sjgx = warpTreeSum(a2);
-        js.sjgy = warpTreeSum(a3);
-        float sx, sy;
-        gaussNewtonStep(ts, js, p.photometric, &sx, &sy);
-        dx = dx + sx;
-        dy = dy + sy;
-        if (level == 0) iterations0 = it + 1;
-        if (sx * sx + sy * sy < eps2) {
-          if (level == 0) converged0 = true;
-          break;
+          st += tw.T(s);
         }
       }
     }
-    if (level > 0) {
-      dx = dx * 2.0f;
-      dy = dy * 2.0f;
-    }
+    valid = __reduce_add_sync(kFullMask, valid);
+    fullMask = valid == px.n;  // uniform: then m = 1 everywhere and j * m = j
+    TemplateSums ts;
+    ts.n = static_cast<float>(valid > 0 ? valid : 1);
+    ts.meanT = warpTreeSum(st) / ts.n;
+    float acc[kTemplateTerms] = {};
+#pragma unroll kUnroll
+    for (int s = 0; s < PL; ++s)
+      if (px.valid(s))
+        addTemplateTerms(tw.T(s), (tw.T(s) - ts.meanT) * maskOf(mask, s), tw.GX(s), tw.GY(s),
+                         p.photometric == 0, acc, 1);
+#pragma unroll
+    for (int q = 0; q < kTemplateTerms; ++q) acc[q] = warpTreeSum(acc[q]);
+    setTemplateTerms(acc, &ts);
+    finishTemplateSums(&ts, p.minEigThreshold);
+    return ts;
   }
-  const float x = ux + dx, y = uy + dy;
-  int reason = 0;
-  if (lost || !insideMargin(x, y, L.width[0], L.height[0], hw))
-    reason = static_cast<int>(EndReason::kOutOfFrame);
-  else if (!usable0)
-    reason = static_cast<int>(EndReason::kLowStructure);
-  else if (!converged0)
-    reason = static_cast<int>(EndReason::kNoConvergence);
-  float ncc = 0.0f;
-  if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
-    // t[] holds the level-0 template: level 0 was sampled, since the track is not lost.
+
+  // sampleTargetWindow and targetSums of kernels.h (trackLoop asks for the level of the last
+  // template, whose target level sampleTemplate kept).
+  __device__ __forceinline__ TargetSums targetSums(int, float qx, float qy) {
+    const Bilinear b = bilinearAt(qx, qy);
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    if (fullMask && windowInside(b, px.hw, lj.width, lj.height)) {
+      const float* g = lj.gray + (b.y0 * lj.width + b.x0);
+#pragma unroll kUnroll
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s))
+          addTargetTerms(fastTap(g, tw.OFF(s), lj.width, b), tw.GX(s), tw.GY(s), a0, a1, a2, a3);
+    } else {
+#pragma unroll kUnrollSlow
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s))
+          addTargetTerms(
+              bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s),
+              tw.GX(s), tw.GY(s), a0, a1, a2, a3);
+    }
+    TargetSums js;
+    js.sj = warpTreeSum(a0);
+    js.sjj = warpTreeSum(a1);
+    js.sjgx = warpTreeSum(a2);
+    js.sjgy = warpTreeSum(a3);
+    return js;
+  }
+
+  // sampleTargetWindow and windowNcc of kernels.h at level 0 (the store holds the level-0
+  // template: trackLoop asks only when level 0 was sampled).
+  __device__ __forceinline__ float ncc(float x, float y, const TemplateSums& t0) {
     const LevelView l0 = levelAt(L, P.grayJ, P.gradJ, 0);
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
 #pragma unroll kUnrollSlow
-    for (int s = 0; s < PL; ++s) {
-      if (px.valid(s)) {
-        const float j = bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s));
-        const float tc = tw.T(s) - t0.meanT;
-        a0 += j;
-        a1 += j * j;
-        a2 += tc * j;
-      }
-    }
-    const float sj = warpTreeSum(a0), sjj = warpTreeSum(a1), stj = warpTreeSum(a2);
-    ncc = nccFromSums(sj, sjj, stj, t0);
+    for (int s = 0; s < PL; ++s)
+      if (px.valid(s))
+        addNccTerms(bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)),
+                    tw.T(s) - t0.meanT, a0, a1, a2);
+    return nccFromSums(warpTreeSum(a0), warpTreeSum(a1), warpTreeSum(a2), t0);
   }
-  return {x, y, ncc, makeStatus(reason, iterations0)};
+};
+
+// trackPoint of kernels.h by one warp: trackLoop with the warp's window policy. Every lane
+// returns the same record.
+template <int PL, bool kShared>
+__device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, float ux, float uy,
+                                      const TrackParams& p, int lane, float* slice) {
+  WarpWindow<PL, kShared> w(L, P, p, lane, slice);
+  return trackLoop(w, L, L, ux, uy, p);
 }
 
 // One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.

@@ -150,7 +150,7 @@ VIDMAP_HD inline void scharrPixel(const float* src, int w, int h, int x, int y, 
 // (x0 + i, y0 + j), (x0 + i + 1, ...), ... clamped to the image (border replication):
 //   v = ((w00 p00 + w10 p10) + w01 p01) + w11 p11
 // with fx = x - floor(x), w00 = (1 - fx)(1 - fy), w10 = fx (1 - fy), w01 = (1 - fx) fy,
-// w11 = fx fy. The caller keeps x and y within a few windows of the image (see trackPoint).
+// w11 = fx fy. The caller keeps x and y within a few windows of the image (see trackLoop).
 
 struct Bilinear {
   int x0 = 0, y0 = 0;
@@ -295,41 +295,91 @@ VIDMAP_HD inline void finishTemplateSums(TemplateSums* s, float minEigThreshold)
   s->invDet = s->usable ? 1.0f / det : 0.0f;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The per-pixel terms of the window sums, written once for every backend. V is one lane's
+// partial: a float (the generic loop, a warp lane) or four lanes of a host vector. A backend
+// chooses only which pixels go into which partial (the lane-strided order above) and how the
+// 32 partials are added (laneTreeSum, or a warp's shuffles: the same tree). The terms of one
+// partial are independent, so their order inside a pixel does not matter.
+
+// Pass 2 of a template window: tc = (T - meanT) m, a = T (photometric 0) or tc. The nine
+// partials acc[q * stride], q in TemplateTerm order.
+enum TemplateTerm {
+  kTermTc,
+  kTermTt,
+  kTermGxx,
+  kTermGxy,
+  kTermGyy,
+  kTermGx,
+  kTermGy,
+  kTermAx,
+  kTermAy,
+  kTemplateTerms
+};
+
+template <class V>
+VIDMAP_HD inline void addTemplateTerms(V t, V tc, V gx, V gy, bool plainSsd, V* acc, int stride) {
+  const V a = plainSsd ? t : tc;
+  acc[kTermTc * stride] += tc;
+  acc[kTermTt * stride] += tc * tc;
+  acc[kTermGxx * stride] += gx * gx;
+  acc[kTermGxy * stride] += gx * gy;
+  acc[kTermGyy * stride] += gy * gy;
+  acc[kTermGx * stride] += gx;
+  acc[kTermGy * stride] += gy;
+  acc[kTermAx * stride] += a * gx;
+  acc[kTermAy * stride] += a * gy;
+}
+
+// One target pixel j (masked: j m) against the template gradient: sum(J), sum(J J),
+// sum(J gx), sum(J gy).
+template <class V>
+VIDMAP_HD inline void addTargetTerms(V j, V gx, V gy, V& sj, V& sjj, V& sjgx, V& sjgy) {
+  sj += j;
+  sjj += j * j;
+  sjgx += j * gx;
+  sjgy += j * gy;
+}
+
+// One pixel of the final NCC window: sum(J), sum(J J), sum(tc J) with tc = T - meanT.
+template <class V>
+VIDMAP_HD inline void addNccTerms(V j, V tc, V& sj, V& sjj, V& stj) {
+  sj += j;
+  sjj += j * j;
+  stj += tc * j;
+}
+
+// The sums of pass 2 from the nine reduced terms.
+VIDMAP_HD inline void setTemplateTerms(const float* r, TemplateSums* s) {
+  s->sumTc = r[kTermTc];
+  s->varTn = r[kTermTt];
+  s->gxx = r[kTermGxx];
+  s->gxy = r[kTermGxy];
+  s->gyy = r[kTermGyy];
+  s->sgx = r[kTermGx];
+  s->sgy = r[kTermGy];
+  s->ax = r[kTermAx];
+  s->ay = r[kTermAy];
+}
+
 // The sums of a sampled template window (s->n set): pass 1 sums T, meanT = sum / n; pass 2,
-// with tc = (T - meanT) m, sums tc, tc*tc, gx*gx, gx*gy, gy*gy, gx, gy, a*gx and a*gy, with
-// a = T for photometric 0 and tc otherwise. Generic loop (the device's, and the definition):
+// with tc = (T - meanT) m, adds the terms of addTemplateTerms. Generic loop (the device's,
+// and the definition):
 VIDMAP_HD inline void templateWindowSumsGeneric(const TemplateWindow& win, int n, int photometric,
                                                 TemplateSums* s) {
   float a[kLanes] = {};
   forEachLane(n, [&](int k, int l) { a[l] += win.t[k]; });
   s->meanT = laneTreeSum(a) / s->n;
-  float stc[kLanes] = {}, stt[kLanes] = {}, sxx[kLanes] = {}, sxy[kLanes] = {}, syy[kLanes] = {},
-        sx[kLanes] = {}, sy[kLanes] = {}, sax[kLanes] = {}, say[kLanes] = {};
+  float acc[kTemplateTerms][kLanes] = {};
   const float mt = s->meanT;
   forEachLane(n, [&](int k, int l) {
     const float t = win.t[k];
     const float tc = win.allValid ? t - mt : (t - mt) * win.m[k];
-    const float gx = win.gx[k], gy = win.gy[k];
-    const float av = photometric == 0 ? t : tc;
-    stc[l] += tc;
-    stt[l] += tc * tc;
-    sxx[l] += gx * gx;
-    sxy[l] += gx * gy;
-    syy[l] += gy * gy;
-    sx[l] += gx;
-    sy[l] += gy;
-    sax[l] += av * gx;
-    say[l] += av * gy;
+    addTemplateTerms(t, tc, win.gx[k], win.gy[k], photometric == 0, &acc[0][l], kLanes);
   });
-  s->sumTc = laneTreeSum(stc);
-  s->varTn = laneTreeSum(stt);
-  s->gxx = laneTreeSum(sxx);
-  s->gxy = laneTreeSum(sxy);
-  s->gyy = laneTreeSum(syy);
-  s->sgx = laneTreeSum(sx);
-  s->sgy = laneTreeSum(sy);
-  s->ax = laneTreeSum(sax);
-  s->ay = laneTreeSum(say);
+  float r[kTemplateTerms];
+  for (int q = 0; q < kTemplateTerms; ++q) r[q] = laneTreeSum(acc[q]);
+  setTemplateTerms(r, s);
 }
 
 #if defined(VIDMAP_KLT_HOST_VECTORS)
@@ -347,53 +397,27 @@ inline void templateWindowSumsHost(const TemplateWindow& win, int n, int photome
   for (int l = 0; full + l < n; ++l) a[l] += win.t[full + l];
   s->meanT = laneTreeSum(a) / s->n;
   const float mt = s->meanT;
-  float acc[9][kLanes];
+  float acc[kTemplateTerms][kLanes];
   const v4 vmt = {mt, mt, mt, mt};
   for (int g = 0; g < kLanes; g += 4) {
-    v4 v[9];
+    v4 v[kTemplateTerms];
     for (auto& x : v) x = v4{0, 0, 0, 0};
     for (int k = g; k < full; k += kLanes) {
       const v4 t = load(win.t + k);
       const v4 tc = win.allValid ? t - vmt : (t - vmt) * load(win.m + k);
-      const v4 gx = load(win.gx + k), gy = load(win.gy + k);
-      const v4 av = photometric == 0 ? t : tc;
-      v[0] += tc;
-      v[1] += tc * tc;
-      v[2] += gx * gx;
-      v[3] += gx * gy;
-      v[4] += gy * gy;
-      v[5] += gx;
-      v[6] += gy;
-      v[7] += av * gx;
-      v[8] += av * gy;
+      addTemplateTerms(t, tc, load(win.gx + k), load(win.gy + k), photometric == 0, v, 1);
     }
-    for (int q = 0; q < 9; ++q) hostvec::store(acc[q] + g, v[q]);
+    for (int q = 0; q < kTemplateTerms; ++q) hostvec::store(acc[q] + g, v[q]);
   }
   for (int l = 0; full + l < n; ++l) {
     const int k = full + l;
     const float t = win.t[k];
     const float tc = win.allValid ? t - mt : (t - mt) * win.m[k];
-    const float gx = win.gx[k], gy = win.gy[k];
-    const float av = photometric == 0 ? t : tc;
-    acc[0][l] += tc;
-    acc[1][l] += tc * tc;
-    acc[2][l] += gx * gx;
-    acc[3][l] += gx * gy;
-    acc[4][l] += gy * gy;
-    acc[5][l] += gx;
-    acc[6][l] += gy;
-    acc[7][l] += av * gx;
-    acc[8][l] += av * gy;
+    addTemplateTerms(t, tc, win.gx[k], win.gy[k], photometric == 0, &acc[0][l], kLanes);
   }
-  s->sumTc = laneTreeSum(acc[0]);
-  s->varTn = laneTreeSum(acc[1]);
-  s->gxx = laneTreeSum(acc[2]);
-  s->gxy = laneTreeSum(acc[3]);
-  s->gyy = laneTreeSum(acc[4]);
-  s->sgx = laneTreeSum(acc[5]);
-  s->sgy = laneTreeSum(acc[6]);
-  s->ax = laneTreeSum(acc[7]);
-  s->ay = laneTreeSum(acc[8]);
+  float r[kTemplateTerms];
+  for (int q = 0; q < kTemplateTerms; ++q) r[q] = laneTreeSum(acc[q]);
+  setTemplateTerms(r, s);
 }
 #endif
 
@@ -556,10 +580,7 @@ VIDMAP_HD inline TargetSums targetSumsGeneric(const float* jw, const TemplateWin
   float a[kLanes] = {}, b[kLanes] = {}, c[kLanes] = {}, d[kLanes] = {};
   forEachLane(n, [&](int k, int l) {
     const float j = win.allValid ? jw[k] : jw[k] * win.m[k];
-    a[l] += j;
-    b[l] += j * j;
-    c[l] += j * win.gx[k];
-    d[l] += j * win.gy[k];
+    addTargetTerms(j, win.gx[k], win.gy[k], a[l], b[l], c[l], d[l]);
   });
   TargetSums s;
   s.sj = laneTreeSum(a);
@@ -580,19 +601,12 @@ inline TargetSums targetSumsHost(const float* jw, const TemplateWindow& win, int
     hostvec::v4 va = {0, 0, 0, 0}, vb = va, vc = va, vd = va;
     if (win.allValid) {
       for (int k = g; k < full; k += kLanes) {
-        const hostvec::v4 j = load(jw + k);
-        va += j;
-        vb += j * j;
-        vc += j * load(win.gx + k);
-        vd += j * load(win.gy + k);
+        addTargetTerms(load(jw + k), load(win.gx + k), load(win.gy + k), va, vb, vc, vd);
       }
     } else {
       for (int k = g; k < full; k += kLanes) {
-        const hostvec::v4 j = load(jw + k) * load(win.m + k);
-        va += j;
-        vb += j * j;
-        vc += j * load(win.gx + k);
-        vd += j * load(win.gy + k);
+        addTargetTerms(load(jw + k) * load(win.m + k), load(win.gx + k), load(win.gy + k), va, vb,
+                       vc, vd);
       }
     }
     hostvec::store(a + g, va);
@@ -603,10 +617,7 @@ inline TargetSums targetSumsHost(const float* jw, const TemplateWindow& win, int
   for (int l = 0; full + l < n; ++l) {
     const int k = full + l;
     const float j = win.allValid ? jw[k] : jw[k] * win.m[k];
-    a[l] += j;
-    b[l] += j * j;
-    c[l] += j * win.gx[k];
-    d[l] += j * win.gy[k];
+    addTargetTerms(j, win.gx[k], win.gy[k], a[l], b[l], c[l], d[l]);
   }
   TargetSums s;
   s.sj = laneTreeSum(a);
@@ -672,29 +683,35 @@ VIDMAP_HD inline float nccFromSums(float sj, float sjj, float stj, const Templat
 VIDMAP_HD inline float windowNcc(const float* jw, const TemplateWindow& win, const TemplateSums& t,
                                  int n) {
   float a[kLanes] = {}, b[kLanes] = {}, c[kLanes] = {};
-  forEachLane(n, [&](int k, int l) {
-    const float j = jw[k];
-    const float tc = win.t[k] - t.meanT;
-    a[l] += j;
-    b[l] += j * j;
-    c[l] += tc * j;
-  });
+  forEachLane(n, [&](int k, int l) { addNccTerms(jw[k], win.t[k] - t.meanT, a[l], b[l], c[l]); });
   return nccFromSums(laneTreeSum(a), laneTreeSum(b), laneTreeSum(c), t);
 }
 
-// Scratch of one trackPoint call (about 15 KiB; the CPU keeps it on the stack).
-struct TrackScratch {
-  TemplateWindow win;
-  float jw[kMaxWindowPixels];
-};
-
-// Tracks the point (ux, uy) of the template pyramid I into the target pyramid J.
+// ---------------------------------------------------------------------------------------------
+// The tracking loop, once for every backend. A window policy W does the window work of one
+// track and returns the sums; the loop does the rest (levels, iterations, loss, end reason):
 //
-// For level L = levels - 1 down to 0: c = u * 2^-L; the template window and its sums
-// (sampleTemplate) are taken once. If the level is not usable (lambda_min / n below
-// minEigThreshold, or det <= 0) the level is skipped (at level 0 the track ends with reason
-// 2). Otherwise for it = 0 .. maxIterations - 1: p = c + d; if p is not within
-// [-hw - 1, size + hw] of the level (a window wholly outside, or NaN) the track is lost
+//   TemplateSums W::sampleTemplate(int level, float cx, float cy)
+//       the template window of level `level` of I around (cx, cy) and its sums (sampleTemplate
+//       above; the policy keeps the window for the calls that follow, until the next level);
+//   TargetSums W::targetSums(int level, float px, float py)
+//       the target window of level `level` of J at (px, py), masked as the template, summed
+//       against the template's gradient (sampleTargetWindow, then targetSums);
+//   float W::ncc(float x, float y, const TemplateSums& t0)
+//       the zero-mean NCC of the level-0 window of J at (x, y) against the kept level-0
+//       template (sampleTargetWindow, then windowNcc).
+//
+// SerialWindow (below) is the CPU's (lane-strided sums over a scratch window, host vectors
+// where they exist); the CUDA warp kernel's WarpWindow (cuda_kernels.cuh) spreads the pixels
+// over the lanes of a warp and adds the partials with shuffles. Both follow the summation
+// order of this file, so the loop computes the same bits with either.
+//
+// The loop (from the seed (ux, uy) in I, of layout LI, into J, of layout LJ): for level
+// L = levels - 1 down to 0: c = u * 2^-L; the template window and its sums are taken once. If
+// the level is not usable (lambda_min / n below minEigThreshold, or det <= 0) the level is
+// skipped (at level 0 the track ends with reason 2). Otherwise for it = 0 .. maxIterations - 1:
+// p = c + d; if p is not in [0, w - 1] x [0, h - 1] of the level (or NaN) the level's result
+// is discarded (d back to its value at the level's start) or, at level 0, the track is lost
 // (reason 1) and nothing is updated after; else the target window at p gives the step
 // (gaussNewtonStep), d = d + step, and the level converges when sx*sx + sy*sy < eps*eps
 // (eps = epsilonPx, squared in float). After a level, d = 2 d. The iterations used at level 0
@@ -703,13 +720,29 @@ struct TrackScratch {
 // The result: x = ux + d.x, y = uy + d.y; the reason 1 (lost, or the final point within
 // halfWindow of the level-0 border, or the seed within it: then d = 0 and nothing is sampled),
 // else 2 (level 0 not usable), else 3 (level 0 not converged), else 0; the measure is the NCC
-// of the final level-0 window (windowNcc) unless the reason is 1 (then 0).
-VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView& J, float ux,
-                                        float uy, const TrackParams& p, TrackScratch* scratch) {
+// of the final level-0 window unless the reason is 1 (then 0).
+// The width and height of a level, read with constant indices: a CUDA kernel's layout then
+// stays in its parameter space (a dynamic index would copy it to local memory).
+VIDMAP_HD inline void levelSize(const Layout& L, int level, int* w, int* h) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int l = 0; l < kMaxLevels; ++l)
+    if (l == level) {
+      *w = L.width[l];
+      *h = L.height[l];
+    }
+}
+
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable  // W's methods are __device__ only for the CUDA policy
+#endif
+template <class W>
+VIDMAP_HD inline TrackRecord trackLoop(W& w, const Layout& LI, const Layout& LJ, float ux, float uy,
+                                       const TrackParams& p) {
   const int hw = p.halfWindow;
-  const int size = 2 * hw + 1, n = size * size;
   const float eps2 = p.epsilonPx * p.epsilonPx;
-  if (!insideMargin(ux, uy, I.layout.width[0], I.layout.height[0], hw))
+  if (!insideMargin(ux, uy, LI.width[0], LI.height[0], hw))
     return {ux, uy, 0.0f, makeStatus(static_cast<int>(EndReason::kOutOfFrame), 0)};
 
   float dx = 0.0f, dy = 0.0f;
@@ -726,15 +759,15 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
     }
     const float scale = 1.0f / static_cast<float>(1 << level);  // exact
     const float cx = ux * scale, cy = uy * scale;
-    const LevelView li = I.level(level), lj = J.level(level);
-    const TemplateSums t =
-        sampleTemplate(li, cx, cy, hw, p.photometric, p.minEigThreshold, &scratch->win);
+    const TemplateSums t = w.sampleTemplate(level, cx, cy);
     if (level == 0) {
       t0 = t;
       usable0 = t.usable;
     }
     if (t.usable) {
-      const float hix = static_cast<float>(lj.width - 1), hiy = static_cast<float>(lj.height - 1);
+      int wj = 0, hj = 0;
+      levelSize(LJ, level, &wj, &hj);
+      const float hix = static_cast<float>(wj - 1), hiy = static_cast<float>(hj - 1);
       const float startX = dx, startY = dy;
       for (int it = 0; it < p.maxIterations; ++it) {
         const float px = cx + dx, py = cy + dy;
@@ -747,8 +780,7 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
           }
           break;
         }
-        sampleTargetWindow(lj, px, py, hw, scratch->jw);
-        const TargetSums s = targetSums(scratch->jw, scratch->win, n);
+        const TargetSums s = w.targetSums(level, px, py);
         float sx, sy;
         gaussNewtonStep(t, s, p.photometric, &sx, &sy);
         dx = dx + sx;
@@ -760,10 +792,6 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
         }
       }
     }
-#ifdef KLT_DEBUG
-    printf("L%d c=(%.2f,%.2f) usable=%d lam=%.3g d=(%.3f,%.3f) lost=%d\n", level, cx, cy,
-           (int)t.usable, t.lambdaPerPixel, dx, dy, (int)lost);
-#endif
     if (level > 0) {
       dx = dx * 2.0f;
       dy = dy * 2.0f;
@@ -771,18 +799,52 @@ VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView&
   }
   const float x = ux + dx, y = uy + dy;
   int reason = 0;
-  if (lost || !insideMargin(x, y, J.layout.width[0], J.layout.height[0], hw))
+  if (lost || !insideMargin(x, y, LJ.width[0], LJ.height[0], hw))
     reason = static_cast<int>(EndReason::kOutOfFrame);
   else if (!usable0)
     reason = static_cast<int>(EndReason::kLowStructure);
   else if (!converged0)
     reason = static_cast<int>(EndReason::kNoConvergence);
-  float ncc = 0.0f;
-  if (reason != static_cast<int>(EndReason::kOutOfFrame)) {
-    sampleTargetWindow(J.level(0), x, y, hw, scratch->jw);
-    ncc = windowNcc(scratch->jw, scratch->win, t0, n);
-  }
+  // Level 0 was sampled when the track is not out of frame: the policy holds its template.
+  const float ncc = reason != static_cast<int>(EndReason::kOutOfFrame) ? w.ncc(x, y, t0) : 0.0f;
   return {x, y, ncc, makeStatus(reason, iterations0)};
+}
+
+// Scratch of one trackPoint call (about 15 KiB; the CPU keeps it on the stack).
+struct TrackScratch {
+  TemplateWindow win;
+  float jw[kMaxWindowPixels];
+};
+
+// The window policy of the CPU (and of the CUDA lane kernel): the windows in a scratch, the
+// sums in the lane-strided order by one thread.
+struct SerialWindow {
+  const PyramidView& I;
+  const PyramidView& J;
+  const TrackParams& p;
+  TrackScratch* scratch;
+
+  VIDMAP_HD int pixels() const { return (2 * p.halfWindow + 1) * (2 * p.halfWindow + 1); }
+  VIDMAP_HD TemplateSums sampleTemplate(int level, float cx, float cy) {
+    return klt::sampleTemplate(I.level(level), cx, cy, p.halfWindow, p.photometric,
+                               p.minEigThreshold, &scratch->win);
+  }
+  VIDMAP_HD TargetSums targetSums(int level, float px, float py) {
+    sampleTargetWindow(J.level(level), px, py, p.halfWindow, scratch->jw);
+    return klt::targetSums(scratch->jw, scratch->win, pixels());
+  }
+  VIDMAP_HD float ncc(float x, float y, const TemplateSums& t0) {
+    sampleTargetWindow(J.level(0), x, y, p.halfWindow, scratch->jw);
+    return windowNcc(scratch->jw, scratch->win, t0, pixels());
+  }
+};
+
+// Tracks the point (ux, uy) of the template pyramid I into the target pyramid J (trackLoop
+// with the serial window).
+VIDMAP_HD inline TrackRecord trackPoint(const PyramidView& I, const PyramidView& J, float ux,
+                                        float uy, const TrackParams& p, TrackScratch* scratch) {
+  SerialWindow w{I, J, p, scratch};
+  return trackLoop(w, I.layout, J.layout, ux, uy, p);
 }
 
 // The forward pass from a seed (positions in the previous frame) into the current frame.
@@ -819,6 +881,15 @@ VIDMAP_HD inline TrackRecord checkTrack(const TrackRecord& seed, const TrackReco
       reason = static_cast<int>(EndReason::kNcc);
   }
   return {fwd.x, fwd.y, fb, makeStatus(reason, statusIterations(fwd.status))};
+}
+
+// The end rule of a push, for every tracker (the CPU Tracker's and CudaBatchTracker's table
+// update, the device's compaction of the alive tracks): the reason of the checked record, else
+// 7 (age) when the track's age after this push exceeds maxAgeFrames, else 0 (it survives).
+VIDMAP_HD inline int pushEndReason(float checkedStatus, int ageAfterPush, int maxAgeFrames) {
+  const int reason = statusReason(checkedStatus);
+  if (reason == 0 && ageAfterPush > maxAgeFrames) return static_cast<int>(EndReason::kAge);
+  return reason;
 }
 
 // ---------------------------------------------------------------------------------------------

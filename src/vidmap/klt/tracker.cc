@@ -6,6 +6,7 @@
 #include <string>
 
 #include "vidmap/core/error.h"
+#include "vidmap/klt/kernels.h"
 
 namespace vidmap::klt {
 
@@ -29,6 +30,52 @@ void TrackTable::clear() {
   seedKeypoint.clear();
   age.clear();
   measure.clear();
+}
+
+void TrackTable::appendRow(const TrackTable& from, int i) {
+  id.push_back(from.id[i]);
+  x.push_back(from.x[i]);
+  y.push_back(from.y[i]);
+  seedFrame.push_back(from.seedFrame[i]);
+  seedX.push_back(from.seedX[i]);
+  seedY.push_back(from.seedY[i]);
+  seedKeypoint.push_back(from.seedKeypoint[i]);
+  age.push_back(from.age[i]);
+  measure.push_back(from.measure[i]);
+}
+
+void TrackTable::appendNew(std::int64_t trackId, float px, float py, float m, int frame,
+                           int keypoint) {
+  id.push_back(trackId);
+  x.push_back(px);
+  y.push_back(py);
+  seedFrame.push_back(frame);
+  seedX.push_back(px);
+  seedY.push_back(py);
+  seedKeypoint.push_back(keypoint);
+  age.push_back(0);
+  measure.push_back(m);
+}
+
+void advanceTable(const TrackTable& table, const TrackRecord* checked, int maxAgeFrames,
+                  TrackTable* next, std::vector<EndedTrack>* ended,
+                  std::array<int, kEndReasonCount>* ends) {
+  next->clear();
+  for (int i = 0; i < table.size(); ++i) {
+    const TrackRecord& r = checked[i];
+    const int age = table.age[i] + 1;
+    const int reason = pushEndReason(r.status, age, maxAgeFrames);
+    if (reason != 0) {
+      ++(*ends)[reason];
+      ended->push_back({table.id[i], reason, r.x, r.y, table.seedFrame[i], age});
+      continue;
+    }
+    next->appendRow(table, i);
+    next->x.back() = r.x;
+    next->y.back() = r.y;
+    next->age.back() = age;
+    next->measure.back() = r.measure;
+  }
 }
 
 int StepReport::ended() const {
@@ -119,42 +166,16 @@ void Tracker::trackAndCheck(int cur, StepReport* report) {
 
   // Keep the survivors in table order; end the others with their reason (age last).
   TrackTable next;
+  advanceTable(table_, checked_.data(), options_.maxAgeFrames, &next, &ended_, &report->ends);
   seeds_.clear();
-  for (int i = 0; i < n; ++i) {
-    const TrackRecord& r = checked_[i];
-    const int age = table_.age[i] + 1;
-    int reason = statusReason(r.status);
-    if (reason == 0 && age > options_.maxAgeFrames) reason = static_cast<int>(EndReason::kAge);
-    if (reason != 0) {
-      ++report->ends[reason];
-      ended_.push_back({table_.id[i], reason, r.x, r.y, table_.seedFrame[i], age});
-      continue;
-    }
-    next.id.push_back(table_.id[i]);
-    next.x.push_back(r.x);
-    next.y.push_back(r.y);
-    next.seedFrame.push_back(table_.seedFrame[i]);
-    next.seedX.push_back(table_.seedX[i]);
-    next.seedY.push_back(table_.seedY[i]);
-    next.seedKeypoint.push_back(table_.seedKeypoint[i]);
-    next.age.push_back(age);
-    next.measure.push_back(r.measure);
-    seeds_.push_back(seedRecord(r.x, r.y, r.measure));
-  }
+  for (int i = 0; i < next.size(); ++i)
+    seeds_.push_back(seedRecord(next.x[i], next.y[i], next.measure[i]));
   table_ = std::move(next);
   backend_->uploadSeeds(seeds_.data(), static_cast<int>(seeds_.size()));
 }
 
 void Tracker::appendTrack(float x, float y, float measure, int seedFrame, int keypoint) {
-  table_.id.push_back(nextId_++);
-  table_.x.push_back(x);
-  table_.y.push_back(y);
-  table_.seedFrame.push_back(seedFrame);
-  table_.seedX.push_back(x);
-  table_.seedY.push_back(y);
-  table_.seedKeypoint.push_back(keypoint);
-  table_.age.push_back(0);
-  table_.measure.push_back(measure);
+  table_.appendNew(nextId_++, x, y, measure, seedFrame, keypoint);
 }
 
 void Tracker::uploadTable() {
@@ -234,15 +255,7 @@ int Tracker::end(const std::vector<std::int64_t>& ids, EndReason reason) {
       ++n;
       continue;
     }
-    next.id.push_back(table_.id[i]);
-    next.x.push_back(table_.x[i]);
-    next.y.push_back(table_.y[i]);
-    next.seedFrame.push_back(table_.seedFrame[i]);
-    next.seedX.push_back(table_.seedX[i]);
-    next.seedY.push_back(table_.seedY[i]);
-    next.seedKeypoint.push_back(table_.seedKeypoint[i]);
-    next.age.push_back(table_.age[i]);
-    next.measure.push_back(table_.measure[i]);
+    next.appendRow(table_, i);
   }
   if (n == 0) return 0;
   table_ = std::move(next);

@@ -32,6 +32,11 @@ struct TrackTable {
 
   int size() const { return static_cast<int>(id.size()); }
   void clear();
+  // Appends row i of `from` unchanged.
+  void appendRow(const TrackTable& from, int i);
+  // Appends a new track at (x, y) of push seedFrame, age 0.
+  void appendNew(std::int64_t trackId, float x, float y, float measure, int seedFrame,
+                 int keypoint);
 };
 
 // A track that ended in a push: where it was last computed and why it ended.
@@ -42,6 +47,15 @@ struct EndedTrack {
   int seedFrame = 0;
   int age = 0;  // pushes it was tracked, including the last
 };
+
+// The table update of a push, the one for every tracker (Tracker, CudaBatchTracker; the
+// device's compaction of the alive tracks applies the same pushEndReason of kernels.h): row i
+// of `table` with checked record checked[i] and age + 1 ends when pushEndReason says so
+// (appended to *ended, counted in (*ends)[reason]); the survivors go to *next in table order
+// with the checked position and measure.
+void advanceTable(const TrackTable& table, const TrackRecord* checked, int maxAgeFrames,
+                  TrackTable* next, std::vector<EndedTrack>* ended,
+                  std::array<int, kEndReasonCount>* ends);
 
 // What one push did: tracks in and alive, ends by reason, the selection and
 // the wall time of each stage in milliseconds.

@@ -1,12 +1,12 @@
-// Host side of the CUDA engine's staging: frames are copied into the pinned upload buffer by
-// the host's threads (a 1280 x 720 float frame is 3.7 MB; one core copies it in about 0.3 ms).
+#include "vidmap/core/copy_rows.h"
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "vidmap/core/parallel.h"
-#include "vidmap/klt/cuda_engine.h"
 
-namespace vidmap::klt::cuda {
+namespace vidmap {
 
 void copyRows(void* dst, const void* src, std::size_t rowBytes, std::size_t srcStride, int rows) {
   auto* d = static_cast<std::uint8_t*>(dst);
@@ -29,4 +29,4 @@ void copyRows(void* dst, const void* src, std::size_t rowBytes, std::size_t srcS
   }
 }
 
-}  // namespace vidmap::klt::cuda
+}  // namespace vidmap

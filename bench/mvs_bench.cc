@@ -1,7 +1,8 @@
 // PatchMatch MVS benchmark; prints one JSON object.
 //   mvs_bench synthetic [--width 640 --height 480 --views 6 --sources 5 --reps 3 --device cuda]
 //   mvs_bench synthetic --width W --height H --views N --write DIR   (model + images only)
-//   any mode: --multi-res 1 [--fine-iterations 3]   (coarse-to-fine photometric pass)
+//   any mode: --multi-res 1 [--fine-iterations 3]   (coarse-to-fine photometric pass),
+//             --min-pixels N --max-normal-error DEG   (fusion)
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
 //   mvs_bench middlebury DIR/templeSparseRing [... --render OUT.png --render-view K]
 //   mvs_bench tum TUM_DIR VIDMAP_OUT [--model 0]   vidmap's depth maps against the Kinect's
@@ -48,6 +49,8 @@ struct Args {
   std::string mode, dir, dir2, device = "cuda", ply, write, render;
   int width = 640, height = 480, views = 6, sources = 5, reps = 3, maxSize = 1536;
   int renderView = 0, model = 0, multiRes = 0, fineIt = -1;
+  double depthFactor = 1;  // tum: the Kinect depth times this (TUM lists ds = 1.035 for fr1)
+  mvs::FusionOptions fusion;
   int photoIt = -1, geoIt = -1;
 };
 
@@ -100,6 +103,12 @@ Args parse(int argc, char** argv) {
       a.renderView = std::stoi(v);
     else if (k == "--model")
       a.model = std::stoi(v);
+    else if (k == "--min-pixels")
+      a.fusion.minPixels = std::stoi(v);
+    else if (k == "--max-normal-error")
+      a.fusion.maxNormalErrorDeg = std::stod(v);
+    else if (k == "--depth-factor")
+      a.depthFactor = std::stod(v);
     else if (k == "--multi-res")
       a.multiRes = std::stoi(v);
     else if (k == "--fine-iterations")
@@ -317,7 +326,7 @@ int tumEval(const Args& a) {
         const int px = static_cast<int>(std::lround(fx * du + cx));
         const int py = static_cast<int>(std::lround(fy * dv + cy));
         if (px < 0 || py < 0 || px >= kinect.width() || py >= kinect.height()) continue;
-        const double k = kinect(px, py) / 5000.0;
+        const double k = a.depthFactor * kinect(px, py) / 5000.0;
         if (k <= 0) continue;
         ++truthPixels;
         const float d = D.data[static_cast<size_t>(y) * D.width + x];
@@ -339,9 +348,10 @@ int tumEval(const Args& a) {
   std::printf("{\n  \"bench\": \"mvs\", \"case\": \"tum\", \"model\": \"%s\",\n",
               modelDir.string().c_str());
   std::printf(
-      "  \"frames\": %lld, \"map_width\": %d, \"map_height\": %d, \"sim3_pairs\": %zu, "
+      "  \"depth_factor\": %.4f, \"frames\": %lld, \"map_width\": %d, \"map_height\": %d, "
+      "\"sim3_pairs\": %zu, "
       "\"sim3_scale\": %.6f, \"ate_rmse_m\": %.4f,\n",
-      (long long)frames, mapW, mapH, pairs.size(), sim.s, ate);
+      a.depthFactor, (long long)frames, mapW, mapH, pairs.size(), sim.s, ate);
   std::printf("  \"kinect_pixels\": %lld, \"estimates\": %lld, \"density\": %.4f,\n",
               (long long)truthPixels, (long long)estimates,
               truthPixels ? double(estimates) / truthPixels : 0.0);
@@ -407,6 +417,11 @@ int main(int argc, char** argv) try {
     double lo, hi;
     const bool strecha = a.mode == "strecha";
     io::ColmapModel m = strecha ? strechaModel(a.dir, &lo, &hi) : middleburyModel(a.dir, &lo, &hi);
+    if (!a.write.empty()) {  // the cameras as a COLMAP model, for `vidmap dense`
+      io::writeColmapModel(m, a.write, io::ColmapFormat::kText);
+      std::printf("{\"depth_min\": %.6f, \"depth_max\": %.6f}\n", lo, hi);
+      return 0;
+    }
     wo.maxImageSize = a.maxSize;
     wo.depthMin = lo, wo.depthMax = hi;
     ws = mvs::loadWorkspace(m, strecha ? a.dir + "/images" : a.dir, wo);
@@ -424,7 +439,7 @@ int main(int argc, char** argv) try {
     photo.push_back(r.stats.photometricMs / r.stats.references);
     geo.push_back(r.stats.geometricMs / r.stats.references);
     auto t0 = std::chrono::steady_clock::now();
-    points = mvs::fuseDepthMaps(ws, r.final(), mvs::FusionOptions{});
+    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion);
     fusion.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }

@@ -444,6 +444,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setOption("mvs.geometric_iterations", d.patchMatch.geometricIterations);
     record.setOption("mvs.top_k", d.patchMatch.topK);
     record.setOption("mvs.max_gpu_memory", d.patchMatch.maxGpuMemory);
+    record.setOption("mvs.multi_resolution", d.patchMatch.multiResolution);
     try {
       sum.denseSummary = runDenseStage(
           cm,
@@ -455,10 +456,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     } catch (const Interrupted&) {
       throw;
     } catch (const Error& e) {
-      throw namingOutput(Error(std::string("dense stage on sparse/") + std::to_string(best) + ": " +
-                               e.what() + untouched +
-                               "; without --dense the sparse "
-                               "model is written"));
+      throw namingOutput(Error("dense stage on sparse/" + std::to_string(best) + ": " + e.what() +
+                               untouched + "; without --dense the sparse model is written"));
     }
     sum.dense = true;
     sum.denseModel = static_cast<int>(best);

@@ -3,6 +3,6 @@
 # (Strecha's fountain-P11 with its cameras).
 if(TARGET vidmap_mvs_testing)
   add_executable(mvs_bench ${CMAKE_CURRENT_LIST_DIR}/mvs_bench.cc)
-  target_link_libraries(mvs_bench PRIVATE vidmap_mvs_testing)
+  target_link_libraries(mvs_bench PRIVATE vidmap_mvs_testing vidmap::sfm)
   vidmap_apply_flags(mvs_bench)
 endif()

@@ -1,7 +1,12 @@
 // PatchMatch MVS benchmark; prints one JSON object.
 //   mvs_bench synthetic [--width 640 --height 480 --views 6 --sources 5 --reps 3 --device cuda]
 //   mvs_bench synthetic --width W --height H --views N --write DIR   (model + images only)
+//   any mode: --multi-res 1 [--fine-iterations 3]   (coarse-to-fine photometric pass),
+//             --min-pixels N --max-normal-error DEG   (fusion)
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
+//   mvs_bench middlebury DIR/templeSparseRing [... --render OUT.png --render-view K]
+//   mvs_bench tum TUM_DIR VIDMAP_OUT [--model 0]   vidmap's depth maps against the Kinect's
+//   mvs_bench render CLOUD.ply OUT.png MODE DIR [--render-view K]   (MODE strecha|middlebury)
 // Times: wall ms of each pass per reference image (medians over --reps runs after one
 // warm-up run; the pass includes its uploads and downloads), GPU ms per kernel per image
 // (CUDA events, last run), fusion ms. Synthetic: depth accuracy and completeness of the
@@ -17,12 +22,19 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <sstream>
+
+#include "vidmap/geometry/similarity.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/image_file.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/mvs/depth_map_io.h"
 #include "vidmap/mvs/fusion.h"
 #include "vidmap/mvs/patch_match.h"
 #include "vidmap/mvs/testing/synthetic.h"
+#include "vidmap/sfm/model_trajectory.h"
+#include "vidmap/sfm/trajectory_eval.h"
 
 using namespace vidmap;
 
@@ -34,20 +46,32 @@ double median(std::vector<double> v) {
 }
 
 struct Args {
-  std::string mode, dir, device = "cuda", ply, write;
+  std::string mode, dir, dir2, device = "cuda", ply, write, render;
   int width = 640, height = 480, views = 6, sources = 5, reps = 3, maxSize = 1536;
+  int renderView = 0, model = 0, multiRes = 0, fineIt = -1;
+  double depthFactor = 1;  // tum: the Kinect depth times this (TUM lists ds = 1.035 for fr1)
+  mvs::FusionOptions fusion;
   int photoIt = -1, geoIt = -1;
 };
 
 Args parse(int argc, char** argv) {
   Args a;
-  if (argc < 2) throw Error("usage: mvs_bench synthetic|strecha [DIR] [options]");
+  if (argc < 2)
+    throw Error("usage: mvs_bench synthetic|strecha|middlebury|tum|render ... [options]");
   a.mode = argv[1];
   int i = 2;
-  if (a.mode == "strecha") {
-    if (argc < 3) throw Error("mvs_bench strecha DIR");
+  if (a.mode == "strecha" || a.mode == "middlebury") {
+    if (argc < 3) throw Error("mvs_bench " + a.mode + " DIR");
     a.dir = argv[2];
     i = 3;
+  } else if (a.mode == "tum") {
+    if (argc < 4) throw Error("mvs_bench tum TUM_DIR VIDMAP_OUT");
+    a.dir = argv[2], a.dir2 = argv[3];
+    i = 4;
+  } else if (a.mode == "render") {
+    if (argc < 6) throw Error("mvs_bench render CLOUD.ply OUT.png strecha|middlebury DIR");
+    a.ply = argv[2], a.render = argv[3], a.write = argv[4], a.dir = argv[5];
+    i = 6;
   }
   for (; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -73,10 +97,44 @@ Args parse(int argc, char** argv) {
       a.photoIt = std::stoi(v);
     else if (k == "--geometric-iterations")
       a.geoIt = std::stoi(v);
+    else if (k == "--render")
+      a.render = v;
+    else if (k == "--render-view")
+      a.renderView = std::stoi(v);
+    else if (k == "--model")
+      a.model = std::stoi(v);
+    else if (k == "--min-pixels")
+      a.fusion.minPixels = std::stoi(v);
+    else if (k == "--max-normal-error")
+      a.fusion.maxNormalErrorDeg = std::stod(v);
+    else if (k == "--depth-factor")
+      a.depthFactor = std::stod(v);
+    else if (k == "--multi-res")
+      a.multiRes = std::stoi(v);
+    else if (k == "--fine-iterations")
+      a.fineIt = std::stoi(v);
     else
       throw Error("unknown option " + k);
   }
   return a;
+}
+
+// The depth range [0.4 x nearest, 2 x farthest] of the point nearest to all optical axes.
+void rangeAroundAxes(const std::vector<Eigen::Vector3d>& centers,
+                     const std::vector<Eigen::Vector3d>& axes, double* dmin, double* dmax) {
+  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d b = Eigen::Vector3d::Zero();
+  for (size_t i = 0; i < centers.size(); ++i) {
+    Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - axes[i] * axes[i].transpose();
+    A += P, b += P * centers[i];
+  }
+  Eigen::Vector3d X = A.ldlt().solve(b);
+  double lo = 1e30, hi = 0;
+  for (size_t i = 0; i < centers.size(); ++i) {
+    double d = axes[i].dot(X - centers[i]);
+    lo = std::min(lo, d), hi = std::max(hi, d);
+  }
+  *dmin = 0.4 * lo, *dmax = 2.0 * hi;
 }
 
 // Strecha's cameras (K, R camera-to-world, C) as a COLMAP model without points, and the depth
@@ -119,20 +177,191 @@ io::ColmapModel strechaModel(const std::string& dir, double* dmin, double* dmax)
     axes.push_back(Rw2c.row(2).transpose());
     ++id;
   }
-  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
-  Eigen::Vector3d b = Eigen::Vector3d::Zero();
-  for (size_t i = 0; i < centers.size(); ++i) {
-    Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - axes[i] * axes[i].transpose();
-    A += P, b += P * centers[i];
-  }
-  Eigen::Vector3d X = A.ldlt().solve(b);
-  double lo = 1e30, hi = 0;
-  for (size_t i = 0; i < centers.size(); ++i) {
-    double d = axes[i].dot(X - centers[i]);
-    lo = std::min(lo, d), hi = std::max(hi, d);
-  }
-  *dmin = 0.4 * lo, *dmax = 2.0 * hi;
+  rangeAroundAxes(centers, axes, dmin, dmax);
   return m;
+}
+
+// Middlebury's multi-view rings (*_par.txt: "name k11..k33 r11..r33 t1 t2 t3", P = K [R | t]),
+// cameras as a COLMAP model without points and the depth range as for Strecha's.
+io::ColmapModel middleburyModel(const std::string& dir, double* dmin, double* dmax) {
+  std::string par;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().string().ends_with("_par.txt")) par = e.path().string();
+  if (par.empty()) throw Error("no *_par.txt in " + dir);
+  std::ifstream f(par);
+  int n = 0;
+  f >> n;
+  io::ColmapModel m;
+  std::vector<Eigen::Vector3d> centers, axes;
+  for (std::uint32_t id = 1; id <= static_cast<std::uint32_t>(n); ++id) {
+    std::string name;
+    double K[9], R[9], t[3];
+    f >> name;
+    for (double& x : K) f >> x;
+    for (double& x : R) f >> x;
+    for (double& x : t) f >> x;
+    if (!f) throw Error("bad line " + std::to_string(id) + " in " + par);
+    const io::ImageHeader h = io::readImageHeader(dir + "/" + name);
+    io::ColmapCamera cam;
+    cam.id = id;
+    cam.model = io::CameraModelId::kPinhole;
+    cam.width = static_cast<std::uint64_t>(h.width),
+    cam.height = static_cast<std::uint64_t>(h.height);
+    cam.params = {K[0], K[4], K[2] + 0.5, K[5] + 0.5};
+    m.cameras[id] = cam;
+    Eigen::Matrix3d Rw2c;
+    Rw2c << R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8];
+    const Eigen::Quaterniond q(Rw2c);
+    io::ColmapImage im;
+    im.id = id, im.camera_id = id, im.name = name;
+    im.qvec = {q.w(), q.x(), q.y(), q.z()};
+    im.tvec = {t[0], t[1], t[2]};
+    m.images[id] = im;
+    centers.push_back(-Rw2c.transpose() * Eigen::Vector3d(t[0], t[1], t[2]));
+    axes.push_back(Rw2c.row(2).transpose());
+  }
+  rangeAroundAxes(centers, axes, dmin, dmax);
+  return m;
+}
+
+// Two views of a cloud side by side: from view v's camera and from it turned 30 degrees
+// about the image's vertical axis around the cloud's median depth; points splatted 2 x 2
+// with a z-buffer on white, at most 480 pixels wide per panel.
+void renderCloud(const std::vector<io::PlyPoint>& pts, const mvs::View& v, const std::string& out) {
+  const double k = std::min(1.0, 480.0 / v.width);
+  const int W = static_cast<int>(v.width * k), H = static_cast<int>(v.height * k);
+  std::vector<double> depths;
+  for (const io::PlyPoint& p : pts) {
+    const double z = (v.R * Eigen::Vector3d(p.xyz[0], p.xyz[1], p.xyz[2]) + v.t).z();
+    if (z > 0) depths.push_back(z);
+  }
+  const double dmed = median(depths);
+  const Eigen::Vector3d pivot = v.R.transpose() * (Eigen::Vector3d(0, 0, dmed) - v.t);
+  RgbImage img(2 * W, H);
+  for (long i = 0; i < img.pixels(); ++i) img.data()[i] = {255, 255, 255};
+  for (int panel = 0; panel < 2; ++panel) {
+    const double a = panel * 30.0 * M_PI / 180;
+    const Eigen::Matrix3d R =
+        Eigen::AngleAxisd(a, Eigen::Vector3d::UnitY()).toRotationMatrix() * v.R;
+    const Eigen::Vector3d t = Eigen::Vector3d(0, 0, dmed) - R * pivot;
+    std::vector<float> zbuf(static_cast<size_t>(W) * H, 1e30f);
+    for (const io::PlyPoint& p : pts) {
+      const Eigen::Vector3d c = R * Eigen::Vector3d(p.xyz[0], p.xyz[1], p.xyz[2]) + t;
+      if (c.z() <= 0) continue;
+      const int x = static_cast<int>(std::floor(k * (v.fx * c.x() / c.z() + v.cx) + 0.5));
+      const int y = static_cast<int>(std::floor(k * (v.fy * c.y() / c.z() + v.cy) + 0.5));
+      for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx) {
+          const int xx = x + dx, yy = y + dy;
+          if (xx < 0 || yy < 0 || xx >= W || yy >= H) continue;
+          float& zb = zbuf[static_cast<size_t>(yy) * W + xx];
+          if (c.z() >= zb) continue;
+          zb = static_cast<float>(c.z());
+          img(panel * W + xx, yy) = {p.rgb[0], p.rgb[1], p.rgb[2]};
+        }
+    }
+  }
+  io::writePng(out, img);
+}
+
+// vidmap's depth maps (OUT/dense/stereo) of a TUM RGB-D sequence against the Kinect's depth,
+// after the similarity that maps the model's camera centres onto the ground truth (Umeyama).
+// A depth-map pixel's ray is distorted by the model's camera to find the raw image pixel that
+// the registered Kinect depth belongs to (nearest pixel; depth PNG / 5000 = metres).
+int tumEval(const Args& a) {
+  namespace fs = std::filesystem;
+  const fs::path out = a.dir2, tum = a.dir;
+  const fs::path modelDir = out / "sparse" / std::to_string(a.model);
+  const io::ColmapModel model = io::readColmapModel(modelDir);
+  const auto est = sfm::modelTrajectory(model, sfm::readImageListTimes(tum / "rgb.txt"));
+  const auto gt = sfm::readTumTrajectory(tum / "groundtruth.txt");
+  const auto pairs = sfm::associate(est, gt, 0.02);
+  geometry::Vec3List src, dst;
+  for (const auto& p : pairs) src.push_back(p.est.c), dst.push_back(p.gt.c);
+  const geometry::Sim3 sim = geometry::alignUmeyama(src, dst, true);
+  double ate = 0;
+  for (size_t i = 0; i < src.size(); ++i) ate += (sim.apply(src[i]) - dst[i]).squaredNorm();
+  ate = std::sqrt(ate / src.size());
+  std::map<std::string, std::string> depthOf;  // rgb file name -> depth path
+  {
+    std::ifstream f(tum / "associations.txt");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream l(line);
+      std::string t1, rgb, t2, depth;
+      l >> t1 >> rgb >> t2 >> depth;
+      depthOf[fs::path(rgb).filename().string()] = depth;
+    }
+  }
+  std::vector<double> errs;
+  std::int64_t truthPixels = 0, estimates = 0, within5 = 0, frames = 0;
+  std::vector<double> ratios;  // Kinect / scaled estimate, per frame median
+  int mapW = 0, mapH = 0;
+  for (const auto& [id, im] : model.images) {
+    fs::path dm = out / "dense" / "stereo" / "depth_maps" / (im.name + ".geometric.bin");
+    if (!fs::exists(dm))
+      dm = out / "dense" / "stereo" / "depth_maps" / (im.name + ".photometric.bin");
+    const auto it = depthOf.find(fs::path(im.name).filename().string());
+    if (!fs::exists(dm) || it == depthOf.end()) continue;
+    const mvs::DenseArray D = mvs::readDenseArray(dm);
+    const Image<std::uint16_t> kinect = io::readGray16(tum / it->second);
+    const io::ColmapCamera& cam = model.cameras.at(im.camera_id);
+    double fx, fy, cx, cy;  // native pinhole, pixel centres at integers
+    if (cam.model == io::CameraModelId::kSimpleRadial || cam.model == io::CameraModelId::kRadial ||
+        cam.model == io::CameraModelId::kSimplePinhole)
+      fx = fy = cam.params[0], cx = cam.params[1] - 0.5, cy = cam.params[2] - 0.5;
+    else
+      fx = cam.params[0], fy = cam.params[1], cx = cam.params[2] - 0.5, cy = cam.params[3] - 0.5;
+    const double sx = double(D.width) / cam.width, sy = double(D.height) / cam.height;
+    mapW = D.width, mapH = D.height;
+    ++frames;
+    std::vector<double> frameRatios;
+    for (int y = 0; y < D.height; ++y)
+      for (int x = 0; x < D.width; ++x) {
+        // The map's pixel at native pinhole coordinates, then its raw (distorted) pixel.
+        const double xn = (x + 0.5) / sx - 0.5, yn = (y + 0.5) / sy - 0.5;
+        double du, dv;
+        mvs::distortNormalized(cam, (xn - cx) / fx, (yn - cy) / fy, &du, &dv);
+        const int px = static_cast<int>(std::lround(fx * du + cx));
+        const int py = static_cast<int>(std::lround(fy * dv + cy));
+        if (px < 0 || py < 0 || px >= kinect.width() || py >= kinect.height()) continue;
+        const double k = a.depthFactor * kinect(px, py) / 5000.0;
+        if (k <= 0) continue;
+        ++truthPixels;
+        const float d = D.data[static_cast<size_t>(y) * D.width + x];
+        if (!(d > 0)) continue;
+        ++estimates;
+        const double e = std::abs(sim.s * d - k);
+        errs.push_back(e);
+        within5 += e <= 0.05;
+        frameRatios.push_back(k / (sim.s * d));
+      }
+    if (!frameRatios.empty()) ratios.push_back(median(frameRatios));
+  }
+  std::sort(errs.begin(), errs.end());
+  auto frac = [&](double tau) {
+    return errs.empty() ? 0.0
+                        : double(std::upper_bound(errs.begin(), errs.end(), tau) - errs.begin()) /
+                              errs.size();
+  };
+  std::printf("{\n  \"bench\": \"mvs\", \"case\": \"tum\", \"model\": \"%s\",\n",
+              modelDir.string().c_str());
+  std::printf(
+      "  \"depth_factor\": %.4f, \"frames\": %lld, \"map_width\": %d, \"map_height\": %d, "
+      "\"sim3_pairs\": %zu, "
+      "\"sim3_scale\": %.6f, \"ate_rmse_m\": %.4f,\n",
+      a.depthFactor, (long long)frames, mapW, mapH, pairs.size(), sim.s, ate);
+  std::printf("  \"kinect_pixels\": %lld, \"estimates\": %lld, \"density\": %.4f,\n",
+              (long long)truthPixels, (long long)estimates,
+              truthPixels ? double(estimates) / truthPixels : 0.0);
+  std::printf(
+      "  \"median_abs_error_m\": %.4f, \"within_2cm\": %.4f, \"within_5cm\": %.4f, "
+      "\"within_10cm\": %.4f,\n",
+      errs.empty() ? 0.0 : errs[errs.size() / 2], frac(0.02), frac(0.05), frac(0.10));
+  std::printf("  \"completeness_5cm\": %.4f, \"median_frame_scale_ratio\": %.4f\n}\n",
+              truthPixels ? double(within5) / truthPixels : 0.0, median(ratios));
+  return 0;
 }
 
 void printDepth(const char* name, const mvs::DepthMap& m, const Image<float>& truth) {
@@ -150,10 +379,24 @@ void printDepth(const char* name, const mvs::DepthMap& m, const Image<float>& tr
 
 int main(int argc, char** argv) try {
   Args a = parse(argc, argv);
+  if (a.mode == "tum") return tumEval(a);
+  if (a.mode == "render") {  // a cloud written earlier, seen from a view of its data set
+    double lo, hi;
+    const bool strecha = a.write == "strecha";
+    mvs::WorkspaceOptions wo;
+    wo.maxImageSize = a.maxSize;
+    io::ColmapModel m = strecha ? strechaModel(a.dir, &lo, &hi) : middleburyModel(a.dir, &lo, &hi);
+    wo.depthMin = lo, wo.depthMax = hi;
+    const mvs::Workspace ws = mvs::loadWorkspace(m, strecha ? a.dir + "/images" : a.dir, wo);
+    renderCloud(io::readPly(a.ply), ws.views.at(a.renderView), a.render);
+    return 0;
+  }
   mvs::PatchMatchOptions o;
   o.backend = a.device == "cpu" ? mvs::Backend::kCpu : mvs::Backend::kCuda;
   if (a.photoIt >= 0) o.photometricIterations = a.photoIt;
   if (a.geoIt >= 0) o.geometricIterations = a.geoIt;
+  o.multiResolution = a.multiRes != 0;
+  if (a.fineIt >= 0) o.fineIterations = a.fineIt;
   mvs::WorkspaceOptions wo;
   wo.maxSources = a.sources;
   std::optional<mvs::testing::SyntheticMvs> scene;
@@ -170,12 +413,18 @@ int main(int argc, char** argv) try {
     }
     ws = mvs::buildWorkspace(
         scene->model, [&](const io::ColmapImage& im) { return scene->images.at(im.id); }, wo);
-  } else if (a.mode == "strecha") {
+  } else if (a.mode == "strecha" || a.mode == "middlebury") {
     double lo, hi;
-    io::ColmapModel m = strechaModel(a.dir, &lo, &hi);
+    const bool strecha = a.mode == "strecha";
+    io::ColmapModel m = strecha ? strechaModel(a.dir, &lo, &hi) : middleburyModel(a.dir, &lo, &hi);
+    if (!a.write.empty()) {  // the cameras as a COLMAP model, for `vidmap dense`
+      io::writeColmapModel(m, a.write, io::ColmapFormat::kText);
+      std::printf("{\"depth_min\": %.6f, \"depth_max\": %.6f}\n", lo, hi);
+      return 0;
+    }
     wo.maxImageSize = a.maxSize;
     wo.depthMin = lo, wo.depthMax = hi;
-    ws = mvs::loadWorkspace(m, a.dir + "/images", wo);
+    ws = mvs::loadWorkspace(m, strecha ? a.dir + "/images" : a.dir, wo);
   } else {
     throw Error("unknown mode " + a.mode);
   }
@@ -190,11 +439,12 @@ int main(int argc, char** argv) try {
     photo.push_back(r.stats.photometricMs / r.stats.references);
     geo.push_back(r.stats.geometricMs / r.stats.references);
     auto t0 = std::chrono::steady_clock::now();
-    points = mvs::fuseDepthMaps(ws, r.final(), mvs::FusionOptions{});
+    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion);
     fusion.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!a.ply.empty()) io::writePly(a.ply, points, true);
+  if (!a.render.empty()) renderCloud(points, ws.views.at(a.renderView), a.render);
   double srcSum = 0;
   for (const auto& v : ws.views) srcSum += v.sources.size();
   std::printf("{\n  \"bench\": \"mvs\", \"case\": \"%s\", \"backend\": \"%s\",\n", a.mode.c_str(),
@@ -206,6 +456,8 @@ int main(int argc, char** argv) try {
       srcSum / ws.views.size(), o.topK);
   std::printf("  \"photometric_iterations\": %d, \"geometric_iterations\": %d, \"reps\": %d,\n",
               o.photometricIterations, o.geometricIterations, a.reps);
+  std::printf("  \"multi_resolution\": %s, \"fine_iterations\": %d, \"coarse_ms\": %.1f,\n",
+              o.multiResolution ? "true" : "false", o.fineIterations, r.stats.coarseMs);
   std::printf("  \"load_ms\": %.1f,\n", loadMs);
   std::printf(
       "  \"photometric_ms_per_image\": %.3f, \"geometric_ms_per_image\": %.3f, "

@@ -206,7 +206,7 @@ void applyOptions(pipeline::ReconstructOptions& o, py::handle options, const std
     if (!py::isinstance<py::str>(k)) throw Error("option names must be strings");
     const std::string key =
         prefix.empty() ? k.cast<std::string>() : prefix + "." + k.cast<std::string>();
-    if (py::isinstance<py::dict>(v) && (key == "frontend" || key == "mapper"))
+    if (py::isinstance<py::dict>(v) && (key == "frontend" || key == "mapper" || key == "mvs"))
       applyOptions(o, v, key);
     else
       setField(o, key, v);

@@ -142,7 +142,7 @@ class ReconstructionResult(dict):
 
 
 def default_options() -> dict:
-    """The reconstruction options and their defaults, nested by group (frontend, mapper)."""
+    """The reconstruction options and their defaults, nested by group (frontend, mapper, mvs)."""
     return _vidmap._default_options()
 
 
@@ -154,7 +154,8 @@ def reconstruct(input, output_path, options: Optional[dict] = None,
 
     Options are keyword arguments or a dict, flat (`fps=4`, `min_tri_angle=0.5`), dotted
     (`"mapper.min_tri_angle"`) or nested (`mapper={"min_tri_angle": 0.5}`); the names are those
-    of `vidmap.option_fields()` (the CLI's long options with underscores). `progress(frames,
+    of `vidmap.option_fields()` (the CLI's long options with underscores; the CLI spells the
+    dense stage's group `--mvs-NAME`: `dense=True, mvs={"max_image_size": 800}`). `progress(frames,
     total, status)` is called after each sampled frame (total is -1 when unknown); an
     exception it raises ends the run and leaves output_path as it was.
     """

@@ -53,7 +53,7 @@ void addReconstructCommand(CLI::App& app) {
       ->required();
   pipeline::forEachReconstructField(args->o, [&](const pipeline::FieldInfo& f, auto&& field) {
     using T = std::decay_t<decltype(field)>;
-    const std::string name = dashed(f.name);
+    const std::string name = (std::string(f.group) == "mvs" ? "mvs-" : "") + dashed(f.name);
     if (name == "progress") return;  // -q
     if constexpr (std::is_same_v<T, bool>) {
       bool* p = &field;

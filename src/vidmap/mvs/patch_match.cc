@@ -8,6 +8,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/gpu/device.h"
+#include "vidmap/io/resize.h"
 
 #if defined(VIDMAP_HAVE_CUDA)
 #include "vidmap/mvs/patch_match_cuda.h"
@@ -26,6 +27,7 @@ void PatchMatchOptions::check() const {
   checkRange("mvs.geom_max_cost", geomMaxCost, 0.1f, 100.0f);
   checkRange("mvs.max_cost", maxCost, 0.0f, 2.0f);
   checkRange<std::int64_t>("mvs.max_gpu_memory", maxGpuMemory, 0, std::int64_t(1) << 50);
+  checkRange("mvs.fine_iterations", fineIterations, 1, 100);
 }
 
 void DepthMap::resize(int w, int h) {
@@ -181,8 +183,84 @@ ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetB
   return planResidency(bytes, needsOf(ws), refs, workingBytes(maxPixels), budgetBytes, names);
 }
 
+Workspace halfWorkspace(const Workspace& ws) {
+  Workspace h;
+  h.skipped = ws.skipped;
+  h.isReference = ws.isReference;
+  for (const View& v : ws.views) {
+    View c;
+    c.imageId = v.imageId, c.name = v.name, c.R = v.R, c.t = v.t;
+    c.depthMin = v.depthMin, c.depthMax = v.depthMax, c.sources = v.sources;
+    c.width = std::max(1, (v.width + 1) / 2), c.height = std::max(1, (v.height + 1) / 2);
+    const double sx = double(c.width) / v.width, sy = double(c.height) / v.height;
+    c.fx = v.fx * sx, c.fy = v.fy * sy;
+    c.cx = (v.cx + 0.5) * sx - 0.5, c.cy = (v.cy + 0.5) * sy - 0.5;
+    c.rgb = io::resizeImage(v.rgb, c.width, c.height);
+    c.gray = toGray8(c.rgb);
+    h.views.push_back(std::move(c));
+  }
+  return h;
+}
+
+DepthMap upsampleNearest(const DepthMap& c, int width, int height) {
+  DepthMap m;
+  m.resize(width, height);
+  const size_t n = static_cast<size_t>(width) * height,
+               cn = static_cast<size_t>(c.width) * c.height;
+  for (int y = 0; y < height; ++y) {
+    const int cy = std::min(c.height - 1, static_cast<int>((y + 0.5) * c.height / height));
+    for (int x = 0; x < width; ++x) {
+      const int cx = std::min(c.width - 1, static_cast<int>((x + 0.5) * c.width / width));
+      const size_t i = static_cast<size_t>(y) * width + x;
+      const size_t j = static_cast<size_t>(cy) * c.width + cx;
+      m.depth[i] = c.depth[j], m.cost[i] = c.cost[j];
+      for (int k = 0; k < 3; ++k) m.normal[k * n + i] = c.normal[k * cn + j];
+    }
+  }
+  return m;
+}
+
+namespace {
+
+PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
+                           const std::vector<DepthMap>* init);
+
+}  // namespace
+
 PatchMatchResult runPatchMatch(const Workspace& ws, const PatchMatchOptions& o) {
   o.check();
+  if (!o.multiResolution) return runPasses(ws, o, nullptr);
+  // Half resolution, photometric only and unfiltered (every plane is a start).
+  const auto t0 = std::chrono::steady_clock::now();
+  const Workspace half = halfWorkspace(ws);
+  PatchMatchOptions oc = o;
+  oc.geometricIterations = 0;
+  oc.maxCost = 2.0f;  // the cost's upper bound: nothing is dropped
+  const PatchMatchResult coarse = runPasses(half, oc, nullptr);
+  std::vector<DepthMap> init(ws.views.size());
+  for (size_t i = 0; i < ws.views.size(); ++i)
+    if (!coarse.photometric[i].empty())
+      init[i] = upsampleNearest(coarse.photometric[i], ws.views[i].width, ws.views[i].height);
+  const double coarseMs = msSince(t0);
+  PatchMatchOptions of = o;
+  of.photometricIterations = o.fineIterations;
+  PatchMatchResult r = runPasses(ws, of, &init);
+  r.stats.coarseMs = coarseMs;
+  r.stats.photometricMs += coarseMs;
+  r.stats.uploads += coarse.stats.uploads;
+  r.stats.planPeakBytes = std::max(r.stats.planPeakBytes, coarse.stats.planPeakBytes);
+  r.stats.devicePeakBytes = std::max(r.stats.devicePeakBytes, coarse.stats.devicePeakBytes);
+  for (gpu::KernelStat k : coarse.stats.kernels) {
+    k.name = "mvs_coarse" + k.name.substr(std::string("mvs_photometric").size());
+    r.stats.kernels.push_back(k);
+  }
+  return r;
+}
+
+namespace {
+
+PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
+                           const std::vector<DepthMap>* init) {
   const std::vector<int> refs = referencesOf(ws);
   if (refs.empty()) throw Error("mvs: no view can be a reference (every view was skipped)");
   bool useCuda = o.backend == Backend::kCuda;
@@ -203,8 +281,11 @@ PatchMatchResult runPatchMatch(const Workspace& ws, const PatchMatchOptions& o) 
     auto t0 = std::chrono::steady_clock::now();
     for (int r : refs) {
       DepthMap& m = res.photometric[r];
-      m.resize(ws.views[r].width, ws.views[r].height);
-      runReferenceCpu(makeParams(ws, r, false, o, gray, depth), true, o.photometricIterations, o,
+      if (init)
+        m = (*init)[r];
+      else
+        m.resize(ws.views[r].width, ws.views[r].height);
+      runReferenceCpu(makeParams(ws, r, false, o, gray, depth), !init, o.photometricIterations, o,
                       &m);
       if (geometric) unfiltered[r] = m;
       filterByCost(&m, o.maxCost);
@@ -265,9 +346,11 @@ PatchMatchResult runPatchMatch(const Workspace& ws, const PatchMatchOptions& o) 
       DepthMap& m = geo ? res.geometric[r] : res.photometric[r];
       if (geo)
         m = unfiltered[r];
+      else if (init)
+        m = (*init)[r];
       else
         m.resize(ws.views[r].width, ws.views[r].height);
-      cuda.run(makeParams(ws, r, geo, o, gray, depth), !geo,
+      cuda.run(makeParams(ws, r, geo, o, gray, depth), !geo && !init,
                geo ? o.geometricIterations : o.photometricIterations, o,
                geo ? "geometric" : "photometric", &m);
       if (!geo && geometric) unfiltered[r] = m;
@@ -285,5 +368,7 @@ PatchMatchResult runPatchMatch(const Workspace& ws, const PatchMatchOptions& o) 
   throw Error("mvs: the CUDA backend was requested but vidmap was built without CUDA");
 #endif
 }
+
+}  // namespace
 
 }  // namespace vidmap::mvs

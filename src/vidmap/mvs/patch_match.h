@@ -27,6 +27,11 @@ struct PatchMatchOptions {
   float geomRegularizer = 0.3f;      // COLMAP's geom_consistency_regularizer
   float geomMaxCost = 3.0f;          // pixels (COLMAP's geom_consistency_max_cost)
   float maxCost = 0.4f;              // output depth is 0 (invalid) where the cost exceeds this
+  // Coarse to fine: the photometric pass first at half resolution (photometricIterations),
+  // its planes upsampled as the full-resolution start, then fineIterations there (the
+  // perturbation schedule restarts, as in the geometric pass). Measured in docs/benchmarks.md.
+  bool multiResolution = false;
+  int fineIterations = 3;
   std::uint32_t seed = 1;
   Backend backend = Backend::kAuto;  // kAuto: CUDA when a device is present
   std::int64_t maxGpuMemory = 0;     // bytes; 0: 80 percent of the device's memory
@@ -52,6 +57,7 @@ struct PatchMatchStats {
   std::int64_t devicePeakBytes = 0;           // CUDA only: measured by the context
   std::int64_t uploads = 0;
   int references = 0;
+  double coarseMs = 0;  // multiResolution: the half-resolution pass (part of photometricMs)
 };
 
 struct PatchMatchResult {
@@ -78,6 +84,13 @@ float perturbationAt(const PatchMatchOptions& o, int it);
 // in `state`, then `iterations` red-black iterations.
 void runReferenceCpu(const PmParams& P, bool initialise, int iterations, const PatchMatchOptions& o,
                      DepthMap* state);
+
+// The workspace at half the size (views, intrinsics and gray images scaled as
+// WorkspaceOptions::maxImageSize does; sources, ranges and references kept).
+Workspace halfWorkspace(const Workspace& ws);
+
+// A map upsampled to width x height by nearest neighbour (depth, normal and cost copied).
+DepthMap upsampleNearest(const DepthMap& coarse, int width, int height);
 
 // Sets depth 0 where the cost exceeds maxCost.
 void filterByCost(DepthMap* map, float maxCost);

@@ -38,12 +38,10 @@ Image<std::uint8_t> toGray8(const RgbImage& rgb) {
   return g;
 }
 
-namespace {
-
 using io::CameraModelId;
 
 // Applies the model's distortion to the normalised coordinates (u, v) (COLMAP's models).
-void distort(const io::ColmapCamera& c, double u, double v, double* du, double* dv) {
+void distortNormalized(const io::ColmapCamera& c, double u, double v, double* du, double* dv) {
   const std::vector<double>& p = c.params;
   double r2 = u * u + v * v;
   switch (c.model) {
@@ -74,6 +72,8 @@ void distort(const io::ColmapCamera& c, double u, double v, double* du, double* 
   }
   throw Error("mvs: unsupported camera model " + io::cameraModelName(c.model));
 }
+
+namespace {
 
 void pinholeOf(const io::ColmapCamera& c, double* fx, double* fy, double* cx, double* cy) {
   const std::vector<double>& p = c.params;
@@ -119,7 +119,7 @@ RgbImage undistortImage(const RgbImage& image, const io::ColmapCamera& camera, d
   parallelFor(image.height(), [&](std::int64_t y) {
     for (int x = 0; x < image.width(); ++x) {
       double u = (x - *cx) / pfx, v = (y - *cy) / pfy, du, dv;
-      distort(camera, u, v, &du, &dv);
+      distortNormalized(camera, u, v, &du, &dv);
       out(x, static_cast<int>(y)) = sampleRgb(image, pfx * du + *cx, pfy * dv + *cy);
     }
   });
@@ -250,8 +250,7 @@ Workspace buildWorkspace(const io::ColmapModel& model,
   return ws;
 }
 
-Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::path& imagesDir,
-                        const WorkspaceOptions& options) {
+void checkImagesPresent(const io::ColmapModel& model, const std::filesystem::path& imagesDir) {
   std::vector<std::string> missing;
   for (const auto& [id, im] : model.images)
     if (!std::filesystem::is_regular_file(imagesDir / im.name)) missing.push_back(im.name);
@@ -261,6 +260,11 @@ Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::pat
       << " registered images are missing in " << imagesDir << " (first: " << missing.front() << ")";
     throw Error(s.str());
   }
+}
+
+Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::path& imagesDir,
+                        const WorkspaceOptions& options) {
+  checkImagesPresent(model, imagesDir);
   return buildWorkspace(
       model, [&](const io::ColmapImage& im) { return io::readRgb(imagesDir / im.name); }, options);
 }

@@ -71,6 +71,10 @@ Workspace buildWorkspace(const io::ColmapModel& model,
                          const std::function<RgbImage(const io::ColmapImage&)>& loadImage,
                          const WorkspaceOptions& options);
 
+// Throws vidmap::Error naming how many of the model's images are missing in imagesDir (and
+// the first), when any is.
+void checkImagesPresent(const io::ColmapModel& model, const std::filesystem::path& imagesDir);
+
 // The same with the images read from imagesDir / image.name. Every missing file is named in
 // one error before any image is decoded.
 Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::path& imagesDir,
@@ -81,6 +85,10 @@ Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::pat
 // fx, fy, cx, cy receive the pinhole intrinsics (pixel centres at integers).
 RgbImage undistortImage(const RgbImage& image, const io::ColmapCamera& camera, double* fx,
                         double* fy, double* cx, double* cy);
+
+// The model's distortion of normalised coordinates (u, v) (COLMAP's models; the identity for
+// the pinhole ones); an unsupported model throws vidmap::Error.
+void distortNormalized(const io::ColmapCamera& camera, double u, double v, double* du, double* dv);
 
 // 8-bit Rec. 601 luma.
 Image<std::uint8_t> toGray8(const RgbImage& rgb);

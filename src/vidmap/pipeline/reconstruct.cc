@@ -57,6 +57,7 @@ void ReconstructOptions::check() const {
   frontend.check();
   mapper.check();
   kltSource.check();
+  mvs.check();
 }
 
 namespace {
@@ -112,6 +113,61 @@ std::string tumTrajectory(const sfm::Reconstruction& rec) {
       "qz qw",
       6);
 }
+
+// The model the dense stage reads: the keyframes of `rec` (bundle adjusted; the localised
+// frames are left out), with the camera scaled from the native size to the working frames'
+// size (COLMAP's convention scales exactly: pixel centres at half-integers).
+io::ColmapModel denseModelOf(const sfm::Reconstruction& rec, int width, int height) {
+  io::ColmapModel m = rec.toColmap();
+  for (auto it = m.images.begin(); it != m.images.end();)
+    it = rec.images().count(static_cast<int>(it->first) - 1) ? std::next(it) : m.images.erase(it);
+  for (auto& [id, p] : m.points3d)
+    std::erase_if(p.track,
+                  [&](const io::ColmapTrackElement& e) { return !m.images.count(e.image_id); });
+  for (auto& [id, c] : m.cameras) {
+    const double sx = double(width) / c.width, sy = double(height) / c.height;
+    std::vector<double>& q = c.params;
+    switch (c.model) {
+      case io::CameraModelId::kSimplePinhole:
+      case io::CameraModelId::kSimpleRadial:
+      case io::CameraModelId::kRadial:
+        q[0] *= sx, q[1] *= sx, q[2] *= sy;
+        break;
+      default:  // fx, fy, cx, cy first (PINHOLE, OPENCV, FULL_OPENCV)
+        q[0] *= sx, q[1] *= sy, q[2] *= sx, q[3] *= sy;
+    }
+    c.width = static_cast<std::uint64_t>(width), c.height = static_cast<std::uint64_t>(height);
+  }
+  return m;
+}
+
+// The frames of the input decoded again, in order, as the dense stage asks for them (one
+// frame in memory; a frame before the last one asked opens the source again).
+class FrameReplay {
+ public:
+  FrameReplay(fs::path input, const io::FrameSourceOptions& so)
+      : input_(std::move(input)), so_(so) {}
+  RgbImage frame(int index) {
+    if (!source_ || index <= last_) {
+      source_ = io::openFrameSource(input_, so_);
+      last_ = -1;
+    }
+    io::Frame f;
+    while (source_->next(f)) {
+      last_ = f.index;
+      if (f.index == index) return std::move(f.rgb);
+      if (f.index > index) break;
+    }
+    throw Error(input_.string() + ": frame " + std::to_string(index) +
+                " could not be decoded again for the dense stage");
+  }
+
+ private:
+  fs::path input_;
+  io::FrameSourceOptions so_;
+  std::unique_ptr<io::FrameSource> source_;
+  int last_ = -1;
+};
 
 ModelSummary summarize(const sfm::Reconstruction& rec) {
   ModelSummary m;
@@ -367,6 +423,45 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     throw namingOutput(Error(e.what()));
   }
 
+  // Dense stereo on the largest model (the first of equal size).
+  if (options.dense) {
+    throwIfInterrupted("before the dense stage" + untouched);
+    size_t best = 0;
+    for (size_t i = 1; i < models.size(); ++i)
+      if (models[i]->numImages() > models[best]->numImages()) best = i;
+    const sfm::Reconstruction& rec = *models[best];
+    const io::ColmapModel cm = denseModelOf(rec, info.width, info.height);
+    DenseOptions d = options.mvs;
+    d.patchMatch.backend = options.device == Device::kCpu    ? mvs::Backend::kCpu
+                           : options.device == Device::kCuda ? mvs::Backend::kCuda
+                                                             : mvs::Backend::kAuto;
+    FrameReplay replay(input, so);
+    record.setOption("mvs.model", static_cast<std::int64_t>(best));
+    record.setOption("mvs.max_image_size", d.workspace.maxImageSize);
+    record.setOption("mvs.max_sources", d.workspace.maxSources);
+    record.setOption("mvs.photometric_iterations", d.patchMatch.photometricIterations);
+    record.setOption("mvs.geometric_iterations", d.patchMatch.geometricIterations);
+    record.setOption("mvs.top_k", d.patchMatch.topK);
+    record.setOption("mvs.max_gpu_memory", d.patchMatch.maxGpuMemory);
+    record.setOption("mvs.multi_resolution", d.patchMatch.multiResolution);
+    try {
+      sum.denseSummary = runDenseStage(
+          cm,
+          [&](const io::ColmapImage& im) {
+            throwIfInterrupted("in the dense stage" + untouched);
+            return replay.frame(rec.keyframes()[static_cast<int>(im.id) - 1].frameIndex);
+          },
+          d, out.tmp() / "dense", record);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      throw namingOutput(Error("dense stage on sparse/" + std::to_string(best) + ": " + e.what() +
+                               untouched + "; without --dense the sparse model is written"));
+    }
+    sum.dense = true;
+    sum.denseModel = static_cast<int>(best);
+  }
+
   // The run record: stages of the mapper from its own clocks, counts and results.
   ms.writeTo(record);
   fst.writeTo(record);
@@ -471,6 +566,10 @@ std::string formatSummary(const ReconstructSummary& s) {
   if (s.focalNotSelfCalibrated && !s.models.empty())
     o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
          "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
+  if (s.dense) {
+    o << "  sparse/" << s.denseModel << " ";
+    o << formatDenseSummary(s.denseSummary, s.outDir / "dense");
+  }
   for (const std::string& n : s.notes) o << "  note: " << n << '\n';
   o << "  output: " << s.outDir.string() << " (sparse/N COLMAP models, points3D.ply, run.json)\n";
   if (!s.report.empty()) o << "  report: " << s.report.string() << "\n";

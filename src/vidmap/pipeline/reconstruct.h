@@ -7,6 +7,8 @@
 //   OUTDIR/sparse/0/trajectory.txt                          every posed frame, TUM format
 //   OUTDIR/run.json                                         the run record
 //   OUTDIR/report.html                                      the run report (report/)
+//   OUTDIR/dense/fused.ply, dense/stereo/...                with `dense`: the largest model's
+//                                                           dense cloud (pipeline/dense_stage.h)
 //
 // The written models are in COLMAP's pixel convention at the native size of the input, so
 // they match the input images; the image names are the frames' names. Frames the keyframe
@@ -21,6 +23,7 @@
 
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/run_record.h"
+#include "vidmap/pipeline/dense_stage.h"
 #include "vidmap/pipeline/frontend.h"
 #include "vidmap/pipeline/klt_source.h"
 #include "vidmap/sfm/camera.h"
@@ -66,6 +69,12 @@ struct ReconstructOptions {
   // nothing is written.
   bool strict = false;
   bool skipBadFrames = false;  // folders and lists: skip unreadable frames (and report them)
+  // Dense stereo after the sparse model: PatchMatch and fusion of the largest model's
+  // keyframes, their images decoded again from the input at the working size (then scaled to
+  // mvs.workspace.maxImageSize when set), on the run's device. A dense stage that fails (every
+  // view skipped, a GPU budget too small for one view) fails the run: nothing is written.
+  bool dense = false;
+  DenseOptions mvs;
   void check() const;
 };
 
@@ -102,6 +111,9 @@ struct ReconstructSummary {
   // Stale temporary folders of OUTDIR left by killed runs, removed or restored
   // (pipeline/output_folder.h).
   std::vector<std::string> notes;
+  bool dense = false;  // the dense stage ran (on sparse/<denseModel>)
+  int denseModel = -1;
+  DenseSummary denseSummary;
   bool klt = false;
   int siftCalls = 0;
   std::int64_t kltMatches = 0, kltOnlyMatches = 0;  // only: not found by descriptors

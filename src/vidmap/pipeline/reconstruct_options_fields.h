@@ -5,8 +5,9 @@
 //
 //   forEachReconstructField(options, [](const FieldInfo& f, auto& value) { ... });
 //
-// `value` is a bool, int or double member of the options, or a TextField for the fields that
-// are parsed from text (camera, device) or have an automatic default (sift_first_octave).
+// `value` is a bool, int, float or double member of the options, or a TextField for the fields
+// that are parsed from text (camera, device, mvs.max_gpu_memory) or have an automatic default
+// (sift_first_octave). The CLI spells the fields of group "mvs" --mvs-NAME.
 #pragma once
 
 #include <functional>
@@ -18,7 +19,7 @@
 namespace vidmap::pipeline {
 
 struct FieldInfo {
-  const char* group;  // "" (top level), "frontend" or "mapper"
+  const char* group;  // "" (top level), "frontend", "mapper" or "mvs" (the dense stage)
   const char* name;   // snake_case, as the CLI's long option without dashes where there is one
   const char* help;
   double lo = -std::numeric_limits<double>::infinity();  // the range check() enforces
@@ -234,6 +235,55 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "3D-3D correspondences a merge by alignment needs", 3, 1e6},
     m.mergeMinCommonPoints);
   v(FieldInfo{"mapper", "verbose", "Log the mapper's events on stderr", 0, 1}, m.verbose);
+
+  // Dense stage (pipeline/dense_stage.h), run with `dense`.
+  v(FieldInfo{"", "dense",
+              "Dense stereo after the sparse model: the largest model's depth maps and fused "
+              "cloud in OUTDIR/dense (PatchMatch, on --device)",
+              0, 1},
+    o.dense);
+  DenseOptions& d = o.mvs;
+  v(FieldInfo{"mvs", "max_image_size",
+              "Dense: longer image side in pixels (0: the working frames' size)", 0, 1 << 16},
+    d.workspace.maxImageSize);
+  v(FieldInfo{"mvs", "sources", "Dense: source views per reference", 1, 12},
+    d.workspace.maxSources);
+  v(FieldInfo{"mvs", "min_triangulation_angle",
+              "Dense: a source shares sparse points at this triangulation angle (deg)", 0, 60},
+    d.workspace.minTriangulationAngleDeg);
+  v(FieldInfo{"mvs", "photometric_iterations", "Dense: PatchMatch iterations, photometric pass", 1,
+              100},
+    d.patchMatch.photometricIterations);
+  v(FieldInfo{"mvs", "geometric_iterations",
+              "Dense: PatchMatch iterations, geometric-consistency pass (0: none)", 0, 100},
+    d.patchMatch.geometricIterations);
+  v(FieldInfo{"mvs", "top_k", "Dense: best sources averaged per hypothesis", 1, mvs::kMaxTopK},
+    d.patchMatch.topK);
+  v(FieldInfo{"mvs", "multi_resolution",
+              "Dense: the photometric pass first at half resolution, then fine_iterations at full",
+              0, 1},
+    d.patchMatch.multiResolution);
+  v(FieldInfo{"mvs", "fine_iterations",
+              "Dense, with multi_resolution: photometric iterations at full resolution", 1, 100},
+    d.patchMatch.fineIterations);
+  v(FieldInfo{"mvs", "max_cost", "Dense: depths of a higher matching cost are dropped", 0, 2},
+    d.patchMatch.maxCost);
+  v(FieldInfo{"mvs", "max_gpu_memory",
+              "Dense: device memory budget, e.g. 4G or 512M (0: 80 percent of the device)"},
+    TextField{[&d] { return formatByteSize(d.patchMatch.maxGpuMemory); },
+              [&d](const std::string& s) {
+                d.patchMatch.maxGpuMemory = parseByteSize(s, "option mvs.max_gpu_memory");
+              }});
+  v(FieldInfo{"mvs", "fusion_min_pixels", "Dense fusion: pixels per point", 1, 1000},
+    d.fusion.minPixels);
+  v(FieldInfo{"mvs", "fusion_max_depth_error", "Dense fusion: relative depth difference", 0, 1},
+    d.fusion.maxDepthError);
+  v(FieldInfo{"mvs", "fusion_max_reproj_error", "Dense fusion: reprojection error (px)", 0, 1000},
+    d.fusion.maxReprojectionError);
+  v(FieldInfo{"mvs", "fusion_max_normal_error", "Dense fusion: normal angle (deg)", 0, 180},
+    d.fusion.maxNormalErrorDeg);
+  v(FieldInfo{"mvs", "depth_maps", "Dense: write the depth and normal maps beside fused.ply", 0, 1},
+    d.writeMaps);
 }
 
 }  // namespace vidmap::pipeline

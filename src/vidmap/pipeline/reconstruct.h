@@ -35,12 +35,12 @@ const char* toString(Device d);
 
 // The working width: ReconstructOptions::width = kAutoWidth picks kVideoWidth for videos, lists
 // and folders of video frames, and kPhotoWidth for photos (measured on Strecha's fountain and
-// Middlebury's rings: docs/benchmarks.md, "Photo sets: working width"). A video's neighbouring
+// Middlebury's rings: docs/benchmarks.md, "Photo sets"). A video's neighbouring
 // frames are close and many; a photo set has few views with wide baselines, where the
 // keypoints' precision decides the accuracy.
 inline constexpr int kAutoWidth = -1;
 inline constexpr int kVideoWidth = 640;
-inline constexpr int kPhotoWidth = 1600;
+inline constexpr int kPhotoWidth = 1280;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);
 

@@ -56,7 +56,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "fps", "Frames per second sampled from a video or list", 1e-3, 120}, o.fps);
   v(FieldInfo{"", "all_frames", "Use every frame of a video or list", 0, 1}, o.allFrames);
   v(FieldInfo{"", "width",
-              "Working width in pixels (-1: automatic, 640 for videos and 1600 for photos; 0: "
+              "Working width in pixels (-1: automatic, 640 for videos and 1280 for photos; 0: "
               "native; else at least 64; never above native)",
               -1, 16384},
     o.width);

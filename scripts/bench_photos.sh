@@ -118,6 +118,9 @@ def score(sparse, truth):
                 r[k] = best[k]
     return r
 
+# The commit the run starts from (the build folder is built from the working tree).
+commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True,
+                        text=True).stdout.strip()
 results = []
 for case in cases.split():
     src, names, truth = spec[case]
@@ -172,8 +175,6 @@ for case in cases.split():
         results.append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)
 
-commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True,
-                        text=True).stdout.strip()
 doc = {"bench": "photos", "commit": commit, "host": platform.node(), "cores": os.cpu_count(),
        "results": results}
 with open(os.path.join(out, "results.json"), "w") as f:

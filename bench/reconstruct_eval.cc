@@ -2,6 +2,7 @@
 //
 //   reconstruct_eval --model OUT/sparse --list rgb.txt --groundtruth groundtruth.txt
 //   reconstruct_eval --model OUT/sparse --strecha fountain-P11/gt_dense_cameras
+//   reconstruct_eval --model OUT/sparse --middlebury templeSparseRing/templeSR_par.txt
 //   ... --common-with OTHER/sparse   (only the images the other reconstruction also holds)
 //   reconstruct_eval --trajectory OUT/sparse/0/trajectory.txt --groundtruth groundtruth.txt
 //
@@ -9,7 +10,12 @@
 // (sparse/0, sparse/1, ...). For each model: images, points, and after a Sim(3) alignment of
 // the camera centres to the truth (Umeyama) the ATE RMSE and the rotation error. TUM truth is
 // associated by time (the image list gives each name its timestamp); Strecha truth by name
-// (<image>.camera: K, 3 zeros, R camera-to-world, C, w h). Prints one JSON object.
+// (<image>.camera: K, 3 zeros, R camera-to-world, C, w h); Middlebury truth by name (*_par.txt:
+// a count, then per line "name k11..k33 r11..r33 t1 t2 t3" with P = K [R | t], R world to
+// camera). With named truth each model also gets `centre_error_rel_extent` (the ATE RMSE over
+// the largest distance between two true centres) and `rel_rot_max_deg` (the worst, over all
+// pairs of images, angle between the estimated and the true relative rotation). Prints one
+// JSON object.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -53,10 +59,35 @@ std::map<std::string, sfm::StampedPose> readStrecha(const fs::path& dir) {
   return out;
 }
 
+// Middlebury multi-view *_par.txt: "N", then N lines "name k11..k33 r11..r33 t1 t2 t3" with
+// P = K [R | t] (R, t world to camera).
+std::map<std::string, sfm::StampedPose> readMiddlebury(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw Error("cannot read " + file.string());
+  int n = 0;
+  if (!(in >> n) || n < 1) throw Error(file.string() + ": no view count on the first line");
+  std::map<std::string, sfm::StampedPose> out;
+  for (int i = 0; i < n; ++i) {
+    std::string name;
+    double v[9 + 9 + 3];
+    in >> name;
+    for (double& x : v)
+      if (!(in >> x)) throw Error(file.string() + ": truncated at view " + std::to_string(i + 1));
+    Eigen::Matrix3d R;
+    R << v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17];
+    const Eigen::Vector3d t(v[18], v[19], v[20]);
+    sfm::StampedPose p;
+    p.q_wc = Eigen::Quaterniond(R.transpose()).normalized();
+    p.c = -R.transpose() * t;
+    out[name] = p;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path model, list, gt, strecha, common, trajectory;
+  fs::path model, list, gt, strecha, middlebury, common, trajectory;
   double maxDt = 0.02, timeOffset = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -68,6 +99,8 @@ int main(int argc, char** argv) {
       gt = argv[i + 1];
     else if (a == "--strecha")
       strecha = argv[i + 1];
+    else if (a == "--middlebury")
+      middlebury = argv[i + 1];
     else if (a == "--max-dt")
       maxDt = std::stod(argv[i + 1]);
     else if (a == "--trajectory")
@@ -97,10 +130,10 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (model.empty() || (strecha.empty() && (list.empty() || gt.empty()))) {
+  if (model.empty() || (strecha.empty() && middlebury.empty() && (list.empty() || gt.empty()))) {
     std::fprintf(stderr,
                  "usage: reconstruct_eval --model DIR (--list rgb.txt --groundtruth gt.txt | "
-                 "--strecha CAMERA_DIR) [--max-dt s]\n");
+                 "--strecha CAMERA_DIR | --middlebury PAR_FILE) [--max-dt s]\n");
     return 2;
   }
   try {
@@ -124,11 +157,14 @@ int main(int argc, char** argv) {
     std::map<std::string, double> times;
     std::vector<sfm::StampedPose> truth;
     std::map<std::string, sfm::StampedPose> strechaTruth;
-    if (strecha.empty()) {
+    const bool named = !strecha.empty() || !middlebury.empty();
+    if (!strecha.empty())
+      strechaTruth = readStrecha(strecha);
+    else if (!middlebury.empty())
+      strechaTruth = readMiddlebury(middlebury);
+    if (!named) {
       times = sfm::readImageListTimes(list);
       truth = sfm::readTumTrajectory(gt);
-    } else {
-      strechaTruth = readStrecha(strecha);
     }
     std::printf("{\"models\": [");
     int totalImages = 0;
@@ -140,7 +176,7 @@ int main(int argc, char** argv) {
           it = keep.count(fs::path(it->second.name).filename().string()) ? std::next(it)
                                                                          : cm.images.erase(it);
       std::vector<sfm::PosePair> pairs;
-      if (strecha.empty()) {
+      if (!named) {
         auto est = sfm::modelTrajectory(cm, times);
         for (auto& p : est) p.t += timeOffset;
         pairs = sfm::associate(est, truth, maxDt);
@@ -191,6 +227,23 @@ int main(int argc, char** argv) {
             "\"truth_spread_rms\": %.6f, \"ate_rot_aligned_rmse\": %.6f",
             std::sqrt(rs / pairs.size()), pairs.size() > 1 ? rpe / (pairs.size() - 1) : 0.0,
             std::sqrt(spread / pairs.size()), std::sqrt(ateOa / pairs.size()));
+        if (named) {
+          // Every pair of images: the angle between the estimated and the true relative rotation.
+          double worst = 0, extent = 0;
+          for (size_t i = 0; i < pairs.size(); ++i)
+            for (size_t j = i + 1; j < pairs.size(); ++j) {
+              const Eigen::Quaterniond re = pairs[i].est.q_wc.conjugate() * pairs[j].est.q_wc;
+              const Eigen::Quaterniond rg = pairs[i].gt.q_wc.conjugate() * pairs[j].gt.q_wc;
+              worst = std::max(worst, re.angularDistance(rg) * 180 / M_PI);
+              extent = std::max(extent, (pairs[i].gt.c - pairs[j].gt.c).norm());
+            }
+          std::printf(", \"rel_rot_max_deg\": %.4f, \"truth_extent\": %.6f", worst, extent);
+          try {
+            const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
+            std::printf(", \"centre_error_rel_extent\": %.6f", e.ate_rmse / extent);
+          } catch (const Error&) {
+          }
+        }
         try {
           const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
           std::printf(

@@ -281,7 +281,12 @@ py::tuple reconstruct(const fs::path& input, const fs::path& output, py::object 
     if (cb) (*cb)(frames, total, status);
   };
   io::RunRecord record;
-  record.setCommand("vidmap.reconstruct(" + input.string() + ", " + output.string() + ")");
+  // The call as made, every option with it.
+  std::string call = "vidmap.reconstruct(" + std::string(py::repr(py::str(input.string()))) + ", " +
+                     std::string(py::repr(py::str(output.string())));
+  if (py::isinstance<py::dict>(options) && py::len(options) > 0)
+    call += ", **" + std::string(py::repr(options));
+  record.setCommand(call + ")");
   pipeline::ReconstructSummary s;
   {
     py::gil_scoped_release release;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "vidmap/pipeline/batch_manifest.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/synth/sequence.h"
 
@@ -192,6 +193,38 @@ TEST(Cli, ReconstructionIsByteIdenticalOnOneAndFourThreads) {
   ASSERT_EQ(models[0].size(), models[1].size());
   for (const auto& [name, bytes] : models[0])
     EXPECT_TRUE(models[1][name] == bytes) << name << " differs between 1 and 4 threads";
+}
+
+// run.json's `command` is the command line as typed, every option with it, each word quoted as
+// a shell needs it: split again, it gives back the arguments.
+TEST(Cli, RunRecordHoldsTheCommandAsTyped) {
+  const fs::path out = tempRoot() / "out command";  // a space: quoted
+  const std::vector<std::string> args{"reconstruct",
+                                      (sequence().dir / "rgb.txt").string(),
+                                      "-o",
+                                      out.string(),
+                                      "-q",
+                                      "--device",
+                                      "cpu",
+                                      "--width",
+                                      "256",
+                                      "--fps",
+                                      "2",
+                                      "--camera",
+                                      "PINHOLE 260,260,160.5,120.5"};
+  const Child c = spawn(args);
+  ASSERT_EQ(wait(c), 0) << read(c.log);
+  const std::string json = read(out / "run.json");
+  const std::string key = "\"command\": \"";
+  const size_t at = json.find(key);
+  ASSERT_NE(at, std::string::npos) << json;
+  const std::string command =
+      json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+  std::vector<std::string> typed{VIDMAP_CLI_PATH};
+  typed.insert(typed.end(), args.begin(), args.end());
+  EXPECT_EQ(command, pipeline::shellJoin(typed));
+  EXPECT_EQ(pipeline::splitShellWords(command), typed);
+  EXPECT_NE(command.find("'PINHOLE 260,260,160.5,120.5'"), std::string::npos) << command;
 }
 
 TEST(Cli, TracksAreByteIdenticalOnOneAndFourThreads) {

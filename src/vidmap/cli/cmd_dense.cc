@@ -111,7 +111,7 @@ void addDenseCommand(CLI::App& app) {
   cmd->add_flag("-q,--quiet", args->quiet, "No summary line");
   cmd->callback([args] {
     io::RunRecord record;
-    record.setCommand("vidmap dense " + args->model + " " + args->images + " -o " + args->outDir);
+    record.setCommand(typedCommandLine());
     record.setOption("mvs.photometric_iterations", args->dense.patchMatch.photometricIterations);
     record.setOption("mvs.geometric_iterations", args->dense.patchMatch.geometricIterations);
     record.setOption("mvs.max_sources", args->dense.workspace.maxSources);

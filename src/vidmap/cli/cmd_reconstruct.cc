@@ -86,8 +86,7 @@ void addReconstructCommand(CLI::App& app) {
     // Ctrl-C or `kill` stops at the next frame and leaves OUTDIR as it was (exit 130 / 143).
     pipeline::installInterruptHandlers();
     io::RunRecord record;
-    std::string command = "vidmap reconstruct " + args->input + " -o " + args->outDir;
-    record.setCommand(command);
+    record.setCommand(typedCommandLine());  // as typed, every option with it
     const pipeline::ReconstructSummary s =
         pipeline::reconstruct(args->input, args->outDir, args->o, record);
     if (!args->quiet) std::printf("%s", pipeline::formatSummary(s).c_str());

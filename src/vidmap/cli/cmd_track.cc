@@ -223,7 +223,7 @@ void run(const Args& a) {
   checkOutputs(a, out, recordPath);
 
   io::RunRecord rec;
-  rec.setCommand("vidmap track " + a.input + " --out " + a.out);
+  rec.setCommand(typedCommandLine());
   // Lists and folders are tracked frame by frame unless --fps asks for sampling; videos are
   // sampled at --fps unless --all-frames (KLT wants small motion between frames).
   const bool sequence = fs::is_directory(a.input) || fs::path(a.input).extension() == ".txt";

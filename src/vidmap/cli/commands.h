@@ -3,8 +3,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace vidmap::cli {
+
+// The command line as the user typed it: argv, each word quoted as a POSIX shell needs it
+// (pipeline::shellQuote), so that pasting it into a shell runs the same command. Set by main()
+// before the subcommands run; their run records take it as `command`.
+std::string& typedCommandLine();
 
 void addInfoCommand(CLI::App& app);
 void addTrackCommand(CLI::App& app);

@@ -11,6 +11,7 @@
 
 #include "vidmap/cli/commands.h"
 #include "vidmap/core/error.h"
+#include "vidmap/pipeline/batch_manifest.h"
 #include "vidmap/pipeline/interrupt.h"
 
 namespace {
@@ -33,10 +34,19 @@ void passiveOpenMpWait(char** argv) {
 
 }  // namespace
 
+namespace vidmap::cli {
+std::string& typedCommandLine() {
+  static std::string line;
+  return line;
+}
+}  // namespace vidmap::cli
+
 int main(int argc, char** argv) {
 #if defined(__linux__) && defined(_OPENMP) && !defined(VIDMAP_NO_REEXEC)
   passiveOpenMpWait(argv);
 #endif
+  vidmap::cli::typedCommandLine() =
+      vidmap::pipeline::shellJoin(std::vector<std::string>(argv, argv + argc));
   CLI::App app{"vidmap: a video to cameras and a 3D map, on the GPU or the CPU"};
   app.require_subcommand(1);
   vidmap::cli::addInfoCommand(app);

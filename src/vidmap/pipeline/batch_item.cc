@@ -15,6 +15,8 @@
 #include "vidmap/core/error.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/colmap_model.h"
+#include "vidmap/io/run_warnings.h"
+#include "vidmap/pipeline/batch_manifest.h"
 
 #if defined(VIDMAP_HAVE_JSON)
 #include <nlohmann/json.hpp>
@@ -115,7 +117,13 @@ std::string readRunRecord(const fs::path& out, ItemStatus* st) {
   }
   if (!j.is_object() || j.value("schema", "") != "vidmap.run_record")
     return "run.json is not a vidmap run record";
-  if (j.value("command", "").rfind("vidmap reconstruct", 0) != 0)
+  // The command as typed: the program's path, then the subcommand.
+  std::vector<std::string> words;
+  try {
+    words = splitShellWords(j.value("command", ""));
+  } catch (const Error&) {
+  }
+  if (words.size() < 2 || words[1] != "reconstruct")
     return "run.json is not the record of a vidmap reconstruct run";
   const nlohmann::json counts = j.value("counts", nlohmann::json::object());
   const nlohmann::json metrics = j.value("metrics", nlohmann::json::object());
@@ -135,11 +143,9 @@ std::string readRunRecord(const fs::path& out, ItemStatus* st) {
     if (st->frames > 0 && st->framesPosed * 2 < st->frames)
       st->warnings.push_back("only " + percent(static_cast<double>(st->framesPosed) / st->frames) +
                              " of frames posed");
-    const nlohmann::json opts = j.value("options", nlohmann::json::object());
-    const std::string camera = opts.value("camera", "");
-    if (camera.find(' ') == std::string::npos && metrics.contains("self_calibrated_focal_px") &&
-        metrics.value("self_calibrated_focal_px", 0.0) == 0.0)
-      st->warnings.push_back("focal length not self-calibrated (refined from a guess)");
+    if (counts.value(io::kFocalUndeterminedCount, std::int64_t{0}) != 0)
+      st->warnings.push_back(
+          io::focalUndeterminedWarning(metrics.value(io::kFocalRelUncertaintyMetric, 0.0)));
   }
   return "";
 }

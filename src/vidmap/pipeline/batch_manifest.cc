@@ -350,6 +350,12 @@ std::string shellQuote(const std::string& word) {
   return q + "'";
 }
 
+std::string shellJoin(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : " ") + shellQuote(w);
+  return s;
+}
+
 BatchManifest parseManifest(const std::string& text, const fs::path& baseDir,
                             const std::string& sourceName, const ManifestOptions& options) {
   bool json = options.format == ManifestFormat::kJsonLines;

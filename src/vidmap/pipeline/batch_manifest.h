@@ -66,5 +66,7 @@ std::vector<std::string> splitShellWords(const std::string& text);
 
 // Quotes a word for a POSIX shell (single quotes when needed).
 std::string shellQuote(const std::string& word);
+// The words quoted and joined by spaces: a command line that splitShellWords reads back.
+std::string shellJoin(const std::vector<std::string>& words);
 
 }  // namespace vidmap::pipeline

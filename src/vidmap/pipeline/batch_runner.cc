@@ -47,12 +47,6 @@ std::string hostName() {
   return buf;
 }
 
-std::string joinQuoted(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + shellQuote(a);
-  return s;
-}
-
 fs::path selfExe() {
   std::error_code ec;
   fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -323,7 +317,7 @@ ItemResult runItem(const BatchItem& item, const RunnerOptions& options) {
   }
   res.outcome = ItemOutcome::kFailed;
   FailureRecord f;
-  f.command = joinQuoted(argv);
+  f.command = shellJoin(argv);
   f.exitCode = res.exitCode;
   f.message = res.message;
   f.time = utcNowIso();

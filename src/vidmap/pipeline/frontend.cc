@@ -18,6 +18,7 @@ void FrontendOptions::check() const {
   checkRange("frontend.guideBandPx", guideBandPx, 0.1, 1000.0);
   checkRange("frontend.guideIterations", guideIterations, 1, 100000);
   checkRange("frontend.minPairMatches", minPairMatches, 5, 1000000);
+  checkRange("frontend.exhaustivePhotos", exhaustivePhotos, 0, 100000);
 }
 
 void FrontendStats::writeTo(io::RunRecord& r) const {
@@ -78,8 +79,8 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
   // The keyframe gate on the motion of a source's tracks (docs/architecture.md, "Pair sources"): a
   // frame it drops costs no SIFT and no matching. With too few tracks (or none) the gate below
   // decides on descriptor matches against the last keyframe.
-  bool gated = false;
-  if (!active_.empty()) {
+  bool gated = options_.photos;  // photos: every one a keyframe
+  if (!gated && !active_.empty()) {
     const Active& last = active_.back();
     std::vector<double> motion;
     sfm::TrackedFrame seen;
@@ -127,12 +128,17 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     // The keyframes a new keyframe is matched against: the last activeKeyframes, and a few
     // older ones at doubling distances (as COLMAP's quadratic sequential overlap): their wider
     // baselines triangulate rotation-heavy video and bound the drift.
+    // Photos within exhaustivePhotos: every earlier photo.
     std::vector<Active*> cands;
     const int n = static_cast<int>(active_.size());
-    for (int d = 2 * options_.activeKeyframes; d <= n; d *= 2)
-      cands.insert(cands.begin(), &active_[n - d]);
-    for (int r = std::max(0, n - options_.activeKeyframes); r < n; ++r)
-      cands.push_back(&active_[r]);
+    if (options_.photos && stats_.keyframes < options_.exhaustivePhotos) {
+      for (Active& a : active_) cands.push_back(&a);
+    } else {
+      for (int d = 2 * options_.activeKeyframes; d <= n; d *= 2)
+        cands.insert(cands.begin(), &active_[n - d]);
+      for (int r = std::max(0, n - options_.activeKeyframes); r < n; ++r)
+        cands.push_back(&active_[r]);
+    }
     // The last keyframe first: a frame the gate drops costs one match (docs/architecture.md, Front
     // end).
     Active& last = active_.back();
@@ -266,7 +272,9 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
   query.id = id;
   query.timestamp = frame.timestamp;
   active_.push_back(std::move(query));
-  const int keep = std::max(options_.activeKeyframes, options_.historyKeyframes);
+  int keep = std::max(options_.activeKeyframes, options_.historyKeyframes);
+  if (options_.photos && stats_.keyframes < options_.exhaustivePhotos)
+    keep = std::max(keep, options_.exhaustivePhotos);
   while (static_cast<int>(active_.size()) > keep) active_.pop_front();
   return FrameOutcome::kKeyframe;
 }

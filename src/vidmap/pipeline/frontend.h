@@ -15,6 +15,13 @@
 //      plain matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
 //      which matches are searched again (features::Matcher::matchGuided); the pairs, merged
 //      with those of any PairMatchSource, go to the mapper.
+//
+// Photos (a folder that is not a video's frames, FrontendOptions::photos) skip step 3: every
+// photo is a keyframe, since a photo set has no redundant frames to drop and a photo the gate
+// dropped would only be posed by PnP, unadjusted. In step 4 each photo is matched against every
+// earlier one (exhaustive pairs, as COLMAP's exhaustive matcher) up to exhaustivePhotos photos;
+// later photos against the last activeKeyframes and the older ones at doubling distances, as a
+// video.
 #pragma once
 
 #include <deque>
@@ -46,6 +53,12 @@ struct FrontendOptions {
   int guideIterations =
       128;  // RANSAC hypotheses of the guide's E (a good-enough E: docs/architecture.md)
   int minPairMatches = 15;  // a pair with fewer matches is not handed on
+  // Photos: no keyframe gate, exhaustive pairs (see above). Set by the pipeline for a folder
+  // read as photos.
+  bool photos = false;
+  // Photos matched against every earlier photo; their features are kept for it (0.5 KiB per
+  // feature: 200 photos of 4096 features hold 400 MiB).
+  int exhaustivePhotos = 200;
 
   void check() const;  // throws vidmap::Error naming the bad field
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/io/run_warnings.h"
 #include "vidmap/io/tum_trajectory.h"
 #include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/output_folder.h"
@@ -51,13 +53,25 @@ const char* toString(Device d) {
 
 void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
-  checkRange("width", width, 0, 16384);
-  if (width != 0 && width < 64)
-    throw Error("option width = " + std::to_string(width) + " is below 64 (0 = native)");
+  checkRange("width", width, kAutoWidth, 16384);
+  if (width > 0 && width < 64)
+    throw Error("option width = " + std::to_string(width) +
+                " is below 64 (0 = native, -1 = automatic)");
   frontend.check();
+  focalCheck.check();
   mapper.check();
   kltSource.check();
   mvs.check();
+}
+
+namespace {
+// A flat profile's infinite uncertainty, written as a number into the run record.
+constexpr double kUncertaintyCap = 1e3;
+}  // namespace
+
+int workingWidth(int width, bool photos, int nativeWidth) {
+  if (width == kAutoWidth) width = photos ? kPhotoWidth : kVideoWidth;
+  return width == 0 || nativeWidth <= width ? 0 : width;  // never enlarge
 }
 
 namespace {
@@ -233,7 +247,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   io::FrameSourceOptions so;
   so.fps = options.fps;
   so.allFrames = options.allFrames;
-  so.width = options.width;
+  so.width = options.width == kAutoWidth ? kVideoWidth : options.width;
   so.skipBadFrames = options.skipBadFrames;
   so.folder = options.folder;
   so.folderFrameRate = options.folderFrameRate;
@@ -241,12 +255,16 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   {
     auto t = record.stage("decode");
     source = io::openFrameSource(input, so);
-    if (options.width == 0 || source->info().nativeWidth <= options.width) {
-      so.width = 0;  // never enlarge
+    const io::FrameSourceInfo& first = source->info();
+    const bool photos = first.kind == io::SourceKind::kImageFolder && !first.sequential;
+    const int width = workingWidth(options.width, photos, first.nativeWidth);
+    if (width != so.width) {
+      so.width = width;
       source = io::openFrameSource(input, so);
     }
   }
   const io::FrameSourceInfo info = source->info();
+  options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   if (options.autoFirstOctave) {
     // Frames sampled densely in time (10 per second or more) share most of their view with
     // their neighbours, and the features of the frame at its own size suffice (a third of
@@ -276,6 +294,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("native_width", info.nativeWidth);
   record.setOption("native_height", info.nativeHeight);
   record.setOption("frontend.sift_first_octave_used", options.frontend.sift.firstOctave);
+  record.setOption("frontend.photos", options.frontend.photos);
   Frontend frontend(options.frontend, record, siftContext, matchContext);
   sfm::Mapper mapper(camera0, options.mapper);
   std::unique_ptr<KltSource> klt;
@@ -351,8 +370,6 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.modelsStarted = ms.modelsStarted;
   sum.modelsMerged = ms.modelsMerged;
   sum.imagesAbsorbed = ms.imagesAbsorbed;
-  sum.focalNotSelfCalibrated =
-      !options.camera.known() && options.mapper.selfCalibrateFocal && ms.selfCalibratedFocal == 0;
 
   // Damaged input: reported, or under --strict refused.
   const io::SourceReport damage = source->report();
@@ -382,8 +399,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     throw Error(input.string() + ": only one keyframe in " + std::to_string(sum.frames) +
                 " sampled frames; a reconstruction needs at least two views with motion between "
                 "them (" +
-                (info.kind == io::SourceKind::kImageFolder
-                     ? std::string("the photos barely differ)")
+                (options.frontend.photos
+                     ? std::string("a photo set needs at least two photos with features)")
                      : std::string("the video is too short or the camera does not move; try a "
                                    "higher --fps)")));
   const auto models = mapper.models();
@@ -402,6 +419,15 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       m.replace(at, tmp.size(), dir);
     return Error(m);
   };
+  // Whether each model determines an unknown focal length (pipeline/focal_check.h).
+  FocalCheckOptions fco = options.focalCheck;
+  fco.backend = bb;
+  std::vector<FocalCheck> focal(models.size());
+  if (options.checkFocal && !options.camera.known()) {
+    auto t = record.stage("focal_check");
+    for (size_t i = 0; i < models.size(); ++i) focal[i] = checkFocal(*models[i], fco);
+  }
+  throwIfInterrupted("after the focal length's check" + untouched);
   try {
     auto t = record.stage("write");
     for (size_t i = 0; i < models.size(); ++i) {
@@ -414,6 +440,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       io::writePly(dir / "points3D.ply", rec.toPly());
       io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
       sum.models.push_back(summarize(rec));
+      sum.models.back().focal = focal[i];
       sum.registered += rec.numImages();
       sum.localized += static_cast<int>(rec.localized().size());
     }
@@ -495,7 +522,23 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     const std::string k = "model_" + std::to_string(i) + "_";
     record.setCount(k + "images", sum.models[i].images);
     record.setCount(k + "points", sum.models[i].points);
+    record.setMetric(k + "refined_focal_px", sum.models[i].cameraParams.at(0));
+    const FocalCheck& fc = sum.models[i].focal;
+    if (fc.ran) {
+      record.setMetric(k + "focal_rel_uncertainty", std::min(fc.relUncertainty, kUncertaintyCap));
+      sum.focalUndetermined = sum.focalUndetermined || fc.undetermined;
+      sum.focalRelUncertainty = std::max(sum.focalRelUncertainty, fc.relUncertainty);
+    }
   }
+  // The focal length as self-calibrated from the first pairs (before any adjustment; 0: the
+  // pairs did not determine it) and as refined (model 0's final camera), both in native pixels
+  // (COLMAP's convention, as the written cameras); and the one flag the warnings read.
+  record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal / camera0.scale());
+  record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
+  record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
+  if (sum.focalRelUncertainty > 0)
+    record.setMetric(io::kFocalRelUncertaintyMetric,
+                     std::min(sum.focalRelUncertainty, kUncertaintyCap));
   gpuStages.report(record);
   record.setOption("profile_kernels", options.profileKernels);
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -563,9 +606,8 @@ std::string formatSummary(const ReconstructSummary& s) {
     o.precision(2);
     o << '\n';
   }
-  if (s.focalNotSelfCalibrated && !s.models.empty())
-    o << "  note: the first pairs did not determine the focal length (forward motion?); bundle "
-         "adjustment refined it from 1.2 x the width. Pass --camera if you know it.\n";
+  if (s.focalUndetermined && !s.models.empty())
+    o << "  warning: " << io::focalUndeterminedWarning(s.focalRelUncertainty) << "\n";
   if (s.dense) {
     o << "  sparse/" << s.denseModel << " ";
     o << formatDenseSummary(s.denseSummary, s.outDir / "dense");

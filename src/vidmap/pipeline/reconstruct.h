@@ -24,6 +24,7 @@
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/dense_stage.h"
+#include "vidmap/pipeline/focal_check.h"
 #include "vidmap/pipeline/frontend.h"
 #include "vidmap/pipeline/klt_source.h"
 #include "vidmap/sfm/camera.h"
@@ -35,6 +36,17 @@ enum class Device { kAuto, kCpu, kCuda };
 Device parseDevice(const std::string& name);  // "auto", "cpu", "cuda"; else vidmap::Error
 const char* toString(Device d);
 
+// The working width: ReconstructOptions::width = kAutoWidth picks kVideoWidth for videos, lists
+// and folders of video frames, and kPhotoWidth for photos (measured on Strecha's fountain and
+// Middlebury's rings: docs/benchmarks.md, "Photo sets"). A video's neighbouring
+// frames are close and many; a photo set has few views with wide baselines, where the
+// keypoints' precision decides the accuracy.
+inline constexpr int kAutoWidth = -1;
+inline constexpr int kVideoWidth = 640;
+inline constexpr int kPhotoWidth = 1280;
+// The width frames are resized to (0: native, never enlarged) for the option's value.
+int workingWidth(int width, bool photos, int nativeWidth);
+
 struct ReconstructOptions {
   double fps = 4;          // sampling rate of videos, TUM lists and folders of video frames
   bool allFrames = false;  // every frame of a video, list or folder of video frames
@@ -42,7 +54,9 @@ struct ReconstructOptions {
   // video frames are timed at folderFrameRate.
   io::FolderKind folder = io::FolderKind::kAuto;
   double folderFrameRate = 30;
-  int width = 640;         // working width (the 640 px class); 0 or above native: native
+  // Working width: kAutoWidth (-1): kVideoWidth for videos, kPhotoWidth for photos; 0 or above
+  // native: native.
+  int width = kAutoWidth;
   sfm::CameraSpec camera;  // default: SIMPLE_RADIAL, unknown
   Device device = Device::kAuto;
   FrontendOptions frontend;
@@ -75,6 +89,10 @@ struct ReconstructOptions {
   // view skipped, a GPU budget too small for one view) fails the run: nothing is written.
   bool dense = false;
   DenseOptions mvs;
+  // An unknown camera: measure whether each model determines its focal length (the profile of
+  // the adjustment's cost, pipeline/focal_check.h); the summary and the report warn when not.
+  bool checkFocal = true;
+  FocalCheckOptions focalCheck;
   void check() const;
 };
 
@@ -85,6 +103,7 @@ struct ModelSummary {
   double meanTrackLength = 0, meanReprojErrorPx = 0;  // error in native pixels
   int firstKeyframe = 0, lastKeyframe = 0;
   std::vector<double> cameraParams;           // COLMAP convention, native size
+  FocalCheck focal;                           // ran: the camera was unknown and checked
   std::vector<std::string> cameraParamNames;  // "f", "cx", "cy", "k", ...
 };
 
@@ -99,10 +118,12 @@ struct ReconstructSummary {
   int localized = 0;                        // dropped frames localised in a model
   int modelsStarted = 0, modelsMerged = 0;  // merged: into another model (mapper.h)
   int imagesAbsorbed = 0;                   // keyframes registered by PnP while merging
-  // An unknown camera whose focal length the first pairs did not determine (pure forward
-  // motion, a flat cost): BA refined it from COLMAP's starting guess.
-  bool focalNotSelfCalibrated = false;
-  std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
+  // An unknown camera whose focal length a model does not determine (a translation with little
+  // rotation: the cost's profile over the focal length is flat, pipeline/focal_check.h). The
+  // run record's count `focal_undetermined`; the summary, report.html and batch status read it.
+  bool focalUndetermined = false;
+  double focalRelUncertainty = 0;  // sigma_f / f of the least determined model (0: not checked)
+  std::string inputDamage;         // io::SourceReport::describe(): "" when the input read cleanly
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   // "video", "list", "video frames" or "photos" (a folder), and why a folder was read so.

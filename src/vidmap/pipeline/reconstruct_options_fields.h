@@ -56,7 +56,10 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   // Top level.
   v(FieldInfo{"", "fps", "Frames per second sampled from a video or list", 1e-3, 120}, o.fps);
   v(FieldInfo{"", "all_frames", "Use every frame of a video or list", 0, 1}, o.allFrames);
-  v(FieldInfo{"", "width", "Working width in pixels (0: native; else at least 64)", 0, 16384},
+  v(FieldInfo{"", "width",
+              "Working width in pixels (-1: automatic, 640 for videos and 1280 for photos; 0: "
+              "native; else at least 64; never above native)",
+              -1, 16384},
     o.width);
   v(FieldInfo{"", "camera",
               "Camera model, with parameters when known, in COLMAP's order and pixel convention "
@@ -108,6 +111,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "profile_kernels",
               "Time each CUDA kernel for the run record (off: host times only)", 0, 1},
     o.profileKernels);
+  v(FieldInfo{"", "check_focal",
+              "An unknown camera: measure whether each model determines the focal length (the "
+              "bundle adjustment's cost profiled over it; a warning when it does not)",
+              0, 1},
+    o.checkFocal);
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},
@@ -165,6 +173,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     o.frontend.guideIterations);
   v(FieldInfo{"frontend", "min_pair_matches", "A pair with fewer matches is not handed on", 5, 1e6},
     o.frontend.minPairMatches);
+  v(FieldInfo{"frontend", "exhaustive_photos",
+              "Photos: each of the first this many is matched against every earlier one (later "
+              "ones as a video's keyframes)",
+              0, 100000},
+    o.frontend.exhaustivePhotos);
 
   // Mapper.
   sfm::MapperOptions& m = o.mapper;

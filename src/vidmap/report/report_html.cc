@@ -11,6 +11,7 @@
 #include "vidmap/core/error.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/colmap_model.h"
+#include "vidmap/io/run_warnings.h"
 #include "vidmap/report/report_resources.h"
 #include "vidmap/sfm/trajectory_eval.h"
 
@@ -226,14 +227,9 @@ ReportData collectReportData(const fs::path& dir, const ReportOptions& options) 
     const Json& c = run.contains("counts") ? run["counts"] : Json::object();
     return c.contains(name) && c[name].is_number() ? c[name].get<double>() : fallback;
   };
-  const std::string camera = run.contains("options") && run["options"].contains("camera") &&
-                                     run["options"]["camera"].is_string()
-                                 ? run["options"]["camera"].get<std::string>()
-                                 : "";
-  if (camera.find(' ') == std::string::npos && metric("self_calibrated_focal_px", 1) == 0)
+  if (count(io::kFocalUndeterminedCount, 0) != 0)
     data.warnings.push_back(
-        "focal length not determined by the first pairs (forward motion?): bundle adjustment "
-        "refined it from 1.2 x the width; pass --camera if you know it");
+        io::focalUndeterminedWarning(metric(io::kFocalRelUncertaintyMetric, 0)));
   if (data.models > 1)
     data.warnings.push_back("the video broke into " + std::to_string(data.models) +
                             " models that could not be merged (tracking lost between them)");

@@ -79,7 +79,9 @@ io::ColmapModel writeModel(const fs::path& dir, int images, int points, const st
   return m;
 }
 
-void writeRun(const fs::path& dir, const std::string& camera, double focal, double regFrac) {
+// `undetermined`: the pipeline's flag that the focal length is not determined (the first pairs'
+// self-calibration, `self_calibrated_focal_px`, failed in either case).
+void writeRun(const fs::path& dir, const std::string& camera, bool undetermined, double regFrac) {
   Json j = {{"schema", "vidmap.run_record"},
             {"command", "vidmap reconstruct x -o y"},
             {"wall_ms", 1234.5},
@@ -87,9 +89,14 @@ void writeRun(const fs::path& dir, const std::string& camera, double focal, doub
             {"stages",
              {{"sift", {{"wall_ms", 500.0}, {"gpu_ms", 0.0}, {"calls", 10}}},
               {"mapper.local_ba", {{"wall_ms", 200.0}, {"gpu_ms", 0.0}, {"calls", 4}}}}},
-            {"counts", {{"frames", 40}, {"keyframes", 10}, {"registered_keyframes", 9}}},
+            {"counts",
+             {{"frames", 40},
+              {"keyframes", 10},
+              {"registered_keyframes", 9},
+              {"focal_undetermined", undetermined ? 1 : 0}}},
             {"metrics",
-             {{"self_calibrated_focal_px", focal},
+             {{"self_calibrated_focal_px", 0.0},
+              {"focal_rel_uncertainty", undetermined ? 0.25 : 0.001},
               {"registered_fraction", regFrac},
               {"mean_reprojection_error_px", 0.4}}}};
   std::ofstream(dir / "run.json") << j.dump(1);
@@ -106,7 +113,7 @@ Json dataBlock(const std::string& page) {
 TEST(Report, PointsAreSubsampledToTheBoundAndThePageStaysSmall) {
   const fs::path d = tempDir("big");
   writeModel(d / "sparse" / "0", 12, 250000, "frame_0.png");
-  writeRun(d, "SIMPLE_RADIAL", 480, 1.0);
+  writeRun(d, "SIMPLE_RADIAL", false, 1.0);
   ReportOptions o;
   const ReportData data = collectReportData(d, o);
   EXPECT_EQ(data.pointsTotal, 250000);
@@ -131,15 +138,15 @@ TEST(Report, WarningsNameWhatWentWrong) {
   const fs::path d = tempDir("warn");
   writeModel(d / "sparse" / "0", 6, 100, "frame_0.png");
   writeModel(d / "sparse" / "1", 4, 100, "frame_x.png");
-  writeRun(d, "SIMPLE_RADIAL", 0, 0.5);
+  writeRun(d, "SIMPLE_RADIAL", true, 0.5);
   const ReportData data = collectReportData(d, {});
   std::string all;
   for (const std::string& w : data.warnings) all += w + "\n";
-  EXPECT_NE(all.find("focal length not determined"), std::string::npos) << all;
+  EXPECT_NE(all.find("does not determine the focal length (+-25 %"), std::string::npos) << all;
   EXPECT_NE(all.find("broke into 2 models"), std::string::npos) << all;
   EXPECT_NE(all.find("only 50 % of the keyframes"), std::string::npos) << all;
-  // A known camera is not self-calibrated: no focal warning.
-  writeRun(d, "PINHOLE 500,500,320,240", 0, 1.0);
+  // The flag decides, not the first pairs' self-calibration (0 in both records).
+  writeRun(d, "SIMPLE_RADIAL", false, 1.0);
   const ReportData known = collectReportData(d, {});
   for (const std::string& w : known.warnings) EXPECT_EQ(w.find("focal"), std::string::npos) << w;
 }
@@ -147,7 +154,7 @@ TEST(Report, WarningsNameWhatWentWrong) {
 TEST(Report, GroundTruthIsAlignedOntoTheModel) {
   const fs::path d = tempDir("gt");
   writeModel(d / "sparse" / "0", 15, 50, "frame_0.png");
-  writeRun(d, "SIMPLE_RADIAL", 480, 1.0);
+  writeRun(d, "SIMPLE_RADIAL", false, 1.0);
   // The truth: the model's centres under a known similarity (scale 2.5, a turn, a shift).
   const Eigen::Matrix3d R = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).matrix();
   const Eigen::Vector3d t(1, -2, 0.5);
@@ -180,7 +187,7 @@ TEST(Report, GroundTruthIsAlignedOntoTheModel) {
 TEST(Report, HostileNamesCannotEndTheDataBlock) {
   const fs::path d = tempDir("names");
   writeModel(d / "sparse" / "0", 5, 20, "a</script><b>.png");
-  writeRun(d, "SIMPLE_RADIAL", 480, 1.0);
+  writeRun(d, "SIMPLE_RADIAL", false, 1.0);
   const std::string page = renderReport(collectReportData(d, {}));
   const Json j = dataBlock(page);
   EXPECT_EQ(j["models"][0]["cameras"][0]["name"].get<std::string>(), "a</script><b>.png");
@@ -194,7 +201,7 @@ TEST(Report, HostileNamesCannotEndTheDataBlock) {
 TEST(Report, MissingInputsAreErrors) {
   const fs::path d = tempDir("missing");
   EXPECT_THROW(collectReportData(d, {}), Error);  // no run.json
-  writeRun(d, "SIMPLE_RADIAL", 480, 1.0);
+  writeRun(d, "SIMPLE_RADIAL", false, 1.0);
   EXPECT_THROW(collectReportData(d, {}), Error);  // no model
   writeModel(d / "sparse" / "0", 5, 20, "f.png");
   ReportOptions o;

@@ -125,7 +125,9 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   }
   const std::uint32_t all = (1u << ba::numIntrinsics(bc.model)) - 1;
   const bool refine = options.refineIntrinsics && !cam.fixed() && bc.raw;
-  intr.constantMask = refine ? (all & ~bc.freeMask) : all;
+  std::uint32_t freeMask = bc.freeMask;
+  if (options.holdFocal) freeMask &= bc.model == ba::CameraModel::kPinhole ? ~0x3u : ~0x1u;
+  intr.constantMask = refine ? (all & ~freeMask) : all;
   prob.cameras.push_back(intr);
 
   // Constant images first: with a single one, the gauge option holds it and the scale.

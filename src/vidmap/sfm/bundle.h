@@ -18,6 +18,9 @@ namespace vidmap::sfm {
 
 struct BundleOptions {
   bool refineIntrinsics = false;  // focal and distortion of an unknown camera
+  // With refineIntrinsics: the focal length held, the distortion refined (a profile of the
+  // cost over the focal length, pipeline/focal_check.h).
+  bool holdFocal = false;
   ba::LossType loss = ba::LossType::kTrivial;
   double lossScale = 1.0;  // pixels
   int maxIterations = 50;

@@ -1,0 +1,47 @@
+// Is the focal length of an unknown camera determined by a model? Some motions leave it free:
+// under a pure translation (forward, sideways, any direction, without rotation) a focal length
+// f' = s f fits the images exactly as well as f, with every depth and the cameras' offsets
+// along the optical axis scaled by s (the depth-focal ambiguity; Hartley and Zisserman,
+// "Multiple View Geometry", 2nd ed., section 19.8 on critical motions for self-calibration).
+// Rotation between the views breaks it. Whether the first pairs' self-calibration succeeded
+// says little about this (it fails on a sideways walk that turns, and succeeds on noise), so the
+// test is a measurement on the finished model: the profile of the bundle-adjustment cost over
+// the focal length. The model is adjusted again with the focal held at f (1 - step) and at
+// f (1 + step), poses, points and distortion free; the rise of the cost, in units of the
+// keypoints' noise (the model's RMS reprojection error, at least noiseFloorPx), gives the
+// standard deviation of the focal length (the curvature of chi-square: sigma_f / f = step /
+// sqrt(delta chi2)). The focal length counts as undetermined above maxRelUncertainty.
+#pragma once
+
+#include <limits>
+
+#include "vidmap/ba/options.h"
+#include "vidmap/sfm/reconstruction.h"
+
+namespace vidmap::pipeline {
+
+struct FocalCheckOptions {
+  double step = 0.05;               // relative change of the focal length profiled
+  double noiseFloorPx = 0.3;        // keypoint noise assumed at least (working pixels)
+  double maxRelUncertainty = 0.02;  // sigma_f / f above this: undetermined
+  int maxIterations = 30;           // of each profiled adjustment
+  ba::BackendType backend = ba::BackendType::kCpu;
+
+  void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct FocalCheck {
+  bool ran = false;                    // false for a camera held fixed (given with --camera)
+  double focalPx = 0;                  // the model's focal length (working pixels)
+  double rmsPx = 0;                    // at the model's focal length, after the same adjustment
+  double rmsLowPx = 0, rmsHighPx = 0;  // with the focal held at f (1 -+ step)
+  double deltaChi2 = 0;                // the mean rise of chi-square over the two sides
+  double relUncertainty = std::numeric_limits<double>::infinity();  // sigma_f / f
+  bool undetermined = false;
+  double seconds = 0;
+};
+
+// Profiles the focal length of `rec` (left as it is: the adjustments run on copies).
+FocalCheck checkFocal(const sfm::Reconstruction& rec, const FocalCheckOptions& options = {});
+
+}  // namespace vidmap::pipeline

@@ -94,6 +94,8 @@ struct ReconstructSummary {
   // motion, a flat cost): BA refined it from COLMAP's starting guess.
   bool focalNotSelfCalibrated = false;
   std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
+  // Keyframes no model holds: "name (reason)", reason as run.json's "unjoined_keyframes".
+  std::vector<std::string> unjoined;
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   // "video", "list", "video frames" or "photos" (a folder), and why a folder was read so.

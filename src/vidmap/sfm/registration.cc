@@ -143,10 +143,15 @@ RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camer
                          options_.pnpMinInlierRatio, r.rms_error_px));
   geometry::Pose pose = r.pose;
   std::vector<char> inliers = r.inlier_mask;
-  // The keyframe nearest in video order anchors two checks.
+  // The keyframe nearest in video order among the registered ones it has verified matches
+  // with anchors two checks (in a video, the one before; in a loop of photos that closes, the
+  // start of the loop rather than an image across the loop, nearer in order).
   int nearest = -1;
-  for (const auto& [k, im] : rec.images())
-    if (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)) nearest = k;
+  for (int pass = 0; pass < 2 && nearest < 0; ++pass)
+    for (const auto& [k, im] : rec.images())
+      if ((pass == 1 || graph_.neighbours(id).count(k)) &&
+          (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)))
+        nearest = k;
   const Vec3 anchor = rec.image(nearest).pose.center();
   auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
     double s2 = 0;

@@ -10,6 +10,7 @@
 //                  (distinct keypoints, not candidate points: a keypoint that names several
 //                  points is one observation, as COLMAP counts it);
 //   rotation only  a pure rotation about the centre of the keyframe nearest in video order
+//                  among the registered ones it has verified matches with
 //                  (geometry::rotationAboutCentre) replaces the pose when it explains the
 //                  inliers within rotationOnlyTolerancePx RMS of the full pose: the translation
 //                  is not observed, and keeping PnP's would triangulate from a baseline that

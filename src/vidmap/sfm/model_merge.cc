@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <vector>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
@@ -198,22 +199,18 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
   };
   // 3D-3D correspondences: a point of the smaller model and a point of the larger one that
   // the graph links through a keypoint of each track, both seen at minAlignAngleDeg.
-  std::set<std::pair<PointId, PointId>> links;
+  std::set<std::pair<PointId, PointId>> links, lowAngle;
   std::map<PointId, bool> wellSeen;  // big's points, memoised
-  int lowAngle = 0;
   for (const auto& [pid, p] : small.points()) {
     const bool smallOk = small.triangulationAngleDeg(pid) >= options_.minAlignAngleDeg;
     for (const FeatureRef& o : p.track)
       for (const FeatureRef& r : graph_.correspondences(o.image, o.feature)) {
         const PointId q = big.pointOf(r.image, r.feature);
-        if (q == kNoPoint || links.count({pid, q})) continue;
+        if (q == kNoPoint || links.count({pid, q}) || lowAngle.count({pid, q})) continue;
         auto it = wellSeen.find(q);
         if (it == wellSeen.end())
           it = wellSeen.emplace(q, big.triangulationAngleDeg(q) >= options_.minAlignAngleDeg).first;
-        if (smallOk && it->second)
-          links.insert({pid, q});
-        else
-          ++lowAngle;
+        (smallOk && it->second ? links : lowAngle).insert({pid, q});
       }
   }
   geometry::Vec3List src, dst;
@@ -227,7 +224,8 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
       std::fprintf(stderr,
                    "mapper:   alignment refused (alignment_few_links): %zu 3D-3D correspondences "
                    "seen at %.2f deg in both models < %d (%d links at lower angles)\n",
-                   ids.size(), options_.minAlignAngleDeg, options_.minCommonPoints, lowAngle);
+                   ids.size(), options_.minAlignAngleDeg, options_.minCommonPoints,
+                   static_cast<int>(lowAngle.size()));
     return refuse("alignment_few_links");
   }
   // The residual (pixels, whatever the models' scales): the median reprojection error of the
@@ -236,16 +234,16 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
   // infinitely far.
   const double maxErr = options_.maxReprojErrorPx;
   auto residualSq = [&](int i, const geometry::Sim3& sim) {
-    double errs[64];
-    int n = 0;
+    std::vector<double> errs;
     const Vec3 inBig = sim.apply(src[i]);
     for (const FeatureRef& o : big.point(ids[i].second).track)
-      if (n < 64) errs[n++] = big.reprojectionError(inBig, o);
+      errs.push_back(big.reprojectionError(inBig, o));
     const Vec3 inSmall = sim.applyInverse(dst[i]);
     for (const FeatureRef& o : small.point(ids[i].first).track)
-      if (n < 64) errs[n++] = small.reprojectionError(inSmall, o);
-    std::nth_element(errs, errs + n / 2, errs + n);
-    const double med = errs[n / 2];
+      errs.push_back(small.reprojectionError(inSmall, o));
+    const auto mid = errs.begin() + static_cast<std::ptrdiff_t>(errs.size() / 2);
+    std::nth_element(errs.begin(), mid, errs.end());
+    const double med = *mid;
     return std::isfinite(med) ? med * med : std::numeric_limits<double>::infinity();
   };
   geometry::RansacOptions ro;

@@ -240,6 +240,12 @@ void RunRecord::noteDevicePeakBytes(std::int64_t bytes) {
   deviceReported_ = true;
 }
 
+void RunRecord::addListItem(const std::string& name, ListItem item) {
+  require(!name.empty(), "run record: a list needs a name");
+  std::lock_guard<std::mutex> lock(mutex_);
+  lists_[name].push_back(std::move(item));
+}
+
 void RunRecord::setCount(const std::string& name, std::int64_t value) {
   std::lock_guard lock(mutex_);
   counts_[name] = value;
@@ -372,6 +378,17 @@ std::string RunRecord::toJson() const {
   for (const auto& [name, c] : counts_) j["counts"][name] = c;
   j["metrics"] = Json::object();
   for (const auto& [name, v] : metrics_) j["metrics"][name] = std::isfinite(v) ? Json(v) : Json();
+  j["lists"] = Json::object();
+  for (const auto& [name, rows] : lists_) {
+    Json a = Json::array();
+    for (const ListItem& row : rows) {
+      Json o = Json::object();
+      for (const auto& [field, value] : row)
+        std::visit([&](const auto& v) { o[field] = v; }, value);
+      a.push_back(std::move(o));
+    }
+    j["lists"][name] = std::move(a);
+  }
   j["peak_memory"] = {{"host_rss_bytes", hostPeakRssBytes()},
                       {"device_bytes", deviceReported_ ? Json(devicePeakBytes_) : Json()}};
   return j.dump(2) + "\n";

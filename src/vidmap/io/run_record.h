@@ -17,6 +17,8 @@
 //    "kernels": {"<name>": {"launches", "gpu_ms"}},                   (all stages together)
 //    "counts": {"<name>": integer},
 //    "metrics": {"<name>": number},                  (results that are not counts)
+//    "lists": {"<name>": [{"<field>": value, ...}, ...]},   (rows of a result, e.g. the
+//                                                    keyframes no model holds and why)
 //    "peak_memory": {"host_rss_bytes", "device_bytes"}}
 //
 // GPU fields never stand for what was not measured: a stage that ran no timed GPU work has
@@ -158,11 +160,15 @@ class RunRecord {
   void addCount(const std::string& name, std::int64_t delta = 1);
   // A result that is not a count (a mean error, a ratio); setting it again replaces it.
   void setMetric(const std::string& name, double value);
+  // Appends a row (fields in order) to the list `name`.
+  using ListItem = std::vector<std::pair<std::string, OptionValue>>;
+  void addListItem(const std::string& name, ListItem item);
 
   const std::vector<StageStat>& stages() const { return stages_; }
   const std::map<std::string, gpu::KernelStat>& kernels() const { return kernels_; }
   const std::map<std::string, std::int64_t>& counts() const { return counts_; }
   const std::map<std::string, double>& metrics() const { return metrics_; }
+  const std::map<std::string, std::vector<ListItem>>& lists() const { return lists_; }
   const std::vector<std::pair<std::string, OptionValue>>& options() const { return options_; }
   const MachineInfo& machine() const { return machine_; }
   const std::vector<gpu::DeviceInfo>& devices() const { return devices_; }
@@ -188,6 +194,7 @@ class RunRecord {
   std::map<std::string, gpu::KernelStat> kernels_;
   std::map<std::string, std::int64_t> counts_;
   std::map<std::string, double> metrics_;
+  std::map<std::string, std::vector<ListItem>> lists_;
   std::int64_t devicePeakBytes_ = 0;
   std::int64_t stageContextBytes_ = 0;  // sum of the stages' context peaks
   bool deviceReported_ = false;

@@ -127,6 +127,9 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
   r.setCount("frames", 42);
   r.setMetric("mean_track_length", 3.25);
   r.setMetric("not_finite", std::nan(""));
+  r.addListItem("unjoined_keyframes", {{"keyframe", std::int64_t{13}},
+                                       {"name", std::string("0013.jpg")},
+                                       {"reason", std::string("pnp")}});
   r.noteDevicePeakBytes(std::int64_t(3) << 30);
 
   auto dir = freshDir("ok");
@@ -179,6 +182,10 @@ TEST(RunRecord, WritesSchemaOneJsonThatParsesBack) {
   EXPECT_EQ(j["counts"]["frames"], 42);
   EXPECT_EQ(j["metrics"]["mean_track_length"], 3.25);
   EXPECT_TRUE(j["metrics"]["not_finite"].is_null());
+  ASSERT_EQ(j["lists"]["unjoined_keyframes"].size(), 1u);
+  EXPECT_EQ(j["lists"]["unjoined_keyframes"][0]["keyframe"], 13);
+  EXPECT_EQ(j["lists"]["unjoined_keyframes"][0]["name"], "0013.jpg");
+  EXPECT_EQ(j["lists"]["unjoined_keyframes"][0]["reason"], "pnp");
   EXPECT_EQ(j["peak_memory"]["device_bytes"], std::int64_t(3) << 30);
   EXPECT_GE(j["peak_memory"]["host_rss_bytes"].get<std::int64_t>(), std::int64_t(64) << 20);
 

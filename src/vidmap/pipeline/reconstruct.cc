@@ -370,6 +370,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.modelsStarted = ms.modelsStarted;
   sum.modelsMerged = ms.modelsMerged;
   sum.imagesAbsorbed = ms.imagesAbsorbed;
+  for (const sfm::UnjoinedKeyframe& u : ms.unjoined)
+    sum.unjoined.push_back(u.name + " (" + u.reason + ")");
 
   // Damaged input: reported, or under --strict refused.
   const io::SourceReport damage = source->report();
@@ -574,6 +576,11 @@ std::string formatSummary(const ReconstructSummary& s) {
   o << ") into " << s.models.size() << (s.models.size() == 1 ? " model" : " models") << " in "
     << s.seconds << " s (SIFT on " << s.siftBackend << ", BA on " << s.baBackend << ")\n";
   if (!s.inputDamage.empty()) o << "  warning: damaged input: " << s.inputDamage << "\n";
+  if (!s.unjoined.empty()) {
+    o << "  not joined (last refusal; run.json unjoined_keyframes):";
+    for (const std::string& u : s.unjoined) o << ' ' << u;
+    o << '\n';
+  }
   if (s.dropped)
     o << "  " << s.localized << " of the " << s.dropped
       << " dropped frames localised by PnP (poses for " << s.registered + s.localized << " of "

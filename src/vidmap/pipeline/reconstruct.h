@@ -124,6 +124,8 @@ struct ReconstructSummary {
   bool focalUndetermined = false;
   double focalRelUncertainty = 0;  // sigma_f / f of the least determined model (0: not checked)
   std::string inputDamage;         // io::SourceReport::describe(): "" when the input read cleanly
+  // Keyframes no model holds: "name (reason)", reason as run.json's "unjoined_keyframes".
+  std::vector<std::string> unjoined;
   std::vector<ModelSummary> models;
   std::string siftBackend, baBackend, camera;
   // "video", "list", "video frames" or "photos" (a folder), and why a folder was read so.

@@ -206,8 +206,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "pnp_max_error", "PnP inlier threshold (working pixels)", 0.1, 1000},
     m.pnpMaxErrorPx);
   v(FieldInfo{"mapper", "pnp_min_inliers", "PnP inliers to register", 6, 1e6}, m.pnpMinInliers);
-  v(FieldInfo{"mapper", "pnp_min_inlier_ratio", "PnP inlier ratio to register", 0, 1},
+  v(FieldInfo{"mapper", "pnp_min_inlier_ratio",
+              "PnP inliers to register, over the keypoints with 2D-3D correspondences", 0, 1},
     m.pnpMinInlierRatio);
+  v(FieldInfo{"mapper", "max_registration_trials",
+              "Tries of a refused keyframe after later registrations", 1, 1e6},
+    m.maxRegistrationTrials);
   v(FieldInfo{"mapper", "max_jump_over_depth",
               "Largest camera jump to the nearest keyframe, in median depths", 0, 1e9},
     m.maxJumpOverDepth);

@@ -44,6 +44,7 @@ void MapperOptions::check() const {
   checkRange("mapper.pnpMaxErrorPx", pnpMaxErrorPx, 0.1, 1000.0);
   checkRange("mapper.pnpMinInliers", pnpMinInliers, 6, 1000000);
   checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
+  checkRange("mapper.maxRegistrationTrials", maxRegistrationTrials, 1, 1000000);
   checkRange("mapper.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
   checkRange("mapper.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
   checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
@@ -87,12 +88,24 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.setCount("merge_attempts", mergeAttempts);
   r.setCount("images_absorbed", imagesAbsorbed);
   r.setCount("tracked_frames", trackedFrames);
+  for (const auto& [reason, n] : registrationRefusals)
+    r.setCount("registration_refusals." + reason, n);
+  for (const auto& [reason, n] : triangulationRefusals)
+    r.setCount("triangulation_refusals." + reason, n);
+  for (const auto& [reason, n] : mergeRefusals) r.setCount("merge_refusals." + reason, n);
+  r.setCount("unjoined_keyframes", static_cast<std::int64_t>(unjoined.size()));
+  for (const UnjoinedKeyframe& u : unjoined)
+    r.addListItem("unjoined_keyframes", {{"keyframe", std::int64_t{u.id}},
+                                         {"name", u.name},
+                                         {"reason", u.reason},
+                                         {"detail", u.detail}});
 }
 
 TriangulatorOptions MapperOptions::triangulator() const {
   TriangulatorOptions o;
   o.maxReprojErrorPx = maxReprojErrorPx;
   o.minAngleDeg = minTriAngleDeg;
+  o.verbose = verbose;
   return o;
 }
 
@@ -199,7 +212,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
       finishModel();
       mergeFinishedModels(restart);
       segmentStart_ = restart;
-      triedWith_.clear();
+      tried_.clear();
       Timer t(&stats_.initSeconds);
       for (int k = restart + 1; k <= id && !active_; ++k) tryInitialize(k);
       if (active_) registerPending();
@@ -429,7 +442,7 @@ bool Mapper::initializeFrom(int a, int b) {
   }
   ++stats_.modelsStarted;
   lastGlobalBaImages_ = 2;
-  triedWith_.clear();
+  tried_.clear();
   return true;
 }
 
@@ -445,27 +458,51 @@ void Mapper::registerPending(const std::vector<int>* only) {
     for (int id : ids) {
       if (active_->isRegistered(id)) continue;
       const int c = registration_.count2D3D(*active_, id);
-      if (c < options_.pnpMinInliers) continue;
-      auto it = triedWith_.find(id);
-      if (it != triedWith_.end() && it->second >= c) continue;
+      if (c < options_.pnpMinInliers) {
+        // Not tried: the reason it stays out unless a later try says otherwise.
+        auto& last = lastRefusal_[id];
+        if (last.refusal == Refusal::kNone || last.refusal == Refusal::kNotConnected) {
+          last.refusal = Refusal::kNotConnected;
+          last.keypoints = c;
+          last.detail = std::to_string(c) + " keypoints with a 2D-3D correspondence < " +
+                        std::to_string(options_.pnpMinInliers);
+        }
+        continue;
+      }
+      // A refused keyframe is tried again when its correspondences grew, or when the model
+      // grew since (new points, a local BA) while it has tries left.
+      auto it = tried_.find(id);
+      if (it != tried_.end() && c <= it->second.count2D3D &&
+          (active_->numImages() <= it->second.modelImages ||
+           it->second.trials >= options_.maxRegistrationTrials))
+        continue;
       cands.emplace_back(c, id);
     }
     if (cands.empty()) break;
     std::sort(cands.rbegin(), cands.rend());
     bool progress = false;
     for (const auto& [c, id] : cands) {
-      bool ok;
+      RegistrationOutcome out;
       {
         Timer t(&stats_.registerSeconds);
-        ok = registration_.registerImage(*active_, camera_, id);
+        out = registration_.registerImage(*active_, camera_, id);
       }
       if (options_.verbose)
-        std::fprintf(stderr, "mapper: register %d (%d 2D-3D): %s\n", id, c, ok ? "ok" : "failed");
-      if (!ok) {
-        triedWith_[id] = c;
+        std::fprintf(stderr, "mapper: register %d (%d 2D-3D): %s%s%s\n", id, c,
+                     out ? "ok" : "failed: ", out ? "" : toString(out.refusal),
+                     out ? "" : (" (" + out.detail + ")").c_str());
+      if (!out) {
+        Trial& tr = tried_[id];
+        tr.count2D3D = c;
+        tr.modelImages = active_->numImages();
+        ++tr.trials;
         ++stats_.pnpFailures;
+        ++stats_.registrationRefusals[toString(out.refusal)];
+        lastRefusal_[id] = out;
         continue;
       }
+      tried_.erase(id);
+      lastRefusal_.erase(id);
       ++stats_.registrations;
       {
         Timer t(&stats_.triangulateSeconds);
@@ -487,6 +524,7 @@ void Mapper::registerPending(const std::vector<int>* only) {
     }
     if (!progress) break;
   }
+  stats_.triangulationRefusals = triangulator_.stats().refused;
 }
 
 void Mapper::localBundle(int id) {
@@ -616,6 +654,7 @@ void Mapper::finishModel() {
     finished_.push_back(std::move(active_));
   } else {
     ++stats_.modelsDropped;
+    for (const auto& [id, im] : active_->images()) droppedIds_.insert(id);
     active_.reset();
   }
 }
@@ -653,7 +692,7 @@ class Mapper::Grower : public ModelGrower {
       m_.camera_ = m_.active_->camera();
       m_.refreshNormalized();
     }
-    m_.triedWith_.clear();
+    m_.tried_.clear();
     m_.lastGlobalBaImages_ = m_.active_->numImages();
     m_.registerPending(&keyframes);
   }
@@ -680,7 +719,7 @@ void Mapper::mergeFinishedModels(int limit) {
   Timer t(&stats_.mergeSeconds);
   const Camera savedCamera = camera_;
   const int savedLastGlobal = lastGlobalBaImages_;
-  const auto savedTried = triedWith_;
+  const auto savedTried = tried_;
   MergeStats ms;
   Grower grower(*this);
   merger_.mergeAll(finished_, limit, grower, &ms);
@@ -693,7 +732,9 @@ void Mapper::mergeFinishedModels(int limit) {
     refreshNormalized();
   }
   lastGlobalBaImages_ = savedLastGlobal;
-  triedWith_ = savedTried;
+  tried_ = savedTried;
+  for (const auto& [reason, n] : ms.refusals) stats_.mergeRefusals[reason] += n;
+  stats_.triangulationRefusals = triangulator_.stats().refused;
 }
 
 void Mapper::finish() {
@@ -704,7 +745,32 @@ void Mapper::finish() {
     Timer t(&stats_.registerSeconds);
     for (auto& m : finished_) localizeTracked(*m);
   }
+  noteUnjoined();
   finished_all_ = true;
+}
+
+void Mapper::noteUnjoined() {
+  stats_.unjoined.clear();
+  for (const Keyframe& kf : keyframes_) {
+    bool held = false;
+    for (const auto& m : finished_) held = held || m->isRegistered(kf.id);
+    if (held) continue;
+    UnjoinedKeyframe u;
+    u.id = kf.id;
+    u.name = kf.name;
+    auto it = lastRefusal_.find(kf.id);
+    if (it != lastRefusal_.end() && it->second.refusal != Refusal::kNone) {
+      u.reason = toString(it->second.refusal);
+      u.detail = it->second.detail;
+    } else if (droppedIds_.count(kf.id)) {
+      u.reason = "dropped_model";
+      u.detail = "its model had fewer than " + std::to_string(options_.minModelImages) + " images";
+    } else {
+      u.reason = toString(Refusal::kNotConnected);
+      u.detail = "no model was started from it or reached it";
+    }
+    stats_.unjoined.push_back(std::move(u));
+  }
 }
 
 }  // namespace vidmap::sfm

@@ -13,7 +13,10 @@
 //                          best connected first, by PnP RANSAC + refinement; a pure rotation
 //                          about the nearest keyframe's centre replaces the pose when it fits
 //                          the inliers as well (the translation is not observed)
-//                          (registration.h);
+//                          (registration.h); a refused keyframe is tried again when its 2D-3D
+//                          correspondences grew, or (at most maxRegistrationTrials times in
+//                          all) after another keyframe joined, was triangulated and adjusted
+//                          (COLMAP's retry of not-yet-registered images);
 //   triangulate            new tracks through the graph, continue, complete and merge tracks
 //                          (triangulator.h);
 //   local BA               around the new keyframe (the most connected images), then filter
@@ -28,6 +31,10 @@
 // (model_merge.h: Sim(3) alignment of shared tracks, then absorption of keyframes by PnP), and
 // the merged model also registers keyframes no model holds. Frames the keyframe gate dropped
 // are localised at the end by PnP against their keyframe's points.
+//
+// Every refusal (registration, triangulation, alignment, merge) is logged with its numbers
+// (verbose) and counted by reason in MapperStats; keyframes that no model holds at the end
+// are listed with the last reason they were refused (MapperStats::unjoined).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +42,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -77,7 +86,10 @@ struct MapperOptions {
 
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
-  double pnpMinInlierRatio = 0.2;
+  double pnpMinInlierRatio = 0.1;  // of the keypoints with 2D-3D correspondences (registration.h)
+  // A refused keyframe is tried again after later registrations at most this many times in
+  // all (COLMAP's max_reg_trials: 3); a grown 2D-3D count always earns a new try.
+  int maxRegistrationTrials = 3;
   // A registration is refused when the camera centre lies further from the nearest keyframe
   // (in video order) than this times the median depth of its inlier points.
   double maxJumpOverDepth = 1.0;
@@ -131,6 +143,14 @@ struct MapperOptions {
   ModelMergerOptions merger() const;
 };
 
+// A keyframe that no model holds at the end, with the last reason it was refused.
+struct UnjoinedKeyframe {
+  int id = 0;
+  std::string name;
+  std::string reason;  // registration.h's toString(Refusal): "pnp", "inlier_ratio", ...
+  std::string detail;  // the numbers tested
+};
+
 struct MapperStats {
   int keyframes = 0;
   int pairsVerified = 0, pairsRejected = 0;
@@ -141,10 +161,19 @@ struct MapperStats {
   int trackedFrames = 0, localizedFrames = 0;
   int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
   int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
+  // Refusals by reason (each refused attempt counts once): registration.h's Refusal names,
+  // TriangulatorStats::refused (new points), MergeStats::refusals.
+  std::map<std::string, int> registrationRefusals;
+  std::map<std::string, std::int64_t> triangulationRefusals;
+  std::map<std::string, int> mergeRefusals;
+  std::vector<UnjoinedKeyframe> unjoined;  // filled by finish()
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
   double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0, mergeSeconds = 0;
 
   // The stage times ("mapper.*") and counts into a run record: a new stat is one line there.
+  // Refusals are counts "registration_refusals.<reason>", "triangulation_refusals.<reason>",
+  // "merge_refusals.<reason>"; unjoined keyframes the list "unjoined_keyframes" (id, name,
+  // reason, detail).
   void writeTo(io::RunRecord& record) const;
 };
 
@@ -208,6 +237,7 @@ class Mapper {
   bool initializeFrom(int a, int b);
   // Registers keyframes of the current segment (or only those in `only`) while any can be.
   void registerPending(const std::vector<int>* only = nullptr);
+  void noteUnjoined();
   void localBundle(int id);
   // functionTolerance: the final adjustments use BundleOptions' default; those made while the
   // model grows use globalBaGrowingTolerance (the same by default; a looser value stops them
@@ -241,7 +271,13 @@ class Mapper {
   int segmentStart_ = 0;
   bool focalKnown_ = false;
   int lastGlobalBaImages_ = 0;
-  std::map<int, int> triedWith_;  // keyframe -> 2D-3D count at its last failed registration
+  // A refused keyframe: its 2D-3D count and the model's size at its last try, and its tries.
+  struct Trial {
+    int count2D3D = 0, modelImages = 0, trials = 0;
+  };
+  std::map<int, Trial> tried_;
+  std::map<int, RegistrationOutcome> lastRefusal_;  // keyframe -> its last refusal
+  std::set<int> droppedIds_;                        // keyframes of dropped models
   std::vector<std::pair<int, int>> failedInitPairs_;
   std::deque<TrackedFrame> tracked_;
   bool finished_all_ = false;

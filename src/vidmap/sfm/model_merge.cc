@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <vector>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
@@ -49,6 +50,7 @@ void ModelMergerOptions::check() const {
   checkRange("merge.minCommonPoints", minCommonPoints, 3, 1000000);
   checkRange("merge.minInlierRatio", minInlierRatio, 0.0, 1.0);
   checkRange("merge.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
+  checkRange("merge.minAlignAngleDeg", minAlignAngleDeg, 0.0, 90.0);
   checkRange("merge.minAbsorb2D3D", minAbsorb2D3D, 1, 1000000);
   checkRange("merge.maxErrorGrowth", maxErrorGrowth, 1.0, 100.0);
   checkRange("merge.maxShapeChange", maxShapeChange, 0.0, 1e9);
@@ -135,7 +137,9 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   const Reconstruction before = big;  // restored when the merge is refused
   const double errBig = big.meanReprojectionError();
   const double errSmall = small ? small->meanReprojectionError() : errBig;
-  const bool aligned = small && options_.byAlignment && alignAndJoin(big, *small);
+  std::string alignRefusal;
+  const bool aligned = small && options_.byAlignment && alignAndJoin(big, *small, &alignRefusal);
+  if (!alignRefusal.empty()) ++stats->refusals[alignRefusal];
 
   const int imagesBefore = big.numImages();
   grower.absorb(slot, cands);
@@ -150,16 +154,34 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   const double err = big.meanReprojectionError();
   // The larger model keeps its trajectory (up to a similarity): a wrong merge bends it.
   const double bent = shapeChange(before, big);
-  const bool ok = (!small || smallLeft <= small->numImages() / 4) &&
-                  err <= options_.maxErrorGrowth * std::max(errBig, errSmall) &&
-                  bent <= options_.maxShapeChange;
+  const double maxErr = options_.maxErrorGrowth * std::max(errBig, errSmall);
+  const char* refusal = nullptr;
+  char why[160] = "";
+  if (small && smallLeft > small->numImages() / 4) {
+    refusal = "images_left_out";
+    std::snprintf(why, sizeof why, "%d of the smaller model's %d images did not join (> 1/4)",
+                  smallLeft, small->numImages());
+  } else if (!(err <= maxErr)) {
+    refusal = "error_growth";
+    std::snprintf(why, sizeof why, "mean reprojection error %.3f px > %.3f px (%.2f x the parts')",
+                  err, maxErr, options_.maxErrorGrowth);
+  } else if (!(bent <= options_.maxShapeChange)) {
+    refusal = "shape_change";
+    std::snprintf(why, sizeof why, "the larger model's centres moved %.4f of their spread > %.4f",
+                  bent, options_.maxShapeChange);
+  }
+  const bool ok = refusal == nullptr;
   if (options_.verbose)
     std::fprintf(stderr,
-                 "mapper: merge %s: %s, %d keyframes absorbed by PnP, %d of the smaller model's "
-                 "%d left out, error %.3f px (parts %.3f, %.3f px), shape change %.4f, %d images\n",
-                 ok ? "kept" : "refused", aligned ? "aligned" : "not aligned", absorbed, smallLeft,
+                 "mapper: merge %s%s%s: %s, %d keyframes absorbed by PnP, %d of the smaller "
+                 "model's %d left out, error %.3f px (parts %.3f, %.3f px), shape change %.4f, %d "
+                 "images\n",
+                 ok ? "kept" : "refused (", ok ? "" : refusal,
+                 ok ? "" : std::string("): ").append(why).c_str(),
+                 aligned ? "aligned" : "not aligned", absorbed, smallLeft,
                  small ? small->numImages() : 0, err, errBig, errSmall, bent, big.numImages());
   if (!ok) {
+    if (small) ++stats->refusals[refusal];
     big = before;
     return false;
   }
@@ -169,35 +191,60 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   return true;
 }
 
-bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small) const {
+bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
+                               std::string* refusal, geometry::Sim3* simOut) const {
+  auto refuse = [&](const char* key) {
+    if (refusal) *refusal = key;
+    return false;
+  };
   // 3D-3D correspondences: a point of the smaller model and a point of the larger one that
-  // the graph links through a keypoint of each track.
-  std::set<std::pair<PointId, PointId>> links;
-  for (const auto& [pid, p] : small.points())
+  // the graph links through a keypoint of each track, both seen at minAlignAngleDeg.
+  std::set<std::pair<PointId, PointId>> links, lowAngle;
+  std::map<PointId, bool> wellSeen;  // big's points, memoised
+  for (const auto& [pid, p] : small.points()) {
+    const bool smallOk = small.triangulationAngleDeg(pid) >= options_.minAlignAngleDeg;
     for (const FeatureRef& o : p.track)
       for (const FeatureRef& r : graph_.correspondences(o.image, o.feature)) {
         const PointId q = big.pointOf(r.image, r.feature);
-        if (q != kNoPoint) links.insert({pid, q});
+        if (q == kNoPoint || links.count({pid, q}) || lowAngle.count({pid, q})) continue;
+        auto it = wellSeen.find(q);
+        if (it == wellSeen.end())
+          it = wellSeen.emplace(q, big.triangulationAngleDeg(q) >= options_.minAlignAngleDeg).first;
+        (smallOk && it->second ? links : lowAngle).insert({pid, q});
       }
+  }
   geometry::Vec3List src, dst;
   std::vector<std::pair<PointId, PointId>> ids(links.begin(), links.end());
   for (const auto& [a, b] : ids) {
     src.push_back(small.point(a).X);
     dst.push_back(big.point(b).X);
   }
-  if (static_cast<int>(ids.size()) < options_.minCommonPoints) return false;
-  // An inlier reprojects into every image of both tracks (COLMAP's test).
+  if (static_cast<int>(ids.size()) < options_.minCommonPoints) {
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper:   alignment refused (alignment_few_links): %zu 3D-3D correspondences "
+                   "seen at %.2f deg in both models < %d (%d links at lower angles)\n",
+                   ids.size(), options_.minAlignAngleDeg, options_.minCommonPoints,
+                   static_cast<int>(lowAngle.size()));
+    return refuse("alignment_few_links");
+  }
+  // The residual (pixels, whatever the models' scales): the median reprojection error of the
+  // transformed points over the images of both tracks (the smaller model's point in the
+  // larger model's images, the larger's in the smaller's). A point behind a camera counts as
+  // infinitely far.
   const double maxErr = options_.maxReprojErrorPx;
-  // The residual: the largest reprojection error over every image of both tracks.
   auto residualSq = [&](int i, const geometry::Sim3& sim) {
-    double worst = 0;
+    std::vector<double> errs;
     const Vec3 inBig = sim.apply(src[i]);
     for (const FeatureRef& o : big.point(ids[i].second).track)
-      worst = std::max(worst, big.reprojectionError(inBig, o));
+      errs.push_back(big.reprojectionError(inBig, o));
     const Vec3 inSmall = sim.applyInverse(dst[i]);
     for (const FeatureRef& o : small.point(ids[i].first).track)
-      worst = std::max(worst, small.reprojectionError(inSmall, o));
-    return std::isfinite(worst) ? worst * worst : std::numeric_limits<double>::infinity();
+      errs.push_back(small.reprojectionError(inSmall, o));
+    const auto mid = errs.begin() + static_cast<std::ptrdiff_t>(errs.size() / 2);
+    std::nth_element(errs.begin(), mid, errs.end());
+    const double med = *mid;
+    return std::isfinite(med) ? med * med : std::numeric_limits<double>::infinity();
   };
   geometry::RansacOptions ro;
   ro.max_error = maxErr;
@@ -210,9 +257,24 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small)
     std::fprintf(stderr,
                  "mapper:   alignment: %zu 3D-3D correspondences, %s, %d inliers, scale %.4g\n",
                  ids.size(), e.success ? "success" : "failure", e.num_inliers, e.model.s);
-  if (!e.success || e.num_inliers < options_.minCommonPoints ||
-      e.num_inliers < options_.minInlierRatio * static_cast<double>(ids.size()))
-    return false;
+  if (!e.success || e.num_inliers < options_.minCommonPoints) {
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper:   alignment refused (alignment_few_inliers): %d inliers < %d (median "
+                   "reprojection error within %.2f px)\n",
+                   e.num_inliers, options_.minCommonPoints, maxErr);
+    return refuse("alignment_few_inliers");
+  }
+  if (e.num_inliers < options_.minInlierRatio * static_cast<double>(ids.size())) {
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper:   alignment refused (alignment_inlier_ratio): %d inliers of %zu "
+                   "(%.3f < %.3f)\n",
+                   e.num_inliers, ids.size(), e.num_inliers / static_cast<double>(ids.size()),
+                   options_.minInlierRatio);
+    return refuse("alignment_inlier_ratio");
+  }
+  if (simOut) *simOut = e.model;
 
   // The smaller model's images and points join in the larger one's frame.
   std::set<int> joined;

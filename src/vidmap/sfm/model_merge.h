@@ -4,18 +4,28 @@
 // keypoints. The ModelMerger merges them in two complementary ways:
 //   a. alignment: points of both models that the graph links (the same feature track
 //      triangulated twice) give 3D-3D correspondences; a RANSAC over 3-point Umeyama
-//      similarities (geometry::estimateSimilarity) with a residual in reprojection error
-//      brings the smaller model into the larger one's frame; its images and points join, and
-//      points of one track are fused;
+//      similarities (geometry::estimateSimilarity) brings the smaller model into the larger
+//      one's frame; its images and points join, and points of one track are fused. The
+//      residual is scale-free, in pixels: the median reprojection error of the transformed
+//      point over the images of both tracks (COLMAP's AlignReconstructionsViaPoints tests
+//      reprojections too); a 3D distance would need a threshold in each model's arbitrary
+//      units, and the worst image of a long track refuses a point whose depth one wide-baseline
+//      view got a few pixels wrong. Only points seen at minAlignAngleDeg of triangulation
+//      angle in both models take part (a low-parallax point's depth is not known well enough
+//      to align by);
 //   b. absorption: the larger model registers the smaller model's keyframes (and keyframes
 //      no model holds) by PnP against its points through the graph, triangulating as it goes
 //      (the mapper's own registration, through ModelGrower).
 // Global BA, filtering and re-triangulation follow. A merge is kept only when the smaller
 // model's images (nearly) all joined, the reprojection error stayed that of the parts and the
-// larger model's trajectory kept its shape; otherwise both models are restored.
+// larger model's trajectory kept its shape; otherwise both models are restored. Every refusal
+// (of the alignment, and of the merge) is logged with its numbers (verbose) and counted by
+// reason in MergeStats::refusals.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vidmap/geometry/similarity.h"
@@ -32,7 +42,8 @@ struct ModelMergerOptions {
   bool byAlignment = true;   // a. Sim(3) from shared tracks; b. (absorption) always runs
   int minCommonPoints = 12;  // links between two models (and alignment inliers) needed
   double minInlierRatio = 0.3;
-  double maxReprojErrorPx = 6.0;  // an alignment inlier reprojects within this in both models
+  double maxReprojErrorPx = 6.0;  // an alignment inlier's median reprojection error (pixels)
+  double minAlignAngleDeg = 1.5;  // triangulation angle of an aligned point in both models
   int minAbsorb2D3D = 20;         // a keyframe no model holds is tried with this many 2D-3D matches
   // The merged model's mean reprojection error may exceed the worse part's by this factor.
   double maxErrorGrowth = 1.1;
@@ -47,6 +58,10 @@ struct ModelMergerOptions {
 struct MergeStats {
   int attempts = 0, merged = 0, aligned = 0;  // aligned: by Sim(3)
   int imagesAbsorbed = 0;                     // keyframes registered by PnP while merging
+  // Refusals by reason: "alignment_few_links", "alignment_few_inliers",
+  // "alignment_inlier_ratio" (the alignment; absorption still runs), "images_left_out",
+  // "error_growth", "shape_change" (the merge, restored).
+  std::map<std::string, int> refusals;
 };
 
 // What a merge asks of the mapper that owns the models: to grow a model as while mapping.
@@ -75,8 +90,10 @@ class ModelMerger {
   // The matches of the graph between images of a and images of b.
   int linkCount(const Reconstruction& a, const Reconstruction& b) const;
   // a. alone: the Sim(3) of the linked points brings `small` into `big` (images, points, fused
-  // tracks); false (big unchanged) when too few links or inliers.
-  bool alignAndJoin(Reconstruction& big, const Reconstruction& small) const;
+  // tracks); false (big unchanged) when too few links or inliers, the reason in *refusal
+  // (MergeStats' key) when given. *sim (when given) receives the similarity small -> big.
+  bool alignAndJoin(Reconstruction& big, const Reconstruction& small,
+                    std::string* refusal = nullptr, geometry::Sim3* sim = nullptr) const;
 
   const ModelMergerOptions& options() const { return options_; }
 

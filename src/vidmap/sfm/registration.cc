@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,46 @@ void RegistrationOptions::check() const {
   checkRange("registration.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
   checkRange("registration.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
 }
+
+const char* toString(Refusal r) {
+  switch (r) {
+    case Refusal::kNone:
+      return "none";
+    case Refusal::kFew2D3D:
+      return "few_2d3d";
+    case Refusal::kPnP:
+      return "pnp";
+    case Refusal::kInlierRatio:
+      return "inlier_ratio";
+    case Refusal::kRotationOnly:
+      return "rotation_only";
+    case Refusal::kJump:
+      return "jump";
+    case Refusal::kNotConnected:
+      return "not_connected";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string format(const char* fmt, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+// Distinct keypoints among the correspondences `refs` (keypoint, point) with mask set (all
+// when mask is empty).
+int distinctKeypoints(const std::vector<std::pair<int, PointId>>& refs,
+                      const std::vector<char>& mask = {}) {
+  std::set<int> k;
+  for (size_t i = 0; i < refs.size(); ++i)
+    if (mask.empty() || mask[i]) k.insert(refs[i].first);
+  return static_cast<int>(k.size());
+}
+
+}  // namespace
 
 Registration::Registration(const CorrespondenceGraph& graph, const RegistrationOptions& options)
     : graph_(graph), options_(options) {
@@ -39,7 +80,18 @@ int count2D3D(const CorrespondenceGraph& graph, const Reconstruction& rec, int i
   return n;
 }
 
-bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int id) const {
+RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camera& camera,
+                                                int id) const {
+  RegistrationOutcome out;
+  // Every refusal is logged with its numbers (verbose) and returned.
+  auto refuse = [&](Refusal r, std::string detail) {
+    out.refusal = r;
+    out.detail = std::move(detail);
+    if (options_.verbose)
+      std::fprintf(stderr, "registration:   %d refused (%s): %s\n", id, toString(r),
+                   out.detail.c_str());
+    return out;
+  };
   const geometry::Pinhole pin = camera.pinhole();
   const KeyframeStore& keyframes = rec.keyframes();
   // 2D-3D correspondences through the graph; a keypoint may name several points (RANSAC
@@ -62,7 +114,11 @@ bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int 
       refs.emplace_back(k, p);
     }
   }
-  if (static_cast<int>(px.size()) < options_.pnpMinInliers) return false;
+  out.correspondences = static_cast<int>(px.size());
+  out.keypoints = distinctKeypoints(refs);
+  if (out.keypoints < options_.pnpMinInliers)
+    return refuse(Refusal::kFew2D3D, format("%d keypoints with a 2D-3D correspondence < %d",
+                                            out.keypoints, options_.pnpMinInliers));
   geometry::PnPOptions po;
   po.max_error_px = options_.pnpMaxErrorPx;
   po.min_num_inliers = options_.pnpMinInliers;
@@ -72,15 +128,30 @@ bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int 
                  "registration:   PnP of %d: %zu correspondences, %s, %d inliers, rms %.2f px %s\n",
                  id, px.size(), r.success ? "success" : "failure", r.num_inliers, r.rms_error_px,
                  r.message.c_str());
-  if (!r.success || r.num_inliers < options_.pnpMinInliers ||
-      r.num_inliers < options_.pnpMinInlierRatio * static_cast<double>(px.size()))
-    return false;
+  if (!r.success)
+    return refuse(Refusal::kPnP, format("%d correspondences of %d keypoints: %s",
+                                        out.correspondences, out.keypoints, r.message.c_str()));
+  out.inliers = distinctKeypoints(refs, r.inlier_mask);
+  if (out.inliers < options_.pnpMinInliers)
+    return refuse(Refusal::kPnP,
+                  format("%d inlier keypoints < %d (%d inliers of %d correspondences)", out.inliers,
+                         options_.pnpMinInliers, r.num_inliers, out.correspondences));
+  if (out.inliers < options_.pnpMinInlierRatio * out.keypoints)
+    return refuse(Refusal::kInlierRatio,
+                  format("%d inliers of %d keypoints (%.3f < %.3f), rms %.2f px", out.inliers,
+                         out.keypoints, out.inliers / static_cast<double>(out.keypoints),
+                         options_.pnpMinInlierRatio, r.rms_error_px));
   geometry::Pose pose = r.pose;
   std::vector<char> inliers = r.inlier_mask;
-  // The keyframe nearest in video order anchors two checks.
+  // The keyframe nearest in video order among the registered ones it has verified matches
+  // with anchors two checks (in a video, the one before; in a loop of photos that closes, the
+  // start of the loop rather than an image across the loop, nearer in order).
   int nearest = -1;
-  for (const auto& [k, im] : rec.images())
-    if (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)) nearest = k;
+  for (int pass = 0; pass < 2 && nearest < 0; ++pass)
+    for (const auto& [k, im] : rec.images())
+      if ((pass == 1 || graph_.neighbours(id).count(k)) &&
+          (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)))
+        nearest = k;
   const Vec3 anchor = rec.image(nearest).pose.center();
   auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
     double s2 = 0;
@@ -108,15 +179,17 @@ bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int 
                    id, ePnp, nearest, eRot);
     if (eRot <= ePnp + options_.rotationOnlyTolerancePx) {
       pose = rot;
-      int n = 0;
       for (size_t i = 0; i < px.size(); ++i) {
         const Vec3 xc = pose.apply(X[i]);
         inliers[i] =
             xc.z() > 0 && (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).norm() <
                               options_.pnpMaxErrorPx;
-        n += inliers[i];
       }
-      if (n < options_.pnpMinInliers) return false;
+      out.inliers = distinctKeypoints(refs, inliers);
+      if (out.inliers < options_.pnpMinInliers)
+        return refuse(Refusal::kRotationOnly,
+                      format("the rotation about keyframe %d keeps %d inlier keypoints < %d",
+                             nearest, out.inliers, options_.pnpMinInliers));
     }
   }
   // A sanity check video allows: the camera moved less than the depth of what it sees.
@@ -131,7 +204,11 @@ bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int 
       std::fprintf(stderr,
                    "mapper:   centre of %d moved %.4g from keyframe %d (median depth %.4g)\n", id,
                    jump, nearest, medianDepth);
-    if (!(jump < options_.maxJumpOverDepth * medianDepth)) return false;
+    if (!(jump < options_.maxJumpOverDepth * medianDepth))
+      return refuse(Refusal::kJump,
+                    format("the centre moved %.4g from keyframe %d, more than %.3g x the median "
+                           "depth %.4g",
+                           jump, nearest, options_.maxJumpOverDepth, medianDepth));
   }
   rec.registerImage(id, pose);
   for (size_t i = 0; i < refs.size(); ++i) {
@@ -142,7 +219,7 @@ bool Registration::registerImage(Reconstruction& rec, const Camera& camera, int 
     for (const FeatureRef& o : rec.point(p).track) seen |= o.image == id;
     if (!seen) rec.addObservation(p, {id, k});
   }
-  return true;
+  return out;
 }
 
 bool Registration::localize(const Reconstruction& rec, const TrackedFrame& f,

@@ -5,8 +5,12 @@
 //   2D-3D          the keypoints of the image whose correspondences in the graph see points
 //                  of the model (a keypoint may name several points: RANSAC chooses);
 //   PnP            geometry::estimatePnP (P3P RANSAC, then refinement) within pnpMaxErrorPx,
-//                  with at least pnpMinInliers inliers and pnpMinInlierRatio of them;
+//                  with at least pnpMinInliers inliers (PnP's own minimum: one rule), and
+//                  pnpMinInlierRatio of the image's keypoints with a 2D-3D correspondence
+//                  (distinct keypoints, not candidate points: a keypoint that names several
+//                  points is one observation, as COLMAP counts it);
 //   rotation only  a pure rotation about the centre of the keyframe nearest in video order
+//                  among the registered ones it has verified matches with
 //                  (geometry::rotationAboutCentre) replaces the pose when it explains the
 //                  inliers within rotationOnlyTolerancePx RMS of the full pose: the translation
 //                  is not observed, and keeping PnP's would triangulate from a baseline that
@@ -14,9 +18,14 @@
 //   jump           the camera centre must lie nearer that keyframe's than maxJumpOverDepth
 //                  times the median depth of its inlier points.
 //
+// Each refusal says which check failed and the numbers it tested (RegistrationOutcome), so
+// that the mapper can log it, count it by reason and name the frames that never joined.
+//
 // Frames the keyframe gate dropped are localised alike (PnP against their keyframe's points),
 // without joining the model's tracks.
 #pragma once
+
+#include <string>
 
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/correspondence_graph.h"
@@ -27,12 +36,38 @@ namespace vidmap::sfm {
 struct RegistrationOptions {
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
-  double pnpMinInlierRatio = 0.2;
+  // Of the keypoints with a 2D-3D correspondence. COLMAP has no such gate (its
+  // abs_pose_min_inlier_ratio only bounds RANSAC's iterations); a low floor still refuses a
+  // pose that a few structured outliers (repeated texture) agree on. Issue 19's courtyard
+  // photos: 70 inliers of 369 keypoints (0.19) at 1.2 px RMS, a pose COLMAP accepts.
+  double pnpMinInlierRatio = 0.1;
   double maxJumpOverDepth = 1.0;
   double rotationOnlyTolerancePx = 0.05;
   bool verbose = false;  // one line per check on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
+};
+
+// Why a registration was refused; toString gives the run record's key.
+enum class Refusal {
+  kNone,
+  kFew2D3D,       // fewer 2D-3D correspondences than pnpMinInliers
+  kPnP,           // PnP found no pose with pnpMinInliers inliers
+  kInlierRatio,   // too small a fraction of the keypoints were inliers
+  kRotationOnly,  // the rotation-only pose kept too few inliers
+  kJump,          // the centre jumped further than maxJumpOverDepth x the median depth
+  kNotConnected,  // (mapper) never had pnpMinInliers 2D-3D correspondences to try
+};
+const char* toString(Refusal r);  // "few_2d3d", "pnp", "inlier_ratio", ...
+
+struct RegistrationOutcome {
+  Refusal refusal = Refusal::kNone;  // kNone: registered
+  std::string detail;                // the numbers tested, for logs and the run record
+  int keypoints = 0;                 // keypoints with a 2D-3D correspondence
+  int correspondences = 0;           // 2D-3D candidates (a keypoint may name several points)
+  int inliers = 0;                   // inlier keypoints of the pose kept or refused
+  bool ok() const { return refusal == Refusal::kNone; }
+  explicit operator bool() const { return ok(); }
 };
 
 // The keypoints of image `id` with a correspondence in `graph` that sees a point of `rec`.
@@ -45,9 +80,10 @@ class Registration {
 
   int count2D3D(const Reconstruction& rec, int id) const { return sfm::count2D3D(graph_, rec, id); }
   // Registers image `id` into `rec` (pose, and its inliers join their points' tracks) when the
-  // checks above pass; false leaves `rec` unchanged. Pixels are those of the pinhole part of
-  // `camera` (keyframes' normalized coordinates projected with it).
-  bool registerImage(Reconstruction& rec, const Camera& camera, int id) const;
+  // checks above pass; a refusal (with its reason and numbers) leaves `rec` unchanged. Pixels
+  // are those of the pinhole part of `camera` (keyframes' normalized coordinates projected
+  // with it).
+  RegistrationOutcome registerImage(Reconstruction& rec, const Camera& camera, int id) const;
   // The pose of a tracked frame by PnP against the points of its keyframe in `rec` (its
   // keypoints undistorted with the model's camera); false when the keyframe is not in `rec`
   // or PnP fails its checks.

@@ -31,7 +31,9 @@ struct World {
   KeyframeStore keyframes;
   CorrespondenceGraph graph;
 
-  World() {
+  // trueFor2: keypoints of keyframe 2 whose correspondences are right; the others are
+  // matched to the keypoint of another point (a wrong 2D-3D correspondence each).
+  explicit World(int trueFor2 = 200) {
     std::mt19937 rng(3);
     std::uniform_real_distribution<double> ux(-2, 2), uy(-1.5, 1.5), uz(5, 8);
     for (int i = 0; i < 200; ++i) points.emplace_back(ux(rng), uy(rng), uz(rng));
@@ -49,10 +51,12 @@ struct World {
       graph.addImage(id, static_cast<int>(points.size()));
       keyframes.push_back(std::move(kf));
     }
-    std::vector<std::pair<int, int>> same;
-    for (int k = 0; k < static_cast<int>(points.size()); ++k) same.emplace_back(k, k);
+    std::vector<std::pair<int, int>> same, to2;
+    const int n = static_cast<int>(points.size());
+    for (int k = 0; k < n; ++k) same.emplace_back(k, k);
+    for (int k = 0; k < n; ++k) to2.emplace_back(k < trueFor2 ? k : (k + 37) % n, k);
     for (int a = 0; a < 4; ++a)
-      for (int b = a + 1; b < 4; ++b) graph.addPair(a, b, same);
+      for (int b = a + 1; b < 4; ++b) graph.addPair(a, b, b == 2 ? to2 : same);
   }
 };
 
@@ -96,8 +100,64 @@ TEST(TriangulatorAndRegistration, TooSmallAnAngleMakesNoPoint) {
   Triangulator(w.graph, {}).triangulateImage(rec, w.camera, 3);
   EXPECT_EQ(rec.numPoints(), 0);
   // Nothing to register against.
-  EXPECT_FALSE(Registration(w.graph, {}).registerImage(rec, w.camera, 0));
+  const RegistrationOutcome out = Registration(w.graph, {}).registerImage(rec, w.camera, 0);
+  EXPECT_FALSE(out);
+  EXPECT_EQ(out.refusal, Refusal::kFew2D3D);
+  EXPECT_EQ(out.keypoints, 0);
   EXPECT_FALSE(rec.isRegistered(0));
+  // Every track was refused for its angle, and counted so.
+  EXPECT_EQ(Triangulator(w.graph, {}).stats().created, 0);
+}
+
+// Keyframe 2 of a world whose graph gives `trueFor2` right 2D-3D correspondences of 200 (the
+// others name another point): registered by the default options, or refused with a reason.
+RegistrationOutcome registerWithWrongMatches(int trueFor2, RegistrationOptions o,
+                                             double* centreError = nullptr) {
+  World w(trueFor2);
+  Reconstruction rec(&w.keyframes, w.camera);
+  rec.registerImage(0, w.poses[0]);
+  rec.registerImage(1, w.poses[1]);
+  const Triangulator tri(w.graph, {});
+  tri.triangulateImage(rec, w.camera, 1);
+  EXPECT_EQ(rec.numPoints(), 200);
+  EXPECT_EQ(tri.stats().created, 200);
+  const RegistrationOutcome out = Registration(w.graph, o).registerImage(rec, w.camera, 2);
+  EXPECT_EQ(out.ok(), rec.isRegistered(2));
+  if (centreError && out) *centreError = (rec.image(2).pose.center() - w.poses[2].center()).norm();
+  return out;
+}
+
+// Issue 19: PnP found a good pose (70 inliers of 369 keypoints, 1.2 px) that a ratio gate of
+// 0.2 refused. With 30 right correspondences of 200 (0.15) the pose is the truth's, and the
+// default options register it; the keypoints are counted once however many points they name.
+TEST(TriangulatorAndRegistration, ALowInlierRatioOfACorrectPoseRegisters) {
+  double err = 1;
+  const RegistrationOutcome out = registerWithWrongMatches(30, {}, &err);
+  ASSERT_TRUE(out) << toString(out.refusal) << ": " << out.detail;
+  EXPECT_EQ(out.keypoints, 200);
+  EXPECT_EQ(out.inliers, 30);
+  EXPECT_LT(err, 1e-6);  // exact keypoints: the true centre
+}
+
+TEST(TriangulatorAndRegistration, RefusalsSayWhyWithTheirNumbers) {
+  // A stricter ratio than the pose's inliers: refused for the ratio, the numbers named.
+  RegistrationOptions strict;
+  strict.pnpMinInlierRatio = 0.2;
+  RegistrationOutcome out = registerWithWrongMatches(30, strict);
+  EXPECT_EQ(out.refusal, Refusal::kInlierRatio);
+  EXPECT_EQ(out.inliers, 30);
+  EXPECT_NE(out.detail.find("30 inliers of 200 keypoints"), std::string::npos) << out.detail;
+  // Fewer right correspondences than pnpMinInliers: no pose with 20 inliers.
+  out = registerWithWrongMatches(12, {});
+  EXPECT_EQ(out.refusal, Refusal::kPnP);
+  EXPECT_FALSE(out.detail.empty());
+  EXPECT_STREQ(toString(Refusal::kPnP), "pnp");
+  // A jump larger than the depth allows (keyframe 2 is 1 m from keyframe 1, points 5-8 m).
+  RegistrationOptions noJump;
+  noJump.maxJumpOverDepth = 0.05;
+  out = registerWithWrongMatches(200, noJump);
+  EXPECT_EQ(out.refusal, Refusal::kJump);
+  EXPECT_NE(out.detail.find("median depth"), std::string::npos) << out.detail;
 }
 
 template <class Options, class Make>

@@ -1,5 +1,8 @@
 #include "vidmap/sfm/triangulator.h"
 
+#include <cstdio>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "vidmap/core/check.h"
@@ -17,7 +20,32 @@ Triangulator::Triangulator(const CorrespondenceGraph& graph, const TriangulatorO
   options_.check();
 }
 
-void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, int id) const {
+namespace {
+
+const char* refusalKey(geometry::TriangulationStatus s) {
+  switch (s) {
+    case geometry::TriangulationStatus::kOk:
+      return "ok";
+    case geometry::TriangulationStatus::kTooFewViews:
+      return "too_few_views";
+    case geometry::TriangulationStatus::kDegenerate:
+      return "degenerate";
+    case geometry::TriangulationStatus::kBehindCamera:
+      return "behind_camera";
+    case geometry::TriangulationStatus::kLargeError:
+      return "large_error";
+    case geometry::TriangulationStatus::kSmallAngle:
+      return "small_angle";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, int id,
+                                    bool log) const {
+  std::int64_t created = 0, continued = 0;
+  std::map<std::string, std::int64_t> refused;
   geometry::TriangulationOptions to;
   to.max_error_px = options_.maxReprojErrorPx;
   to.min_angle_deg = options_.minAngleDeg;
@@ -49,6 +77,7 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
     }
     if (bestP != kNoPoint) {
       rec.addObservation(bestP, {id, k});
+      ++continued;
       continue;
     }
     if (fresh.size() < 2) continue;
@@ -63,6 +92,7 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
     for (const FeatureRef& f : fresh) obs.push_back(obsOf(f));
     geometry::TrackTriangulation t = geometry::triangulateTrack(obs, to);
     std::vector<FeatureRef> track = fresh;
+    const geometry::TriangulationStatus joint = t.status;
     if (!t.ok() && fresh.size() > 2) {
       // One wrong view spoils the joint solution: the best two-view point with this keypoint,
       // then the views that agree with it.
@@ -71,15 +101,24 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
         const geometry::TrackTriangulation tj = geometry::triangulateTrack({obs[0], obs[j]}, to);
         if (tj.ok() && (!best.ok() || tj.angle_deg > best.angle_deg)) best = tj;
       }
-      if (!best.ok()) continue;
+      if (!best.ok()) {
+        ++refused[refusalKey(joint)];
+        continue;
+      }
       t = best;
       track.assign(1, fresh[0]);
       for (size_t j = 1; j < fresh.size(); ++j)
         if (rec.reprojectionError(t.X, fresh[j]) < options_.maxReprojErrorPx)
           track.push_back(fresh[j]);
-      if (track.size() < 2) continue;
+      if (track.size() < 2) {
+        ++refused["no_agreeing_views"];
+        continue;
+      }
     }
-    if (!t.ok()) continue;
+    if (!t.ok()) {
+      ++refused[refusalKey(t.status)];
+      continue;
+    }
     // Each image once in a track (the graph may hold two keypoints of one image).
     std::vector<FeatureRef> unique;
     for (const FeatureRef& f : track) {
@@ -87,8 +126,25 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
       for (const FeatureRef& u : unique) dup |= u.image == f.image;
       if (!dup) unique.push_back(f);
     }
-    if (unique.size() >= 2) rec.addPoint(t.X, unique);
+    if (unique.size() >= 2) {
+      rec.addPoint(t.X, unique);
+      ++created;
+    }
   }
+  stats_.created += created;
+  stats_.continued += continued;
+  std::string why;
+  for (const auto& [reason, n] : refused) {
+    stats_.refused[reason] += n;
+    why += " " + reason + " " + std::to_string(n);
+  }
+  if (log)
+    std::fprintf(stderr,
+                 "triangulator: image %d: %lld new points, %lld continued, refused:%s (threshold "
+                 "%.2f px, min angle %.2f deg)\n",
+                 id, static_cast<long long>(created), static_cast<long long>(continued),
+                 why.empty() ? " none" : why.c_str(), options_.maxReprojErrorPx,
+                 options_.minAngleDeg);
 }
 
 void Triangulator::completeAndMerge(Reconstruction& rec, int id) const {
@@ -125,7 +181,7 @@ void Triangulator::completeAndMerge(Reconstruction& rec, int id) const {
 void Triangulator::retriangulate(Reconstruction& rec, const Camera& camera) const {
   std::vector<int> ids;
   for (const auto& [id, im] : rec.images()) ids.push_back(id);
-  for (int id : ids) triangulateImage(rec, camera, id);
+  for (int id : ids) triangulateImage(rec, camera, id, false);
   for (int id : ids) completeAndMerge(rec, id);
 }
 

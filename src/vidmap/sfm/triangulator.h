@@ -12,9 +12,17 @@
 //                      position explains both (merge);
 //   retriangulate      both over every registered image (after global BA and filtering).
 //
+// A track that yields no new point is counted by the reason its triangulation gave
+// (TriangulatorStats, the run record's "triangulation_refusals.*"); verbose logs the counts of
+// each newly registered image.
+//
 // Pixels are those of the pinhole part of the camera given (keyframes' normalized coordinates
 // projected with it); reprojection errors are the model's (Reconstruction::reprojectionError).
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
 
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/correspondence_graph.h"
@@ -29,8 +37,18 @@ struct TriangulatorOptions {
   // A new point needs this triangulation angle (degrees); low-parallax points still fix the
   // rotation, and BA moves their depth as parallax grows.
   double minAngleDeg = 0.25;
+  bool verbose = false;  // one line per triangulateImage on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
+};
+
+struct TriangulatorStats {
+  std::int64_t created = 0;    // new points
+  std::int64_t continued = 0;  // observations that continued a track
+  // New points refused, by reason: "degenerate", "behind_camera", "large_error",
+  // "small_angle" (geometry::TriangulationStatus), "no_agreeing_views" (no two views of the
+  // track agree after the joint solution failed).
+  std::map<std::string, std::int64_t> refused;
 };
 
 class Triangulator {
@@ -39,17 +57,24 @@ class Triangulator {
   Triangulator(const CorrespondenceGraph& graph, const TriangulatorOptions& options);
 
   // New and continued points of the registered image `id` (see above).
-  void triangulateImage(Reconstruction& rec, const Camera& camera, int id) const;
+  void triangulateImage(Reconstruction& rec, const Camera& camera, int id) const {
+    triangulateImage(rec, camera, id, options_.verbose);
+  }
   // Completes the tracks of the points image `id` sees and merges tracks that are one point.
   void completeAndMerge(Reconstruction& rec, int id) const;
   // triangulateImage, then completeAndMerge, over every registered image.
   void retriangulate(Reconstruction& rec, const Camera& camera) const;
 
   const TriangulatorOptions& options() const { return options_; }
+  // Counts over every call so far (the triangulator's own bookkeeping, not its result).
+  const TriangulatorStats& stats() const { return stats_; }
 
  private:
+  void triangulateImage(Reconstruction& rec, const Camera& camera, int id, bool log) const;
+
   const CorrespondenceGraph& graph_;
   TriangulatorOptions options_;
+  mutable TriangulatorStats stats_;
 };
 
 }  // namespace vidmap::sfm

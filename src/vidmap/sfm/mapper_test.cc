@@ -674,9 +674,10 @@ TEST(Mapper, GlobalBundleScheduleFollowsTheErrorBudget) {
 }
 
 // The mapper with the budget runs fewer global BAs than with one at every milestone, and
-// recovers the trajectory to the same bounds.
+// recovers the trajectory to the same bounds (dev: 7 global BAs, 5 milestones skipped, against
+// 12; ATE 2.0 mm both).
 TEST(Mapper, GlobalBundleBudgetKeepsTheAccuracy) {
-  const Scene s = makeScene(Path::kSideways, 40, 15);
+  const Scene s = makeScene(Path::kSideways, 24, 15);
   const Built b = project(s, 0.5, 0.1, 5, 16);
   const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
   auto mapWith = [&](const MapperOptions& mo, MapperStats* stats) {
@@ -697,7 +698,7 @@ TEST(Mapper, GlobalBundleBudgetKeepsTheAccuracy) {
   EXPECT_LT(budgetStats.globalBa, everyStats.globalBa);
   for (const Result* r : {&budget, &all}) {
     EXPECT_EQ(r->models, 1);
-    EXPECT_EQ(r->registered, 40);
+    EXPECT_EQ(r->registered, 24);
     EXPECT_LT(r->err.ate_rmse, 0.01);
     EXPECT_LT(r->relRotMaxDeg, 0.1);
     EXPECT_LT(r->meanReproj, 0.8);

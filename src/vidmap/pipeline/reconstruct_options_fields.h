@@ -248,6 +248,10 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "since the last one",
               1, 100},
     m.globalBaMaxGrowth);
+  v(FieldInfo{"mapper", "global_ba_budget_min_images",
+              "Below this many images every growth milestone runs a global bundle adjustment", 0,
+              1e6},
+    m.globalBaBudgetMinImages);
   v(FieldInfo{"mapper", "refine_intrinsics_min_images",
               "An unknown camera is refined from this model size on", 2, 1e6},
     m.refineIntrinsicsMinImages);

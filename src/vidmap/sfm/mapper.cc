@@ -57,6 +57,7 @@ void MapperOptions::check() const {
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
   checkRange("mapper.globalBaMaxGrowth", globalBaMaxGrowth, globalBaGrowth, 100.0);
+  checkRange("mapper.globalBaBudgetMinImages", globalBaBudgetMinImages, 0, 1000000);
   checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
   checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
@@ -543,7 +544,8 @@ GlobalBaSchedule::Decision GlobalBaSchedule::decide(const Reconstruction& rec,
     return lastDecision;
   lastMilestoneImages = n;
   lastError = 0;
-  if (n >= options.globalBaMaxGrowth * lastImages) return lastDecision = Decision::kRun;
+  if (n < options.globalBaBudgetMinImages || n >= options.globalBaMaxGrowth * lastImages)
+    return lastDecision = Decision::kRun;
   lastError = rec.meanReprojectionError();
   lastDecision =
       lastError > options.globalBaErrorBudget * errorAfter ? Decision::kRun : Decision::kSkip;

@@ -29,7 +29,8 @@
 //                          error right after the last global BA: within globalBaErrorBudget
 //                          times that, the local windows have kept the model consistent and
 //                          the global BA is skipped; beyond it, or when the model has grown by
-//                          globalBaMaxGrowth since the last global BA, it runs. (COLMAP runs
+//                          globalBaMaxGrowth since the last global BA, it runs; and below
+//                          globalBaBudgetMinImages images it always runs. (COLMAP runs
 //                          one at every 10% of growth; the point of a global BA is the drift
 //                          the local windows leave, and that drift is what raises the error of
 //                          the observations outside them.)
@@ -125,9 +126,12 @@ struct MapperOptions {
   // reprojection error exceeds globalBaErrorBudget times its value after the last global BA,
   // or when the image count grew by globalBaMaxGrowth since that one. globalBaErrorBudget 1
   // and globalBaMaxGrowth equal to globalBaGrowth: one at every milestone (the former rule).
+  // Below globalBaBudgetMinImages images every milestone runs one: a small model's global BA
+  // is cheap, and it is where an unknown camera is calibrated (refineIntrinsicsMinImages on).
   double globalBaGrowth = 1.25;
-  double globalBaErrorBudget = 1.1;
+  double globalBaErrorBudget = 1.05;
   double globalBaMaxGrowth = 2.0;
+  int globalBaBudgetMinImages = 40;
   double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at (BA's default)
   int refineIntrinsicsMinImages = 6;       // an unknown camera is refined from this model size on
 

@@ -632,7 +632,9 @@ TEST(Mapper, GlobalBundleScheduleFollowsTheErrorBudget) {
   const KeyframeStore store(b.keyframes.begin(), b.keyframes.end());
   const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
   using D = GlobalBaSchedule::Decision;
-  MapperOptions mo;  // growth 1.25, budget 1.1, max growth 2
+  MapperOptions mo;  // growth 1.25, budget 1.05, max growth 2
+  // Below 40 images (the default) every milestone runs one; this model is smaller.
+  mo.globalBaBudgetMinImages = 0;
   GlobalBaSchedule g;
   g.adjusted(truthModel(s, b, store, cam, 10, 99, 0));
   // The error of the truth is the keypoint noise: 0.63 px mean for sigma 0.5 px.
@@ -658,6 +660,10 @@ TEST(Mapper, GlobalBundleScheduleFollowsTheErrorBudget) {
   g.lastMilestoneImages = 16;
   EXPECT_EQ(g.decide(truthModel(s, b, store, cam, 20, 99, 0), mo), D::kRun);
   EXPECT_EQ(g.lastError, 0.0);
+  // The default: below 40 images every milestone runs one.
+  GlobalBaSchedule small;
+  small.adjusted(truthModel(s, b, store, cam, 10, 99, 0));
+  EXPECT_EQ(small.decide(truthModel(s, b, store, cam, 13, 99, 0), MapperOptions{}), D::kRun);
   // Budget 1 and max growth = growth: the former rule, one at every milestone.
   MapperOptions every;
   every.globalBaErrorBudget = 1.0;
@@ -691,7 +697,9 @@ TEST(Mapper, GlobalBundleBudgetKeepsTheAccuracy) {
   every.globalBaErrorBudget = 1.0;
   every.globalBaMaxGrowth = every.globalBaGrowth;
   MapperStats budgetStats, everyStats;
-  const Result budget = mapWith({}, &budgetStats);
+  MapperOptions withBudget;
+  withBudget.globalBaBudgetMinImages = 8;  // the default 40 would run every milestone here
+  const Result budget = mapWith(withBudget, &budgetStats);
   const Result all = mapWith(every, &everyStats);
   EXPECT_EQ(everyStats.globalBaSkipped, 0);
   EXPECT_GT(budgetStats.globalBaSkipped, 0);

@@ -680,7 +680,7 @@ TEST(Mapper, GlobalBundleScheduleFollowsTheErrorBudget) {
 }
 
 // The mapper with the budget runs fewer global BAs than with one at every milestone, and
-// recovers the trajectory to the same bounds (dev: 7 global BAs, 5 milestones skipped, against
+// recovers the trajectory to the same bounds (dev: 10 global BAs, 2 milestones skipped, against
 // 12; ATE 2.0 mm both).
 TEST(Mapper, GlobalBundleBudgetKeepsTheAccuracy) {
   const Scene s = makeScene(Path::kSideways, 24, 15);

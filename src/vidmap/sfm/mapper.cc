@@ -56,7 +56,8 @@ void MapperOptions::check() const {
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
-  checkRange("mapper.globalBaMaxGrowth", globalBaMaxGrowth, globalBaGrowth, 100.0);
+  // Below globalBaGrowth: every milestone is past it (a global BA at each).
+  checkRange("mapper.globalBaMaxGrowth", globalBaMaxGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaBudgetMinImages", globalBaBudgetMinImages, 0, 1000000);
   checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);

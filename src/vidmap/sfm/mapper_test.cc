@@ -672,7 +672,7 @@ TEST(Mapper, GlobalBundleScheduleFollowsTheErrorBudget) {
   e.adjusted(truthModel(s, b, store, cam, 10, 99, 0));
   EXPECT_EQ(e.decide(truthModel(s, b, store, cam, 13, 99, 0), every), D::kRun);
   MapperOptions bad;
-  bad.globalBaMaxGrowth = 1.1;  // below globalBaGrowth
+  bad.globalBaMaxGrowth = 0.9;
   EXPECT_THROW(bad.check(), Error);
   bad = {};
   bad.globalBaErrorBudget = 0.9;

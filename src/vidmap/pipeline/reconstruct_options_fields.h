@@ -238,6 +238,20 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "global_ba_growth",
               "A global bundle adjustment when the model grew by this factor", 1, 100},
     m.globalBaGrowth);
+  v(FieldInfo{"mapper", "global_ba_error_budget",
+              "At a growth milestone, a global bundle adjustment only when the mean reprojection "
+              "error exceeds this factor times its value after the last one",
+              1, 100},
+    m.globalBaErrorBudget);
+  v(FieldInfo{"mapper", "global_ba_max_growth",
+              "A global bundle adjustment at the latest when the model grew by this factor "
+              "since the last one",
+              1, 100},
+    m.globalBaMaxGrowth);
+  v(FieldInfo{"mapper", "global_ba_budget_min_images",
+              "Below this many images every growth milestone runs a global bundle adjustment", 0,
+              1e6},
+    m.globalBaBudgetMinImages);
   v(FieldInfo{"mapper", "refine_intrinsics_min_images",
               "An unknown camera is refined from this model size on", 2, 1e6},
     m.refineIntrinsicsMinImages);

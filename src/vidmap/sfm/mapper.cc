@@ -55,6 +55,10 @@ void MapperOptions::check() const {
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
+  checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
+  // Below globalBaGrowth: every milestone is past it (a global BA at each).
+  checkRange("mapper.globalBaMaxGrowth", globalBaMaxGrowth, 1.0, 100.0);
+  checkRange("mapper.globalBaBudgetMinImages", globalBaBudgetMinImages, 0, 1000000);
   checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
   checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
@@ -72,6 +76,7 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.triangulate", triangulateSeconds * 1e3);
   r.addStage("mapper.local_ba", localBaSeconds * 1e3, 0, localBa);
   r.addStage("mapper.global_ba", globalBaSeconds * 1e3, 0, globalBa);
+  r.setCount("global_ba_skipped", globalBaSkipped);
   r.addStage("mapper.filter", filterSeconds * 1e3);
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
@@ -441,7 +446,7 @@ bool Mapper::initializeFrom(int a, int b) {
     return false;
   }
   ++stats_.modelsStarted;
-  lastGlobalBaImages_ = 2;
+  resetGlobalSchedule();
   tried_.clear();
   return true;
 }
@@ -513,11 +518,11 @@ void Mapper::registerPending(const std::vector<int>* only) {
         Timer t(&stats_.triangulateSeconds);
         triangulator_.completeAndMerge(*active_, id);
       }
-      if (active_->numImages() >= options_.globalBaGrowth * lastGlobalBaImages_ &&
-          active_->numImages() > lastGlobalBaImages_) {
+      if (globalBaDue()) {
         globalBundle(options_.globalBaGrowingTolerance);
         filterAll();
         retriangulateAll();
+        resetGlobalSchedule();
       }
       progress = true;
       break;
@@ -525,6 +530,50 @@ void Mapper::registerPending(const std::vector<int>* only) {
     if (!progress) break;
   }
   stats_.triangulationRefusals = triangulator_.stats().refused;
+}
+
+void GlobalBaSchedule::adjusted(const Reconstruction& rec) {
+  lastImages = lastMilestoneImages = rec.numImages();
+  errorAfter = rec.meanReprojectionError();
+}
+
+GlobalBaSchedule::Decision GlobalBaSchedule::decide(const Reconstruction& rec,
+                                                    const MapperOptions& options) {
+  const int n = rec.numImages();
+  lastDecision = Decision::kNone;
+  if (n <= lastMilestoneImages || n < options.globalBaGrowth * lastMilestoneImages)
+    return lastDecision;
+  lastMilestoneImages = n;
+  lastError = 0;
+  if (n < options.globalBaBudgetMinImages || n >= options.globalBaMaxGrowth * lastImages)
+    return lastDecision = Decision::kRun;
+  lastError = rec.meanReprojectionError();
+  lastDecision =
+      lastError > options.globalBaErrorBudget * errorAfter ? Decision::kRun : Decision::kSkip;
+  return lastDecision;
+}
+
+bool Mapper::globalBaDue() {
+  GlobalBaSchedule& g = globalSchedule_;
+  GlobalBaSchedule::Decision d;
+  {
+    Timer t(&stats_.globalBaSeconds);
+    d = g.decide(*active_, options_);
+  }
+  if (d == GlobalBaSchedule::Decision::kNone) return false;
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper: global BA milestone at %d images: mean error %.3f px, %.3f after the "
+                 "last one (%d images): %s\n",
+                 active_->numImages(), g.lastError, g.errorAfter, g.lastImages,
+                 d == GlobalBaSchedule::Decision::kRun ? "run" : "within budget, skipped");
+  if (d == GlobalBaSchedule::Decision::kSkip) ++stats_.globalBaSkipped;
+  return d == GlobalBaSchedule::Decision::kRun;
+}
+
+void Mapper::resetGlobalSchedule() {
+  Timer t(&stats_.globalBaSeconds);
+  globalSchedule_.adjusted(*active_);
 }
 
 void Mapper::localBundle(int id) {
@@ -600,7 +649,6 @@ void Mapper::globalBundle(double functionTolerance) {
                  rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
                  std::sqrt(spread / rec.numImages()));
   }
-  lastGlobalBaImages_ = rec.numImages();
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {
     camera_ = rec.camera();
     refreshNormalized();
@@ -693,7 +741,7 @@ class Mapper::Grower : public ModelGrower {
       m_.refreshNormalized();
     }
     m_.tried_.clear();
-    m_.lastGlobalBaImages_ = m_.active_->numImages();
+    m_.resetGlobalSchedule();
     m_.registerPending(&keyframes);
   }
   void refine(std::unique_ptr<Reconstruction>& model) override {
@@ -718,7 +766,7 @@ void Mapper::mergeFinishedModels(int limit) {
   if (!options_.mergeModels || active_ || finished_.empty()) return;
   Timer t(&stats_.mergeSeconds);
   const Camera savedCamera = camera_;
-  const int savedLastGlobal = lastGlobalBaImages_;
+  const GlobalBaSchedule savedSchedule = globalSchedule_;
   const auto savedTried = tried_;
   MergeStats ms;
   Grower grower(*this);
@@ -731,7 +779,7 @@ void Mapper::mergeFinishedModels(int limit) {
     camera_ = savedCamera;
     refreshNormalized();
   }
-  lastGlobalBaImages_ = savedLastGlobal;
+  globalSchedule_ = savedSchedule;
   tried_ = savedTried;
   for (const auto& [reason, n] : ms.refusals) stats_.mergeRefusals[reason] += n;
   stats_.triangulationRefusals = triangulator_.stats().refused;

@@ -21,9 +21,19 @@
 //                          (triangulator.h);
 //   local BA               around the new keyframe (the most connected images), then filter
 //                          observations by reprojection error and points by triangulation angle;
-//   global BA              when the model has grown by globalBaGrowth, and at the end, with the
+//   global BA              by an error budget at growth milestones, and at the end, with the
 //                          shared camera's focal length and distortion when unknown; then
-//                          filtering and re-triangulation.
+//                          filtering and re-triangulation. When the model has grown by
+//                          globalBaGrowth since the last milestone, the mean reprojection error
+//                          of all its observations (one pass, no solve) is compared with the
+//                          error right after the last global BA: within globalBaErrorBudget
+//                          times that, the local windows have kept the model consistent and
+//                          the global BA is skipped; beyond it, or when the model has grown by
+//                          globalBaMaxGrowth since the last global BA, it runs; and below
+//                          globalBaBudgetMinImages images it always runs. (COLMAP runs
+//                          one at every 10% of growth; the point of a global BA is the drift
+//                          the local windows leave, and that drift is what raises the error of
+//                          the observations outside them.)
 //
 // When maxConsecutiveFailures keyframes in a row cannot be registered, the video has broken
 // (lost tracking): the model is finished and the following keyframes start a new one. When a
@@ -111,7 +121,17 @@ struct MapperOptions {
   int localBaMaxPoints = 2000;
   int localBaMaxConstantImages = 8;
   int globalBaIterations = 50;
-  double globalBaGrowth = 1.25;            // global BA when the image count grew by this factor
+  // The global BA schedule (the rule is at the top of this file): a milestone when the image
+  // count grew by globalBaGrowth since the last one; there, a global BA when the mean
+  // reprojection error exceeds globalBaErrorBudget times its value after the last global BA,
+  // or when the image count grew by globalBaMaxGrowth since that one. globalBaErrorBudget 1
+  // and globalBaMaxGrowth equal to globalBaGrowth: one at every milestone (the former rule).
+  // Below globalBaBudgetMinImages images every milestone runs one: a small model's global BA
+  // is cheap, and it is where an unknown camera is calibrated (refineIntrinsicsMinImages on).
+  double globalBaGrowth = 1.25;
+  double globalBaErrorBudget = 1.05;
+  double globalBaMaxGrowth = 2.0;
+  int globalBaBudgetMinImages = 40;
   double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at (BA's default)
   int refineIntrinsicsMinImages = 6;       // an unknown camera is refined from this model size on
 
@@ -158,6 +178,7 @@ struct MapperStats {
   double selfCalibratedFocal = 0;  // 0: not self-calibrated
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
+  int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget
   int trackedFrames = 0, localizedFrames = 0;
   int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
   int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
@@ -175,6 +196,23 @@ struct MapperStats {
   // "merge_refusals.<reason>"; unjoined keyframes the list "unjoined_keyframes" (id, name,
   // reason, detail).
   void writeTo(io::RunRecord& record) const;
+};
+
+// The global BA rule of a growing model (at the top of this file): its image count at the last
+// global BA and at the last milestone, and its mean reprojection error (px) after the last
+// global BA.
+struct GlobalBaSchedule {
+  int lastImages = 0, lastMilestoneImages = 0;
+  double errorAfter = 0;
+  enum class Decision { kNone, kSkip, kRun };  // no milestone; within budget; due
+  Decision lastDecision = Decision::kNone;
+  double lastError = 0;  // the error measured at the last milestone (px)
+
+  void adjusted(const Reconstruction& rec);  // rec as just adjusted by a global BA
+  // At rec's size: a milestone (globalBaGrowth since the last one), then whether the error or
+  // the growth since the last global BA calls for one. The error is one pass over the
+  // observations, made only at a milestone and only when the growth alone does not decide.
+  Decision decide(const Reconstruction& rec, const MapperOptions& options);
 };
 
 class Mapper {
@@ -270,7 +308,9 @@ class Mapper {
   std::unique_ptr<Reconstruction> active_;
   int segmentStart_ = 0;
   bool focalKnown_ = false;
-  int lastGlobalBaImages_ = 0;
+  GlobalBaSchedule globalSchedule_;  // of the active model
+  bool globalBaDue();                // globalSchedule_.decide on the active model, counted
+  void resetGlobalSchedule();        // the active model as just adjusted
   // A refused keyframe: its 2D-3D count and the model's size at its last try, and its tries.
   struct Trial {
     int count2D3D = 0, modelImages = 0, trials = 0;

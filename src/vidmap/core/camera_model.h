@@ -62,8 +62,7 @@ constexpr int modelNumParams(CameraModel m) {
 // Focal lengths first (1: f, 2: fx, fy), then the principal point (none for BAL), then the
 // distortion coefficients from modelDistortionIndex on.
 constexpr int modelNumFocals(CameraModel m) {
-  return m == CameraModel::kPinhole || m == CameraModel::kOpenCV ||
-                 m == CameraModel::kFullOpenCV
+  return m == CameraModel::kPinhole || m == CameraModel::kOpenCV || m == CameraModel::kFullOpenCV
              ? 2
              : 1;
 }
@@ -106,10 +105,9 @@ VIDMAP_HD inline void distortNormalized(CameraModel m, const double* k, double u
       break;
     case CameraModel::kOpenCV:
     case CameraModel::kFullOpenCV: {
-      f = m == CameraModel::kOpenCV
-              ? radialFactor(r2, k[0], k[1])
-              : (1.0 + r2 * (k[0] + r2 * (k[1] + r2 * k[4]))) /
-                    (1.0 + r2 * (k[5] + r2 * (k[6] + r2 * k[7])));
+      f = m == CameraModel::kOpenCV ? radialFactor(r2, k[0], k[1])
+                                    : (1.0 + r2 * (k[0] + r2 * (k[1] + r2 * k[4]))) /
+                                          (1.0 + r2 * (k[5] + r2 * (k[6] + r2 * k[7])));
       d[0] = u * f + 2.0 * k[2] * uv + k[3] * (r2 + 2.0 * u2);
       d[1] = v * f + 2.0 * k[3] * uv + k[2] * (r2 + 2.0 * v2);
       return;

@@ -1,5 +1,6 @@
-// Projection of a point in camera coordinates to pixels for each camera model of types.h, with
-// its derivatives (host and device). COLMAP's models (src/colmap/sensor/models.h) look down +z;
+// Projection of a point in camera coordinates to pixels for each camera model the adjuster
+// refines (core/camera_model.h, whose radial factor it uses), with its derivatives (host and
+// device). COLMAP's models (src/colmap/sensor/models.h) look down +z;
 // the BAL camera (Agarwal et al., "Bundle Adjustment in the Large", ECCV 2010) looks down -z and
 // is written as Ceres' examples/snavely_reprojection_error.h evaluates it.
 #pragma once
@@ -16,7 +17,7 @@ struct Projection;
 
 namespace detail {
 
-// Shared by the models with a radial factor fac(r2) = 1 + k1 r2 + k2 r2^2 applied to the
+// Shared by the models with a radial factor fac(r2) = radialFactor(r2, k1, k2) applied to the
 // normalised coordinates (u, v) = sign * (x/z, y/z); pix = f * fac * (u, v) + c.
 VIDMAP_HD inline void radialProject(double sign, double fx, double fy, double cx, double cy,
                                     double k1, double k2, const double* Pc, double* pix,
@@ -24,11 +25,11 @@ VIDMAP_HD inline void radialProject(double sign, double fx, double fy, double cx
   const double iz = 1.0 / Pc[2];
   const double u = sign * Pc[0] * iz, v = sign * Pc[1] * iz;
   const double r2 = u * u + v * v;
-  const double fac = 1.0 + r2 * (k1 + k2 * r2);
+  const double fac = radialFactor(r2, k1, k2);
   pix[0] = fx * fac * u + cx;
   pix[1] = fy * fac * v + cy;
   if (dPc) {
-    const double dfac = k1 + 2.0 * k2 * r2;  // d fac / d r2
+    const double dfac = radialFactorDerivative(r2, k1, k2);
     // d pix / d(u, v)
     const double a00 = fx * (fac + 2.0 * u * u * dfac), a01 = fx * 2.0 * u * v * dfac;
     const double a10 = fy * 2.0 * u * v * dfac, a11 = fy * (fac + 2.0 * v * v * dfac);

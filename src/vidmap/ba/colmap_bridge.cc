@@ -8,21 +8,11 @@ namespace vidmap::ba {
 
 namespace {
 
-CameraModel fromColmap(io::CameraModelId id) {
-  switch (id) {
-    case io::CameraModelId::kSimplePinhole:
-      return CameraModel::kSimplePinhole;
-    case io::CameraModelId::kPinhole:
-      return CameraModel::kPinhole;
-    case io::CameraModelId::kSimpleRadial:
-      return CameraModel::kSimpleRadial;
-    case io::CameraModelId::kRadial:
-      return CameraModel::kRadial;
-    default:
-      break;
-  }
-  throw Error("bundle adjustment: COLMAP camera model " + io::cameraModelName(id) +
-              " is not supported (SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL)");
+CameraModel refined(CameraModel m) {
+  if (!adjusterRefines(m))
+    throw Error("bundle adjustment: COLMAP camera model " + io::cameraModelName(m) +
+                " is not supported (SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL)");
+  return m;
 }
 
 }  // namespace
@@ -34,10 +24,10 @@ ColmapProblem problemFromColmap(const io::ColmapModel& m) {
   ColmapProblem out;
   Problem& p = out.problem;
   p.rotation = RotationType::kQuaternion;
-  p.model = fromColmap(m.cameras.begin()->second.model);
+  p.model = refined(m.cameras.begin()->second.model);
   std::map<std::uint32_t, int> camIndex, imageIndex;
   for (const auto& [id, cam] : m.cameras) {
-    if (fromColmap(cam.model) != p.model)
+    if (cam.model != p.model)
       throw Error("bundle adjustment: the COLMAP model mixes camera models (camera " +
                   std::to_string(id) + " is " + io::cameraModelName(cam.model) + ")");
     CameraIntrinsics c;

@@ -42,8 +42,11 @@ std::unique_ptr<Backend> makeCudaBackend(const BackendInput& in) {
       return makeForModel<CameraModel::kRadial>(in);
     case CameraModel::kBal:
       return makeForModel<CameraModel::kBal>(in);
+    case CameraModel::kOpenCV:
+    case CameraModel::kFullOpenCV:
+      break;  // refused by Problem::check
   }
-  throw Error("bundle adjustment: unknown camera model");
+  throw Error("bundle adjustment: the CUDA backend has no kernels for this camera model");
 }
 
 }  // namespace vidmap::ba

@@ -2,9 +2,11 @@
 // per-observation code is instantiated once per combination (5 models x 2 rotations).
 #pragma once
 
+#include <string>
 #include <type_traits>
 
 #include "vidmap/ba/types.h"
+#include "vidmap/core/error.h"
 
 namespace vidmap::ba {
 
@@ -41,6 +43,10 @@ void dispatchModel(CameraModel m, RotationType r, F&& f) {
       case CameraModel::kBal:
         f(ModelTag<CameraModel::kBal>{}, rt);
         break;
+      case CameraModel::kOpenCV:
+      case CameraModel::kFullOpenCV:
+        throw Error(std::string("bundle adjustment: camera model ") + modelName(m) +
+                    " is not refined");
     }
   });
 }

@@ -23,22 +23,6 @@ bool finite(const double* v, int n) {
 
 }  // namespace
 
-const char* modelName(CameraModel m) {
-  switch (m) {
-    case CameraModel::kSimplePinhole:
-      return "SIMPLE_PINHOLE";
-    case CameraModel::kPinhole:
-      return "PINHOLE";
-    case CameraModel::kSimpleRadial:
-      return "SIMPLE_RADIAL";
-    case CameraModel::kRadial:
-      return "RADIAL";
-    case CameraModel::kBal:
-      return "BAL";
-  }
-  return "?";
-}
-
 CameraModel parseModel(const std::string& name) {
   for (auto m : {CameraModel::kSimplePinhole, CameraModel::kPinhole, CameraModel::kSimpleRadial,
                  CameraModel::kRadial, CameraModel::kBal})
@@ -48,8 +32,11 @@ CameraModel parseModel(const std::string& name) {
 }
 
 void Problem::check() const {
+  if (!modelName(model)) fail("unknown camera model");
+  if (!adjusterRefines(model))
+    fail(std::string("camera model ") + modelName(model) +
+         " is not refined (SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, BAL)");
   const int k = numIntrinsics(model);
-  if (static_cast<int>(model) < 0 || static_cast<int>(model) > 4) fail("unknown camera model");
   if (images.empty()) fail("no images");
   if (cameras.empty()) fail("no cameras");
   if (observations.empty()) fail("no observations");

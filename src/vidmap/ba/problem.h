@@ -51,14 +51,14 @@ struct Problem {
   void setCameraConstant(int c) { cameras.at(c).constantMask = (1u << numIntrinsics(model)) - 1; }
   void setPointConstant(int p) { points.at(p).constant = true; }
 
-  // Throws vidmap::Error naming the first bad entry: an index out of range, a value that is not
-  // finite, a focal length that is not positive, a zero quaternion, an empty problem.
+  // Throws vidmap::Error naming the first bad entry: a camera model the adjuster does not refine
+  // (OPENCV, FULL_OPENCV), an index out of range, a value that is not finite, a focal length
+  // that is not positive, a zero quaternion, an empty problem.
   void check() const;
 };
 
-// The model named as COLMAP names it ("SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL")
-// or "BAL"; parse throws vidmap::Error for an unknown name.
-const char* modelName(CameraModel m);
+// A model the adjuster refines by its name (modelName: "SIMPLE_PINHOLE", "PINHOLE",
+// "SIMPLE_RADIAL", "RADIAL" or "BAL"); throws vidmap::Error for another name.
 CameraModel parseModel(const std::string& name);
 
 // Reprojection residuals (pixels, before any loss) of every observation, through the same

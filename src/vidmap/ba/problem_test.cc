@@ -75,6 +75,17 @@ TEST(Problem, NamesTheBadEntry) {
   }
 }
 
+TEST(Problem, ModelsTheAdjusterDoesNotRefineAreRefused) {
+  for (auto m : {CameraModel::kOpenCV, CameraModel::kFullOpenCV}) {
+    Problem p = small();
+    p.model = m;
+    expectError(p, std::string("camera model ") + modelName(m) + " is not refined");
+  }
+  Problem p = small();
+  p.model = static_cast<CameraModel>(5);  // COLMAP's OPENCV_FISHEYE: not a model of vidmap
+  expectError(p, "unknown camera model");
+}
+
 TEST(Problem, ModelNamesRoundTrip) {
   for (auto m : {CameraModel::kSimplePinhole, CameraModel::kPinhole, CameraModel::kSimpleRadial,
                  CameraModel::kRadial, CameraModel::kBal})

@@ -102,6 +102,10 @@ SyntheticScene makeSyntheticScene(const SyntheticOptions& o) {
       case CameraModel::kBal:
         cam.params = {f, -0.08, 0.02};
         break;
+      case CameraModel::kOpenCV:
+      case CameraModel::kFullOpenCV:
+        throw Error(std::string("synthetic scene: the adjuster does not refine camera model ") +
+                    modelName(o.model));
     }
     p.cameras.push_back(cam);
   }

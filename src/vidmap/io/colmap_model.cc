@@ -15,24 +15,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct ModelInfo {
-  CameraModelId id;
-  const char* name;
-  int params;
-};
+// The COLMAP models of the one enum (all but BAL).
+constexpr CameraModelId kModels[] = {CameraModelId::kSimplePinhole, CameraModelId::kPinhole,
+                                     CameraModelId::kSimpleRadial,  CameraModelId::kRadial,
+                                     CameraModelId::kOpenCV,        CameraModelId::kFullOpenCV};
 
-constexpr ModelInfo kModels[] = {
-    {CameraModelId::kSimplePinhole, "SIMPLE_PINHOLE", 3},
-    {CameraModelId::kPinhole, "PINHOLE", 4},
-    {CameraModelId::kSimpleRadial, "SIMPLE_RADIAL", 4},
-    {CameraModelId::kRadial, "RADIAL", 5},
-    {CameraModelId::kOpenCV, "OPENCV", 8},
-    {CameraModelId::kFullOpenCV, "FULL_OPENCV", 12},
-};
-
-const ModelInfo& modelInfo(CameraModelId id) {
-  for (const auto& m : kModels)
-    if (m.id == id) return m;
+CameraModelId colmapModel(CameraModelId id) {
+  for (CameraModelId m : kModels)
+    if (m == id) return id;
   throw Error("unsupported COLMAP camera model id " + std::to_string(static_cast<int>(id)));
 }
 
@@ -330,15 +320,15 @@ ColmapModel readText(const fs::path& folder) {
 }  // namespace
 
 CameraModelId cameraModelFromName(const std::string& name) {
-  for (const auto& m : kModels)
-    if (name == m.name) return m.id;
+  for (CameraModelId m : kModels)
+    if (name == modelName(m)) return m;
   throw Error("unknown camera model \"" + name +
               "\" (supported: SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV, "
               "FULL_OPENCV)");
 }
 
-std::string cameraModelName(CameraModelId id) { return modelInfo(id).name; }
-int cameraModelNumParams(CameraModelId id) { return modelInfo(id).params; }
+std::string cameraModelName(CameraModelId id) { return modelName(colmapModel(id)); }
+int cameraModelNumParams(CameraModelId id) { return modelNumParams(colmapModel(id)); }
 
 void ColmapModel::validate() const {
   for (const auto& [id, c] : cameras) {

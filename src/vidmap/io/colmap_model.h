@@ -10,17 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "vidmap/core/camera_model.h"
+
 namespace vidmap::io {
 
-// COLMAP camera model ids (colmap/sensor/models.h).
-enum class CameraModelId : int {
-  kSimplePinhole = 0,  // f, cx, cy
-  kPinhole = 1,        // fx, fy, cx, cy
-  kSimpleRadial = 2,   // f, cx, cy, k
-  kRadial = 3,         // f, cx, cy, k1, k2
-  kOpenCV = 4,         // fx, fy, cx, cy, k1, k2, p1, p2
-  kFullOpenCV = 6,     // fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6
-};
+// COLMAP's camera models by COLMAP's ids: vidmap's one enum (core/camera_model.h), whose BAL
+// camera is not a COLMAP model (refused here).
+using CameraModelId = vidmap::CameraModel;
 
 // Name ("PINHOLE") <-> id and parameter count; unknown names throw vidmap::Error.
 CameraModelId cameraModelFromName(const std::string& name);

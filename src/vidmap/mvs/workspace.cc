@@ -40,37 +40,11 @@ Image<std::uint8_t> toGray8(const RgbImage& rgb) {
 
 using io::CameraModelId;
 
-// Applies the model's distortion to the normalised coordinates (u, v) (COLMAP's models).
+// The model's distortion of the normalised coordinates (u, v): core/camera_model.h.
 void distortNormalized(const io::ColmapCamera& c, double u, double v, double* du, double* dv) {
-  const std::vector<double>& p = c.params;
-  double r2 = u * u + v * v;
-  switch (c.model) {
-    case CameraModelId::kSimplePinhole:
-    case CameraModelId::kPinhole:
-      *du = u, *dv = v;
-      return;
-    case CameraModelId::kSimpleRadial: {
-      double s = 1 + p[3] * r2;
-      *du = u * s, *dv = v * s;
-      return;
-    }
-    case CameraModelId::kRadial: {
-      double s = 1 + p[3] * r2 + p[4] * r2 * r2;
-      *du = u * s, *dv = v * s;
-      return;
-    }
-    case CameraModelId::kOpenCV:
-    case CameraModelId::kFullOpenCV: {
-      double k1 = p[4], k2 = p[5], p1 = p[6], p2 = p[7];
-      double s = 1 + k1 * r2 + k2 * r2 * r2;
-      if (c.model == CameraModelId::kFullOpenCV)
-        s = (s + p[8] * r2 * r2 * r2) / (1 + p[9] * r2 + p[10] * r2 * r2 + p[11] * r2 * r2 * r2);
-      *du = u * s + 2 * p1 * u * v + p2 * (r2 + 2 * u * u);
-      *dv = v * s + 2 * p2 * u * v + p1 * (r2 + 2 * v * v);
-      return;
-    }
-  }
-  throw Error("mvs: unsupported camera model " + io::cameraModelName(c.model));
+  double d[2];
+  vidmap::distortNormalized(c.model, c.params.data() + modelDistortionIndex(c.model), u, v, d);
+  *du = d[0], *dv = d[1];
 }
 
 namespace {
@@ -88,6 +62,8 @@ void pinholeOf(const io::ColmapCamera& c, double* fx, double* fy, double* cx, do
     case CameraModelId::kFullOpenCV:
       *fx = p[0], *fy = p[1], *cx = p[2], *cy = p[3];
       return;
+    case CameraModelId::kBal:
+      break;
   }
   throw Error("mvs: unsupported camera model " + io::cameraModelName(c.model));
 }

@@ -27,27 +27,25 @@ struct BaCamera {
 BaCamera baCamera(const Camera& cam) {
   BaCamera b;
   switch (cam.model()) {
-    case io::CameraModelId::kSimplePinhole:
-      b.model = ba::CameraModel::kSimplePinhole;
+    case CameraModel::kSimplePinhole:
       b.freeMask = 0x1;  // f
       break;
-    case io::CameraModelId::kPinhole:
-      b.model = ba::CameraModel::kPinhole;
+    case CameraModel::kPinhole:
       b.freeMask = 0x3;  // fx, fy
       break;
-    case io::CameraModelId::kSimpleRadial:
-      b.model = ba::CameraModel::kSimpleRadial;
+    case CameraModel::kSimpleRadial:
       b.freeMask = 0x9;  // f, k
       break;
-    case io::CameraModelId::kRadial:
-      b.model = ba::CameraModel::kRadial;
+    case CameraModel::kRadial:
       b.freeMask = 0x19;  // f, k1, k2
       break;
-    default:
-      b.model = ba::CameraModel::kPinhole;
+    case CameraModel::kOpenCV:
+    case CameraModel::kFullOpenCV:
+    case CameraModel::kBal:  // not a camera of the mapper
       b.raw = false;
-      b.freeMask = 0;
+      return b;
   }
+  b.model = cam.model();
   return b;
 }
 

@@ -12,49 +12,11 @@ namespace {
 
 using io::CameraModelId;
 
-bool sharedFocal(CameraModelId m) {
-  return m == CameraModelId::kSimplePinhole || m == CameraModelId::kSimpleRadial ||
-         m == CameraModelId::kRadial;
-}
-int principalIndex(CameraModelId m) { return sharedFocal(m) ? 1 : 2; }
-int extraIndex(CameraModelId m) { return sharedFocal(m) ? 3 : 4; }
-
-// Models the bundle adjuster refines directly (an unknown camera must be one of them).
-bool refinable(CameraModelId m) {
-  return m == CameraModelId::kSimplePinhole || m == CameraModelId::kPinhole ||
-         m == CameraModelId::kSimpleRadial || m == CameraModelId::kRadial;
-}
-
-// The distorted normalized point of an undistorted one (COLMAP's models.h).
+// The distorted normalized point of an undistorted one (core/camera_model.h).
 Vec2 distort(CameraModelId m, const double* k, const Vec2& n) {
-  const double u = n.x(), v = n.y();
-  const double u2 = u * u, v2 = v * v, uv = u * v, r2 = u2 + v2;
-  switch (m) {
-    case CameraModelId::kSimplePinhole:
-    case CameraModelId::kPinhole:
-      return n;
-    case CameraModelId::kSimpleRadial: {
-      const double f = 1 + k[0] * r2;
-      return {u * f, v * f};
-    }
-    case CameraModelId::kRadial: {
-      const double f = 1 + k[0] * r2 + k[1] * r2 * r2;
-      return {u * f, v * f};
-    }
-    case CameraModelId::kOpenCV: {
-      const double f = 1 + k[0] * r2 + k[1] * r2 * r2;
-      return {u * f + 2 * k[2] * uv + k[3] * (r2 + 2 * u2),
-              v * f + 2 * k[3] * uv + k[2] * (r2 + 2 * v2)};
-    }
-    case CameraModelId::kFullOpenCV: {
-      const double r4 = r2 * r2, r6 = r4 * r2;
-      const double f =
-          (1 + k[0] * r2 + k[1] * r4 + k[4] * r6) / (1 + k[5] * r2 + k[6] * r4 + k[7] * r6);
-      return {u * f + 2 * k[2] * uv + k[3] * (r2 + 2 * u2),
-              v * f + 2 * k[3] * uv + k[2] * (r2 + 2 * v2)};
-    }
-  }
-  return n;
+  Vec2 d;
+  distortNormalized(m, k, n.x(), n.y(), d.data());
+  return d;
 }
 
 std::string number(double v) {
@@ -79,6 +41,8 @@ std::vector<std::string> cameraParamNames(CameraModelId model) {
       return {"fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2"};
     case CameraModelId::kFullOpenCV:
       return {"fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "k5", "k6"};
+    case CameraModelId::kBal:
+      return {"f", "k1", "k2"};
   }
   return {};
 }
@@ -88,7 +52,7 @@ void CameraSpec::checkAgainst(int nativeWidth, int nativeHeight) const {
   const std::vector<std::string> names = cameraParamNames(model);
   const double side = std::max(nativeWidth, nativeHeight);
   const std::string size = std::to_string(nativeWidth) + "x" + std::to_string(nativeHeight);
-  const int nf = sharedFocal(model) ? 1 : 2, pp = principalIndex(model);
+  const int nf = modelNumFocals(model), pp = nf;  // the principal point follows
   for (int i = 0; i < nf; ++i)
     if (!(params[i] >= 0.05 * side && params[i] <= 100 * side))
       throw Error("--camera: " + names[i] + " = " + number(params[i]) + " is not a focal length " +
@@ -133,16 +97,16 @@ CameraSpec CameraSpec::parse(const std::string& text) {
     m << "--camera: model " << name << " takes " << n << " parameters, got " << spec.params.size();
     throw Error(m.str());
   }
-  if (spec.params.empty() && !refinable(spec.model))
+  if (spec.params.empty() && !adjusterRefines(spec.model))
     throw Error("--camera: model " + name +
                 " needs its parameters (an unknown camera must be SIMPLE_PINHOLE, PINHOLE, "
                 "SIMPLE_RADIAL or RADIAL)");
   if (spec.known()) {
-    const int nf = sharedFocal(spec.model) ? 1 : 2;
+    const int nf = modelNumFocals(spec.model);
     for (int i = 0; i < nf; ++i)
       if (!(spec.params[i] > 0)) throw Error("--camera: the focal length must be positive");
     const std::vector<std::string> names = cameraParamNames(spec.model);
-    for (size_t i = extraIndex(spec.model); i < spec.params.size(); ++i) {
+    for (size_t i = modelDistortionIndex(spec.model); i < spec.params.size(); ++i) {
       const bool tangential = names[i][0] == 'p';
       const double bound = tangential ? 1 : 100;
       if (!(std::abs(spec.params[i]) <= bound))
@@ -174,8 +138,7 @@ Camera Camera::fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeigh
   c.nativeWidth_ = nativeWidth;
   c.nativeHeight_ = nativeHeight;
   c.scale_ = static_cast<double>(width) / nativeWidth;
-  const int pp = principalIndex(spec.model);
-  const int nf = sharedFocal(spec.model) ? 1 : 2;
+  const int nf = modelNumFocals(spec.model), pp = nf;
   if (spec.known()) {
     c.fixed_ = true;
     c.params_ = spec.params;
@@ -194,24 +157,24 @@ Camera Camera::fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeigh
 }
 
 bool Camera::hasDistortion() const {
-  const int e = extraIndex(model_);
+  const int e = modelDistortionIndex(model_);
   for (size_t i = e; i < params_.size(); ++i)
     if (params_[i] != 0) return true;
   return false;
 }
 
 geometry::Pinhole Camera::pinhole() const {
-  const int pp = principalIndex(model_);
+  const int pp = modelNumFocals(model_);
   geometry::Pinhole p;
   p.fx = params_[0];
-  p.fy = sharedFocal(model_) ? params_[0] : params_[1];
+  p.fy = params_[pp - 1];
   p.cx = params_[pp];
   p.cy = params_[pp + 1];
   return p;
 }
 
 Vec2 Camera::distortAndProject(const Vec2& n) const {
-  const Vec2 d = distort(model_, params_.data() + extraIndex(model_), n);
+  const Vec2 d = distort(model_, params_.data() + modelDistortionIndex(model_), n);
   return pinhole().project(d);
 }
 
@@ -220,7 +183,7 @@ Vec2 Camera::normalize(const Vec2& px) const {
   if (!hasDistortion()) return target;
   // Newton's method on distort(x) = target with a central-difference Jacobian, as COLMAP's
   // IterativeUndistortion; the undistorted point starts at the distorted one.
-  const double* k = params_.data() + extraIndex(model_);
+  const double* k = params_.data() + modelDistortionIndex(model_);
   Vec2 x = target;
   for (int it = 0; it < 100; ++it) {
     const Vec2 r = distort(model_, k, x) - target;
@@ -247,8 +210,7 @@ io::ColmapCamera Camera::toColmap(std::uint32_t id) const {
   c.width = static_cast<std::uint64_t>(nativeWidth_);
   c.height = static_cast<std::uint64_t>(nativeHeight_);
   c.params = params_;
-  const int pp = principalIndex(model_);
-  const int nf = sharedFocal(model_) ? 1 : 2;
+  const int nf = modelNumFocals(model_), pp = nf;
   const double sy = static_cast<double>(height_) / nativeHeight_;
   for (int i = 0; i < nf; ++i) c.params[i] /= i == 0 ? scale_ : sy;
   c.params[pp] = (params_[pp] + 0.5) / scale_;

@@ -1,6 +1,7 @@
-// The camera of a video for the mapper: a COLMAP camera model (colmap/sensor/models.h) with
-// its projection, the undistortion of keypoints for the geometry stages (which assume a
-// pinhole), and the mapping to the bundle adjuster's models.
+// The camera of a video for the mapper: a COLMAP camera model of vidmap's one enum
+// (core/camera_model.h, shared with io and the bundle adjuster) with its projection, whose
+// distortion is core/camera_model.h's distortNormalized (the code ba/camera_models.h projects
+// with), and the undistortion of keypoints for the geometry stages (which assume a pinhole).
 //
 // Conventions. Inside vidmap (keypoints, geometry, BA) a pixel centre is at integer
 // coordinates (OpenCV, SIFT's features.h) and coordinates are in the working frames (the

@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "vidmap/ba/camera_models.h"
 #include "vidmap/core/error.h"
 
 #if defined(VIDMAP_HAVE_OPENCV)
@@ -78,6 +79,28 @@ TEST(Camera, NormalizeInvertsProjectionForEveryModel) {
         EXPECT_NEAR(back.y(), y, 1e-6) << s;
       }
   }
+}
+
+// The mapper's projection is the adjuster's (ba/camera_models.h) for the models it refines:
+// the reprojection errors of the mapper's checks are the ones bundle adjustment minimises.
+template <CameraModel M>
+void expectProjectsAsTheAdjuster(const char* spec) {
+  const Camera c = Camera::fromSpec(CameraSpec::parse(spec), 640, 480, 640, 480);
+  ASSERT_EQ(c.model(), M);
+  for (const Vec3& X : {Vec3(0.3, -0.2, 2.0), Vec3(-0.5, 0.4, 1.5), Vec3(0.01, 0.02, 3.0)}) {
+    double pix[2];
+    ba::Projection<M>::project(c.params().data(), X.data(), pix, nullptr, nullptr);
+    const Vec2 q = c.project(X);
+    EXPECT_NEAR(q.x(), pix[0], 1e-9) << spec;
+    EXPECT_NEAR(q.y(), pix[1], 1e-9) << spec;
+  }
+}
+
+TEST(Camera, ProjectsAsTheBundleAdjusterDoes) {
+  expectProjectsAsTheAdjuster<CameraModel::kSimplePinhole>("SIMPLE_PINHOLE 500,320,240");
+  expectProjectsAsTheAdjuster<CameraModel::kPinhole>("PINHOLE 500,510,320,240");
+  expectProjectsAsTheAdjuster<CameraModel::kSimpleRadial>("SIMPLE_RADIAL 500,320,240,-0.12");
+  expectProjectsAsTheAdjuster<CameraModel::kRadial>("RADIAL 500,320,240,-0.1,0.03");
 }
 
 #if defined(VIDMAP_HAVE_OPENCV)

@@ -297,6 +297,9 @@ CeresResult solveWithCeres(Problem& p, const Options& o, CeresSolver solver, Cer
     case CameraModel::kBal:
       r = run<CameraModel::kBal>(p, o, solver, blocks);
       break;
+    case CameraModel::kOpenCV:
+    case CameraModel::kFullOpenCV:
+      break;  // refused by p.check()
   }
   return r;
 }

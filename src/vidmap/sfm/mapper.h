@@ -73,6 +73,10 @@ struct MapperOptions {
   // guide's) is the first hypothesis of E's RANSAC. false: E, F and H searched from scratch
   // for every pair.
   bool videoVerification = true;
+  // A photo set (not a video's frames): the input order says nothing of where the images were
+  // taken, so registration anchors its checks to the registered image with the most verified
+  // matches (RegistrationOptions::anchorByMatches), not the nearest in order.
+  bool photos = false;
 
   // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
   // before the first model starts, once this many pairs are usable.

@@ -95,7 +95,8 @@ struct MapperOptions {
   // all (COLMAP's max_reg_trials: 3); a grown 2D-3D count always earns a new try.
   int maxRegistrationTrials = 3;
   // A registration is refused when the camera centre lies further from the nearest keyframe
-  // (in video order) than this times the median depth of its inlier points.
+  // (in video order; photos: the one with the most verified matches) than this times the median
+  // depth of its inlier points.
   double maxJumpOverDepth = 1.0;
   // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when that
   // explains its PnP inliers within this much RMS error of the full pose (pixels).

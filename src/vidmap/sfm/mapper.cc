@@ -134,6 +134,7 @@ RegistrationOptions MapperOptions::registration() const {
   o.pnpMinInlierRatio = pnpMinInlierRatio;
   o.maxJumpOverDepth = maxJumpOverDepth;
   o.rotationOnlyTolerancePx = rotationOnlyTolerancePx;
+  o.anchorByMatches = photos;
   o.verbose = verbose;
   return o;
 }

@@ -83,6 +83,10 @@ struct MapperOptions {
   // guide's) is the first hypothesis of E's RANSAC. false: E, F and H searched from scratch
   // for every pair.
   bool videoVerification = true;
+  // A photo set (not a video's frames): the input order says nothing of where the images were
+  // taken, so registration anchors its checks to the registered image with the most verified
+  // matches (RegistrationOptions::anchorByMatches), not the nearest in order.
+  bool photos = false;
 
   // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
   // before the first model starts, once this many pairs are usable.
@@ -101,7 +105,8 @@ struct MapperOptions {
   // all (COLMAP's max_reg_trials: 3); a grown 2D-3D count always earns a new try.
   int maxRegistrationTrials = 3;
   // A registration is refused when the camera centre lies further from the nearest keyframe
-  // (in video order) than this times the median depth of its inlier points.
+  // (in video order; photos: the one with the most verified matches) than this times the median
+  // depth of its inlier points.
   double maxJumpOverDepth = 1.0;
   // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when that
   // explains its PnP inliers within this much RMS error of the full pose (pixels).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -145,11 +146,18 @@ RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camer
   std::vector<char> inliers = r.inlier_mask;
   // The keyframe nearest in video order among the registered ones it has verified matches
   // with anchors two checks (in a video, the one before; in a loop of photos that closes, the
-  // start of the loop rather than an image across the loop, nearer in order).
+  // start of the loop rather than an image across the loop, nearer in order); for photos
+  // (anchorByMatches), the one with the most verified matches.
   int nearest = -1;
+  const std::map<int, int>& neighbours = graph_.neighbours(id);
+  if (options_.anchorByMatches) {
+    int most = 0;
+    for (const auto& [k, n] : neighbours)
+      if (n > most && rec.isRegistered(k)) most = n, nearest = k;
+  }
   for (int pass = 0; pass < 2 && nearest < 0; ++pass)
     for (const auto& [k, im] : rec.images())
-      if ((pass == 1 || graph_.neighbours(id).count(k)) &&
+      if ((pass == 1 || neighbours.count(k)) &&
           (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)))
         nearest = k;
   const Vec3 anchor = rec.image(nearest).pose.center();

@@ -43,6 +43,13 @@ struct RegistrationOptions {
   double pnpMinInlierRatio = 0.1;
   double maxJumpOverDepth = 1.0;
   double rotationOnlyTolerancePx = 0.05;
+  // The registered keyframe that anchors the jump and rotation-only checks, among those the new
+  // one has verified matches with: false (video), the nearest in input order; true (photos,
+  // whose order says nothing of where they were taken), the one with the most verified matches,
+  // its nearest view. In order, a ring of photos whose numbering jumps across the object
+  // anchors an image to a far one and refuses it (Middlebury's temple ring: templeSR0015 to
+  // 0010, 100 degrees away, instead of 0006, 18 degrees away).
+  bool anchorByMatches = false;
   bool verbose = false;  // one line per check on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field

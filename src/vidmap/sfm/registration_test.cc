@@ -160,6 +160,56 @@ TEST(TriangulatorAndRegistration, RefusalsSayWhyWithTheirNumbers) {
   EXPECT_NE(out.detail.find("median depth"), std::string::npos) << out.detail;
 }
 
+// Photos come in no useful order: image 2 was taken 0.3 m from image 0 (200 verified matches)
+// and 4 m from image 1 (40), which is nearer in input order. Anchored in order, its true pose
+// "jumps" 3.7 m, more than 0.3 x the median depth (about 6.5 m), and is refused; anchored to
+// the image it shares the most matches with (photos: anchorByMatches), it registers at the
+// truth. Middlebury's temple ring split in three on this (docs/benchmarks.md).
+TEST(TriangulatorAndRegistration, PhotosAnchorToTheImageWithTheMostMatches) {
+  World w;  // its points and camera; keyframes and graph made here
+  const std::vector<geometry::Pose> poses = {truthPose({0, 0, 0}, 0), truthPose({4, 0, 0}, 0.55),
+                                             truthPose({0.3, 0.05, 0}, 0.03)};
+  KeyframeStore keyframes;
+  CorrespondenceGraph graph;
+  const int n = static_cast<int>(w.points.size());
+  for (int id = 0; id < 3; ++id) {
+    Keyframe kf;
+    kf.id = id;
+    for (const Vec3& X : w.points) {
+      const Vec2 px = w.camera.project(poses[id].apply(X));
+      kf.keypoints.push_back(px);
+      kf.normalized.push_back(w.camera.normalize(px));
+    }
+    kf.colors.resize(n);
+    graph.addImage(id, n);
+    keyframes.push_back(std::move(kf));
+  }
+  std::vector<std::pair<int, int>> all, few;
+  for (int k = 0; k < n; ++k) all.emplace_back(k, k);
+  for (int k = 0; k < 40; ++k) few.emplace_back(k, k);
+  graph.addPair(0, 1, all);
+  graph.addPair(0, 2, all);
+  graph.addPair(1, 2, few);
+  for (const bool byMatches : {false, true}) {
+    Reconstruction rec(&keyframes, w.camera);
+    rec.registerImage(0, poses[0]);
+    rec.registerImage(1, poses[1]);
+    Triangulator(graph, {}).triangulateImage(rec, w.camera, 1);
+    ASSERT_EQ(rec.numPoints(), n);
+    RegistrationOptions o;
+    o.maxJumpOverDepth = 0.3;
+    o.anchorByMatches = byMatches;
+    const RegistrationOutcome out = Registration(graph, o).registerImage(rec, w.camera, 2);
+    if (!byMatches) {
+      EXPECT_EQ(out.refusal, Refusal::kJump) << out.detail;
+      EXPECT_NE(out.detail.find("from keyframe 1"), std::string::npos) << out.detail;
+      continue;
+    }
+    ASSERT_TRUE(out) << toString(out.refusal) << ": " << out.detail;
+    EXPECT_LT((rec.image(2).pose.center() - poses[2].center()).norm(), 1e-6);
+  }
+}
+
 template <class Options, class Make>
 void expectNamed(Options o, const std::string& field, Make make) {
   try {

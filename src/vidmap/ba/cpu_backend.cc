@@ -13,6 +13,7 @@
 #include "vidmap/ba/conjugate_gradients.h"
 #include "vidmap/ba/dispatch.h"
 #include "vidmap/ba/fold_maps.h"
+#include "vidmap/ba/lm_step.h"
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
 #include "vidmap/core/error.h"
@@ -85,7 +86,7 @@ class CpuBackend final : public Backend {
     yE_ = gE_;
     gF_.assign(s_.nF, 0.0);
     colF_ = gF_;
-    diagF_ = gF_;
+    D2F_ = gF_;
     rhsF_ = gF_;
     yF_ = gF_;
     deltaF_ = gF_;
@@ -98,39 +99,28 @@ class CpuBackend final : public Backend {
   int numThreads() const override { return maxThreads(); }
 
   bool linearize(bool computeScaling, double* cost, double* gradientMaxNorm) override {
-    const double t0 = now();
-    if (computeScaling) updateScaleE();
-    *cost = evaluateAll();
-    if (!std::isfinite(*cost)) {
-      times.jacobian += now() - t0;
-      return false;
-    }
-    if (computeScaling) {
-      reduceImages();
-      reducePoints();
-      if (o_.jacobiScaling) {
-        for (int c = 0; c < s_.nF; ++c) scaleF_[c] = 1.0 / (1.0 + std::sqrt(colF_[c]));
-        for (int j : s_.varPoints)
-          for (int k = 0; k < 3; ++k)
-            scaleP_[3 * j + k] = 1.0 / (1.0 + std::sqrt(V0_[6 * j + diagIndex(k)]));
-        updateScaleE();
-        rescaleRecords();
-      }
-    }
-    reduceImages();
-    reducePoints();
-    for (int c = 0; c < s_.nF; ++c) diagF_[c] = clampDiag(colF_[c]);
-    *gradientMaxNorm = gradientMax();
-    times.jacobian += now() - t0;
-    return true;
+    return linearizeSteps(*this, o_, computeScaling, cost, gradientMaxNorm, times);
   }
 
   StepResult computeStep(double radius) override {
-    StepResult res;
-    double t0 = now();
-    std::vector<double> D2F(s_.nF);
-    for (int c = 0; c < s_.nF; ++c) D2F[c] = diagF_[c] / radius;
-    // Point elimination: Vinv_j = (V_j + De_j^2)^-1 and P_a = Jp_a Vinv_j.
+    return computeStepSteps(*this, explicit_, s_.nF, radius, times);
+  }
+
+  // The phases of lm_step.h on host vectors.
+  void setJacobiScaling() {
+    for (int c = 0; c < s_.nF; ++c) scaleF_[c] = 1.0 / (1.0 + std::sqrt(colF_[c]));
+    for (int j : s_.varPoints)
+      for (int k = 0; k < 3; ++k)
+        scaleP_[3 * j + k] = 1.0 / (1.0 + std::sqrt(V0_[6 * j + diagIndex(k)]));
+  }
+
+  void setDamping(double radius) {
+    D2F_.resize(s_.nF);
+    for (int c = 0; c < s_.nF; ++c) D2F_[c] = clampDiag(colF_[c]) / radius;
+  }
+
+  // Point elimination: Vinv_j = (V_j + De_j^2)^-1 and P_a = Jp_a Vinv_j.
+  bool eliminatePoints(double radius, std::string* message) {
     const int nv = static_cast<int>(s_.varPoints.size());
     std::vector<char> bad(nv, 0);
     parallelFor(nv, [&](std::int64_t v) {
@@ -149,12 +139,15 @@ class CpuBackend final : public Backend {
     });
     for (int v = 0; v < nv; ++v)
       if (bad[v]) {
-        res.message = "the 3x3 block of point " + std::to_string(s_.varPoints[v]) +
-                      " is not positive definite";
-        times.schur += now() - t0;
-        return res;
+        *message = "the 3x3 block of point " + std::to_string(s_.varPoints[v]) +
+                   " is not positive definite";
+        return false;
       }
-    // Reduced right-hand side.
+    return true;
+  }
+
+  // Reduced right-hand side, folded.
+  void reducedRhs() {
     parallelFor(s_.numImages, [&](std::int64_t i) {
       double* b = &rhsE_[static_cast<size_t>(i) * C];
       std::fill(b, b + C, 0.0);
@@ -166,48 +159,35 @@ class CpuBackend final : public Backend {
       }
     });
     foldVector(rhsE_, rhsF_);
-    computeSegments();
-    times.schur += now() - t0;
+  }
 
-    std::fill(yF_.begin(), yF_.end(), 0.0);
-    if (s_.nF > 0) {
-      if (explicit_) {
-        t0 = now();
-        S_.setZero(s_.nF, s_.nF);
-        foldMatrix();
-        for (int c = 0; c < s_.nF; ++c) S_(c, c) += D2F[c];
-        times.schur += now() - t0;
-        t0 = now();
-        Eigen::LLT<Eigen::MatrixXd, Eigen::Upper> llt(S_);
-        if (llt.info() != Eigen::Success) {
-          times.linearSolve += now() - t0;
-          res.message = "the reduced camera system is not positive definite";
-          return res;
-        }
-        Eigen::Map<Eigen::VectorXd> y(yF_.data(), s_.nF);
-        y = llt.solve(Eigen::Map<const Eigen::VectorXd>(rhsF_.data(), s_.nF));
-        res.linearIterations = 1;
-        times.linearSolve += now() - t0;
-      } else {
-        t0 = now();
-        if (!buildPreconditioner(D2F, &res.message)) {
-          times.schur += now() - t0;
-          return res;
-        }
-        times.schur += now() - t0;
-        t0 = now();
-        const bool ok = conjugateGradients(D2F, &res);
-        times.linearSolve += now() - t0;
-        if (!ok) return res;
-      }
+  void endPhase() {}  // the OpenMP loops have joined
+
+  void zeroStep() { std::fill(yF_.begin(), yF_.end(), 0.0); }
+
+  void buildExplicitSchur() {
+    S_.setZero(s_.nF, s_.nF);
+    foldMatrix();
+    for (int c = 0; c < s_.nF; ++c) S_(c, c) += D2F_[c];
+  }
+
+  bool solveExplicit(std::string* message) {
+    Eigen::LLT<Eigen::MatrixXd, Eigen::Upper> llt(S_);
+    if (llt.info() != Eigen::Success) {
+      *message = "the reduced camera system is not positive definite";
+      return false;
     }
-    t0 = now();
-    if (!allFinite(yF_)) {
-      res.message = "the reduced camera system gave a step that is not finite";
-      times.backSubstitution += now() - t0;
-      return res;
-    }
+    Eigen::Map<Eigen::VectorXd> y(yF_.data(), s_.nF);
+    y = llt.solve(Eigen::Map<const Eigen::VectorXd>(rhsF_.data(), s_.nF));
+    return true;
+  }
+
+  bool stepFinite() const { return allFinite(yF_); }
+
+  // y_P = Vinv (g_P - W' y_E) per point.
+  bool backSubstitute() {
     gather(yF_, yE_);
+    const int nv = static_cast<int>(s_.varPoints.size());
     parallelFor(nv, [&](std::int64_t v) {
       const int j = s_.varPoints[v];
       double acc[3] = {gP_[3 * j], gP_[3 * j + 1], gP_[3 * j + 2]};
@@ -223,22 +203,21 @@ class CpuBackend final : public Backend {
     bool finite = true;
     for (int j : s_.varPoints)
       for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(yP_[3 * j + k]);
-    if (!finite) {
-      res.message = "the back-substitution gave a point step that is not finite";
-      times.backSubstitution += now() - t0;
-      return res;
-    }
-    res.modelCostChange = chunkedSum(s_.numObs(), [&](std::int64_t a) {
+    return finite;
+  }
+
+  double modelCostChange() {
+    return chunkedSum(s_.numObs(), [&](std::int64_t a) {
       const int j = s_.obsPoint[a];
-      return modelCostChange<C>(rec(a), &yE_[static_cast<size_t>(s_.obsImage[a]) * C],
-                                s_.pointCol[j] >= 0 ? &yP_[3 * j] : nullptr);
+      return ba::modelCostChange<C>(rec(a), &yE_[static_cast<size_t>(s_.obsImage[a]) * C],
+                                    s_.pointCol[j] >= 0 ? &yP_[3 * j] : nullptr);
     });
+  }
+
+  void scaleStep() {
     for (int c = 0; c < s_.nF; ++c) deltaF_[c] = -yF_[c] * scaleF_[c];
     for (int j : s_.varPoints)
       for (int k = 0; k < 3; ++k) deltaP_[3 * j + k] = -yP_[3 * j + k] * scaleP_[3 * j + k];
-    res.ok = true;
-    times.backSubstitution += now() - t0;
-    return res;
   }
 
   void evaluateCandidate(double* cost, double* stepNorm) override {
@@ -313,7 +292,7 @@ class CpuBackend final : public Backend {
 
   Parameters parameters() override { return x_; }
 
- private:
+  // The per-array work behind the phases (public: lm_step.h drives them).
   static int diagIndex(int k) { return k == 0 ? 0 : (k == 1 ? 3 : 5); }
   double clampDiag(double v) const {
     return std::min(std::max(v, o_.minLmDiagonal), o_.maxLmDiagonal);
@@ -500,7 +479,8 @@ class CpuBackend final : public Backend {
   };
 
   // Block Jacobi: per image its exclusive columns, per shared camera its columns.
-  bool buildPreconditioner(const std::vector<double>& D2F, std::string* message) {
+  bool buildPreconditioner(std::string* message) {
+    const std::vector<double>& D2F = D2F_;
     blocks_.clear();
     const bool schur = o_.preconditioner == PreconditionerType::kSchurJacobi;
     std::vector<Block> blocks;
@@ -683,15 +663,16 @@ class CpuBackend final : public Backend {
     }
   };
 
-  bool conjugateGradients(const std::vector<double>& D2F, StepResult* res) {
+  bool conjugateGradients(StepResult* res) {
     const size_t n = static_cast<size_t>(s_.nF);
     xE_.assign(static_cast<size_t>(s_.numImages) * C, 0.0);
     std::vector<double> r(n), p(n), z(n), q(n), tmp(n);
-    HostCgOps ops{*this, D2F};
+    HostCgOps ops{*this, D2F_};
     return ba::conjugateGradients(ops, CgVectors<std::vector<double>>{yF_, rhsF_, r, p, z, q, tmp},
                                   o_, res);
   }
 
+ private:
   const Structure& s_;
   const Options& o_;
   bool explicit_;
@@ -701,7 +682,7 @@ class CpuBackend final : public Backend {
   std::vector<double> scaleF_, scaleP_, scaleE_;
   std::vector<double> V0_, gP_, Vinv_, yP_, deltaP_;
   std::vector<double> gE_, colE_, rhsE_, yE_, xE_;
-  std::vector<double> gF_, colF_, diagF_, rhsF_, yF_, deltaF_;
+  std::vector<double> gF_, colF_, D2F_, rhsF_, yF_, deltaF_;
   std::vector<double> segB_;
   std::vector<int> sharedIndex_;
   FoldMaps maps_;

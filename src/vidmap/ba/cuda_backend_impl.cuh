@@ -17,6 +17,7 @@
 #include "vidmap/ba/conjugate_gradients.h"
 #include "vidmap/ba/dispatch.h"
 #include "vidmap/ba/fold_maps.h"
+#include "vidmap/ba/lm_step.h"
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
 #include "vidmap/core/error.h"
@@ -293,238 +294,204 @@ class CudaBackend final : public Backend {
   }
 
   bool linearize(bool computeScaling, double* cost, double* gradientMaxNorm) override {
-    const double t0 = now();
-    if (computeScaling) updateScaleE();
-    *cost = evaluateAll();
-    if (!std::isfinite(*cost)) {
-      times.jacobian += now() - t0;
-      return false;
-    }
-    if (computeScaling) {
-      reduceImages();
-      reducePoints();
-      if (o_.jacobiScaling) {
-        double* sF = scaleF_.data();
-        const double* cF = colF_.data();
-        forEach(st_, s_.nF, [=] __device__(int c) { sF[c] = 1.0 / (1.0 + sqrt(cF[c])); });
-        double* sP = scaleP_.data();
-        const double* V0 = V0_.data();
-        const int* vp = varPoints_.data();
-        forEach(st_, nVar_, [=] __device__(int v) {
-          const int j = vp[v];
-          sP[3 * j] = 1.0 / (1.0 + sqrt(V0[6 * j]));
-          sP[3 * j + 1] = 1.0 / (1.0 + sqrt(V0[6 * j + 3]));
-          sP[3 * j + 2] = 1.0 / (1.0 + sqrt(V0[6 * j + 5]));
-        });
-        updateScaleE();
-        double* rec = rec_.data();
-        const double* sE = scaleE_.data();
-        const int *oi = obsImage_.data(), *op = obsPoint_.data();
-        forEach(st_, nObs_, [=] __device__(int a) {
-          double* r = rec + static_cast<size_t>(a) * RS;
-          const double* sp = sP + 3 * op[a];
-          const double* sc = sE + static_cast<size_t>(oi[a]) * C;
-          for (int i = 0; i < 2; ++i) {
-            for (int k = 0; k < 3; ++k) r[2 + 3 * i + k] *= sp[k];
-            for (int k = 0; k < C; ++k) r[8 + C * i + k] *= sc[k];
-          }
-        });
-      }
-    }
-    reduceImages();
-    reducePoints();
-    *gradientMaxNorm = gradientMax();
-    times.jacobian += now() - t0;
-    return true;
+    return linearizeSteps(*this, o_, computeScaling, cost, gradientMaxNorm, times);
   }
 
   StepResult computeStep(double radius) override {
-    StepResult res;
-    double t0 = now();
-    const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
-    {
-      double* D2 = D2F_.data();
-      const double* cF = colF_.data();
-      forEach(st_, s_.nF,
-              [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
-    }
-    // Point elimination.
-    {
-      const int* vp = varPoints_.data();
-      const double* V0 = V0_.data();
-      double* Vinv = Vinv_.data();
-      double* P = P_.data();
-      const double* rec = rec_.data();
-      const int *ps = pointObsStart_.data(), *po = pointObs_.data();
-      double* bad = itemTmp_.data();
-      forEach(st_, nVar_, [=] __device__(int v) {
-        const int j = vp[v];
-        const double* V = V0 + 6 * j;
-        const double d2[3] = {fmin(fmax(V[0], minD), maxD) / radius,
-                              fmin(fmax(V[3], minD), maxD) / radius,
-                              fmin(fmax(V[5], minD), maxD) / radius};
-        double* Vi = Vinv + 9 * static_cast<size_t>(j);
-        if (!invertPoint(V, d2, Vi)) {
-          bad[v] = 1.0;
-          return;
-        }
-        bad[v] = 0.0;
-        for (int t = ps[j]; t < ps[j + 1]; ++t) {
-          const int a = po[t];
-          pointProjector(rec + static_cast<size_t>(a) * RS, Vi, P + 6 * static_cast<size_t>(a));
-        }
-      });
-      if (nVar_ > 0 && reduce(itemTmp_.data(), nVar_, true) > 0.0) {
-        res.message = "the 3x3 block of a point is not positive definite";
-        times.schur += now() - t0;
-        return res;
-      }
-    }
-    // Reduced right-hand side per image, folded.
-    {
-      const double *rec = rec_.data(), *P = P_.data(), *gP = gP_.data();
-      const int *op = obsPoint_.data(), *pc = pointCol_.data();
-      double* rhsE = rhsE_.data();
-      groupReduce<C, 128>(
-          st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
-          [=] __device__(int a, double* acc) {
-            const int j = op[a];
-            accumulateReducedRhs<C>(rec + static_cast<size_t>(a) * RS,
-                                    pc[j] >= 0 ? P + 6 * static_cast<size_t>(a) : nullptr,
-                                    gP + 3 * j, acc);
-          },
-          [=] __device__(int g, int w, double v) { rhsE[static_cast<size_t>(g) * C + w] = v; });
-      foldVector(rhsE_.data(), rhsF_.data());
-    }
-    if (nSeg_ > 0) {
-      auto timer = ctx_.profiler().time("ba_segments", ctx_.stream());
-      segmentKernel<C><<<nSeg_, 128, 0, st_>>>(
-          segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(), P_.data(),
-          explicit_ || o_.preconditioner == PreconditionerType::kSchurJacobi, segB_.data());
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-    times.schur += now() - t0;
+    return computeStepSteps(*this, explicit_, s_.nF, radius, times);
+  }
 
-    yF_.zero();
-    if (s_.nF > 0) {
-      if (explicit_) {
-        t0 = now();
-        S_.zero();
-        {
-          auto timer = ctx_.profiler().time("ba_fold_schur", ctx_.stream());
-          double* S = S_.data();
-          const double* B = segB_.data();
-          const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data();
-          const std::int64_t* ft = foldMatTarget_.data();
-          const double* ff = foldMatFactor_.data();
-          forEach(st_, static_cast<int>(foldMatTargetHost_), [=] __device__(int e) {
-            double v = 0.0;
-            for (int k = fs[e]; k < fs[e + 1]; ++k) v += ff[k] * B[fsrc[k]];
-            S[ft[e]] = v;
-          });
-          const double* D2 = D2F_.data();
-          const int n = s_.nF;
-          forEach(st_, n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
-        }
-        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-        times.schur += now() - t0;
-        t0 = now();
-        // Row-major upper = column-major lower.
-        auto timer = ctx_.profiler().time("ba_potrf_potrs", ctx_.stream());
-        VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
-                                   work_.data(), static_cast<int>(work_.size()), info_.data()));
-        int info = 0;
-        VIDMAP_CUDA_CHECK(
-            cudaMemcpyAsync(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost, st_));
-        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-        if (info != 0) {
-          times.linearSolve += now() - t0;
-          res.message = "the reduced camera system is not positive definite";
-          return res;
-        }
-        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
-                                          cudaMemcpyDeviceToDevice, st_));
-        VM_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(), s_.nF,
-                                   yF_.data(), s_.nF, info_.data()));
-        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-        res.linearIterations = 1;
-        times.linearSolve += now() - t0;
-      } else {
-        t0 = now();
-        if (!buildPreconditioner(&res.message)) {
-          times.schur += now() - t0;
-          return res;
-        }
-        VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-        times.schur += now() - t0;
-        t0 = now();
-        const bool ok = conjugateGradients(&res);
-        times.linearSolve += now() - t0;
-        if (!ok) return res;
+  // The phases of lm_step.h on device arrays, in stream order; endPhase synchronises.
+  void setJacobiScaling() {
+    double* sF = scaleF_.data();
+    const double* cF = colF_.data();
+    forEach(st_, s_.nF, [=] __device__(int c) { sF[c] = 1.0 / (1.0 + sqrt(cF[c])); });
+    double* sP = scaleP_.data();
+    const double* V0 = V0_.data();
+    const int* vp = varPoints_.data();
+    forEach(st_, nVar_, [=] __device__(int v) {
+      const int j = vp[v];
+      sP[3 * j] = 1.0 / (1.0 + sqrt(V0[6 * j]));
+      sP[3 * j + 1] = 1.0 / (1.0 + sqrt(V0[6 * j + 3]));
+      sP[3 * j + 2] = 1.0 / (1.0 + sqrt(V0[6 * j + 5]));
+    });
+  }
+
+  void rescaleRecords() {
+    double* rec = rec_.data();
+    const double *sP = scaleP_.data(), *sE = scaleE_.data();
+    const int *oi = obsImage_.data(), *op = obsPoint_.data();
+    forEach(st_, nObs_, [=] __device__(int a) {
+      double* r = rec + static_cast<size_t>(a) * RS;
+      const double* sp = sP + 3 * op[a];
+      const double* sc = sE + static_cast<size_t>(oi[a]) * C;
+      for (int i = 0; i < 2; ++i) {
+        for (int k = 0; k < 3; ++k) r[2 + 3 * i + k] *= sp[k];
+        for (int k = 0; k < C; ++k) r[8 + C * i + k] *= sc[k];
       }
-    }
-    t0 = now();
-    if (s_.nF > 0 && !std::isfinite(reduce(yF_.data(), s_.nF, false))) {
-      res.message = "the reduced camera system gave a step that is not finite";
-      times.backSubstitution += now() - t0;
-      return res;
-    }
-    gather(yF_.data(), yE_.data());
-    {
-      const int* vp = varPoints_.data();
-      const int *ps = pointObsStart_.data(), *po = pointObs_.data(), *oi = obsImage_.data();
-      const double *rec = rec_.data(), *gP = gP_.data(), *Vinv = Vinv_.data(), *yE = yE_.data();
-      double* yP = yP_.data();
-      double* chk = itemTmp_.data();
-      forEach(st_, nVar_, [=] __device__(int v) {
-        const int j = vp[v];
-        double acc[3] = {gP[3 * j], gP[3 * j + 1], gP[3 * j + 2]};
-        for (int t = ps[j]; t < ps[j + 1]; ++t) {
-          const int a = po[t];
-          const double* ra = rec + static_cast<size_t>(a) * RS;
-          double z[2];
-          cameraTimes<C>(ra, yE + static_cast<size_t>(oi[a]) * C, z);
-          z[0] = -z[0], z[1] = -z[1];
-          pointTransposeTimes(ra, z, acc);
-        }
-        sym3Times(Vinv + 9 * static_cast<size_t>(j), acc, yP + 3 * j);
-        chk[v] = yP[3 * j] + yP[3 * j + 1] + yP[3 * j + 2];
-      });
-      if (nVar_ > 0 && !std::isfinite(reduce(itemTmp_.data(), nVar_, false))) {
-        res.message = "the back-substitution gave a point step that is not finite";
-        times.backSubstitution += now() - t0;
-        return res;
+    });
+  }
+
+  void setDamping(double radius) {
+    const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
+    double* D2 = D2F_.data();
+    const double* cF = colF_.data();
+    forEach(st_, s_.nF, [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
+  }
+
+  bool eliminatePoints(double radius, std::string* message) {
+    const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
+    const int* vp = varPoints_.data();
+    const double* V0 = V0_.data();
+    double* Vinv = Vinv_.data();
+    double* P = P_.data();
+    const double* rec = rec_.data();
+    const int *ps = pointObsStart_.data(), *po = pointObs_.data();
+    double* bad = itemTmp_.data();
+    forEach(st_, nVar_, [=] __device__(int v) {
+      const int j = vp[v];
+      const double* V = V0 + 6 * j;
+      const double d2[3] = {fmin(fmax(V[0], minD), maxD) / radius,
+                            fmin(fmax(V[3], minD), maxD) / radius,
+                            fmin(fmax(V[5], minD), maxD) / radius};
+      double* Vi = Vinv + 9 * static_cast<size_t>(j);
+      if (!invertPoint(V, d2, Vi)) {
+        bad[v] = 1.0;
+        return;
       }
+      bad[v] = 0.0;
+      for (int t = ps[j]; t < ps[j + 1]; ++t) {
+        const int a = po[t];
+        pointProjector(rec + static_cast<size_t>(a) * RS, Vi, P + 6 * static_cast<size_t>(a));
+      }
+    });
+    if (nVar_ > 0 && reduce(itemTmp_.data(), nVar_, true) > 0.0) {
+      *message = "the 3x3 block of a point is not positive definite";
+      return false;
     }
-    {
-      const double *rec = rec_.data(), *yE = yE_.data(), *yP = yP_.data();
-      const int *oi = obsImage_.data(), *op = obsPoint_.data(), *pc = pointCol_.data();
-      double* out = obsTmp_.data();
-      forEach(st_, nObs_, [=] __device__(int a) {
-        const int j = op[a];
-        out[a] = modelCostChange<C>(rec + static_cast<size_t>(a) * RS,
-                                    yE + static_cast<size_t>(oi[a]) * C,
-                                    pc[j] >= 0 ? yP + 3 * j : nullptr);
-      });
-      res.modelCostChange = reduce(obsTmp_.data(), nObs_, false);
-    }
-    {
-      double* dF = deltaF_.data();
-      const double *yF = yF_.data(), *sF = scaleF_.data();
-      forEach(st_, s_.nF, [=] __device__(int c) { dF[c] = -yF[c] * sF[c]; });
-      double* dP = deltaP_.data();
-      const double *yP = yP_.data(), *sP = scaleP_.data();
-      const int* vp = varPoints_.data();
-      forEach(st_, nVar_, [=] __device__(int v) {
-        const int j = vp[v];
-        for (int k = 0; k < 3; ++k) dP[3 * j + k] = -yP[3 * j + k] * sP[3 * j + k];
-      });
-    }
+    return true;
+  }
+
+  // Reduced right-hand side per image, folded.
+  void reducedRhs() {
+    const double *rec = rec_.data(), *P = P_.data(), *gP = gP_.data();
+    const int *op = obsPoint_.data(), *pc = pointCol_.data();
+    double* rhsE = rhsE_.data();
+    groupReduce<C, 128>(
+        st_, s_.numImages, imageObsStart_.data(), imageObs_.data(),
+        [=] __device__(int a, double* acc) {
+          const int j = op[a];
+          accumulateReducedRhs<C>(rec + static_cast<size_t>(a) * RS,
+                                  pc[j] >= 0 ? P + 6 * static_cast<size_t>(a) : nullptr, gP + 3 * j,
+                                  acc);
+        },
+        [=] __device__(int g, int w, double v) { rhsE[static_cast<size_t>(g) * C + w] = v; });
+    foldVector(rhsE_.data(), rhsF_.data());
+  }
+
+  void computeSegments() {
+    if (nSeg_ == 0) return;
+    auto timer = ctx_.profiler().time("ba_segments", ctx_.stream());
+    segmentKernel<C><<<nSeg_, 128, 0, st_>>>(
+        segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(), P_.data(),
+        explicit_ || o_.preconditioner == PreconditionerType::kSchurJacobi, segB_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+
+  void endPhase() { VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_)); }
+
+  void zeroStep() { yF_.zero(); }
+
+  void buildExplicitSchur() {
+    S_.zero();
+    auto timer = ctx_.profiler().time("ba_fold_schur", ctx_.stream());
+    double* S = S_.data();
+    const double* B = segB_.data();
+    const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data();
+    const std::int64_t* ft = foldMatTarget_.data();
+    const double* ff = foldMatFactor_.data();
+    forEach(st_, static_cast<int>(foldMatTargetHost_), [=] __device__(int e) {
+      double v = 0.0;
+      for (int k = fs[e]; k < fs[e + 1]; ++k) v += ff[k] * B[fsrc[k]];
+      S[ft[e]] = v;
+    });
+    const double* D2 = D2F_.data();
+    const int n = s_.nF;
+    forEach(st_, n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
+  }
+
+  // Row-major upper = column-major lower.
+  bool solveExplicit(std::string* message) {
+    auto timer = ctx_.profiler().time("ba_potrf_potrs", ctx_.stream());
+    VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
+                               work_.data(), static_cast<int>(work_.size()), info_.data()));
+    int info = 0;
+    VIDMAP_CUDA_CHECK(
+        cudaMemcpyAsync(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost, st_));
     VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-    res.ok = true;
-    times.backSubstitution += now() - t0;
-    return res;
+    if (info != 0) {
+      *message = "the reduced camera system is not positive definite";
+      return false;
+    }
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
+                                      cudaMemcpyDeviceToDevice, st_));
+    VM_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(), s_.nF,
+                               yF_.data(), s_.nF, info_.data()));
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    return true;
+  }
+
+  bool stepFinite() { return s_.nF == 0 || std::isfinite(reduce(yF_.data(), s_.nF, false)); }
+
+  // y_P = Vinv (g_P - W' y_E) per point.
+  bool backSubstitute() {
+    gather(yF_.data(), yE_.data());
+    const int* vp = varPoints_.data();
+    const int *ps = pointObsStart_.data(), *po = pointObs_.data(), *oi = obsImage_.data();
+    const double *rec = rec_.data(), *gP = gP_.data(), *Vinv = Vinv_.data(), *yE = yE_.data();
+    double* yP = yP_.data();
+    double* chk = itemTmp_.data();
+    forEach(st_, nVar_, [=] __device__(int v) {
+      const int j = vp[v];
+      double acc[3] = {gP[3 * j], gP[3 * j + 1], gP[3 * j + 2]};
+      for (int t = ps[j]; t < ps[j + 1]; ++t) {
+        const int a = po[t];
+        const double* ra = rec + static_cast<size_t>(a) * RS;
+        double z[2];
+        cameraTimes<C>(ra, yE + static_cast<size_t>(oi[a]) * C, z);
+        z[0] = -z[0], z[1] = -z[1];
+        pointTransposeTimes(ra, z, acc);
+      }
+      sym3Times(Vinv + 9 * static_cast<size_t>(j), acc, yP + 3 * j);
+      chk[v] = yP[3 * j] + yP[3 * j + 1] + yP[3 * j + 2];
+    });
+    return nVar_ == 0 || std::isfinite(reduce(itemTmp_.data(), nVar_, false));
+  }
+
+  double modelCostChange() {
+    const double *rec = rec_.data(), *yE = yE_.data(), *yP = yP_.data();
+    const int *oi = obsImage_.data(), *op = obsPoint_.data(), *pc = pointCol_.data();
+    double* out = obsTmp_.data();
+    forEach(st_, nObs_, [=] __device__(int a) {
+      const int j = op[a];
+      out[a] = ba::modelCostChange<C>(rec + static_cast<size_t>(a) * RS,
+                                      yE + static_cast<size_t>(oi[a]) * C,
+                                      pc[j] >= 0 ? yP + 3 * j : nullptr);
+    });
+    return reduce(obsTmp_.data(), nObs_, false);
+  }
+
+  void scaleStep() {
+    double* dF = deltaF_.data();
+    const double *yF = yF_.data(), *sF = scaleF_.data();
+    forEach(st_, s_.nF, [=] __device__(int c) { dF[c] = -yF[c] * sF[c]; });
+    double* dP = deltaP_.data();
+    const double *yP = yP_.data(), *sP = scaleP_.data();
+    const int* vp = varPoints_.data();
+    forEach(st_, nVar_, [=] __device__(int v) {
+      const int j = vp[v];
+      for (int k = 0; k < 3; ++k) dP[3 * j + k] = -yP[3 * j + k] * sP[3 * j + k];
+    });
   }
 
   void evaluateCandidate(double* cost, double* stepNorm) override {

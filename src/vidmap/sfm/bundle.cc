@@ -180,6 +180,9 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   const ba::Summary sum = ba::solve(prob, bo);
   rep.iterations = sum.numIterations();
   rep.usable = sum.isSolutionUsable();
+  rep.preprocessorSeconds = sum.preprocessorSeconds;
+  rep.minimizerSeconds = sum.minimizerSeconds;
+  rep.backend = ba::toString(sum.backend);
   if (rep.usable) {
     rep.finalRmsPx = ba::rmsReprojectionError(prob);
     for (int id : variable) {

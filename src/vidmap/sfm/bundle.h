@@ -63,6 +63,11 @@ struct BundleReport {
   bool usable = false;
   double seconds = 0;
   double cpuSeconds = 0;  // of the process (all threads) during the call
+  // Where the call's wall time went: ba::solve's preprocessor (structure, backend set-up and
+  // uploads) and its minimizer (the LM loop); the rest is the window's selection, the problem's
+  // assembly and the write-back here. backend: the one that solved (small windows stay on the CPU).
+  double preprocessorSeconds = 0, minimizerSeconds = 0;
+  const char* backend = "";
 };
 
 // Refines the poses of `variableImages` (registered keyframe ids; empty: all images) and the

@@ -611,10 +611,12 @@ void Mapper::localBundle(int id) {
     std::fprintf(
         stderr,
         "mapper: local BA %d: %d images (%d constant), %d points (%d left out), %d "
-        "observations (%d left out), %d iterations, rms %.3f -> %.3f px, %.1f ms (cpu %.1f ms)\n",
+        "observations (%d left out), %d iterations, rms %.3f -> %.3f px, %.1f ms (cpu %.1f ms; "
+        "%s: preprocessor %.1f ms, minimizer %.1f ms)\n",
         id, rep.images, rep.constantImages, rep.points, rep.pointsLeftOut, rep.observations,
         rep.observationsLeftOut, rep.iterations, rep.initialRmsPx, rep.finalRmsPx,
-        rep.seconds * 1e3, rep.cpuSeconds * 1e3);
+        rep.seconds * 1e3, rep.cpuSeconds * 1e3, rep.backend, rep.preprocessorSeconds * 1e3,
+        rep.minimizerSeconds * 1e3);
   std::vector<PointId> cand;
   for (int img : local)
     for (PointId p : rec.image(img).point3d)
@@ -646,9 +648,10 @@ void Mapper::globalBundle(double functionTolerance) {
     for (const auto& [id, im] : rec.images()) spread += (im.pose.center() - mean).squaredNorm();
     std::fprintf(stderr,
                  "mapper: global BA: %d images, %d points, rms %.3f -> %.3f px, %d iterations, "
-                 "centre spread %.4g\n",
+                 "centre spread %.4g, %.1f ms (%s: preprocessor %.1f ms, minimizer %.1f ms)\n",
                  rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
-                 std::sqrt(spread / rec.numImages()));
+                 std::sqrt(spread / rec.numImages()), rep.seconds * 1e3, rep.backend,
+                 rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
   }
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {
     camera_ = rec.camera();

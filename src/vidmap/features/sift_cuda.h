@@ -28,6 +28,10 @@ class SiftCuda {
   // takes (docs/architecture.md, KLT: the tracker), so a caller on the same context can copy it
   // device to device instead of uploading the frame again; with CLAHE it is the equalised image.
   ImageView<const float> deviceGray() const;
+  // Room for this many extrema in the device's first list (default: 1 per 64 pixels of the
+  // scale space, at least 8192); a frame with more is redone with room for them, kept for the
+  // next frames. For tests of that path.
+  void setInitialExtremaCapacity(int n);
   // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
   std::vector<std::vector<float>> gaussians(ImageView<const float> gray,
                                             const SiftOptions& options);

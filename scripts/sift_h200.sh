@@ -60,7 +60,7 @@ nc() { local name=$1; shift; timeout 90 $N --clock-control none "$@" > $L/ncu_$n
        echo "[ncu $name] rc=$? $(grep -c '^  k' $L/ncu_$name.txt) kernels" >> $S; }
 if has ncu; then
   # The first 1280x720 frame (ncu flushes the caches before each kernel): every SIFT kernel.
-  nc sift_after $sec -k 'regex:^k|DeviceRadix' -c 70 $B/features_bench --gpu-only --repeat 1
+  nc sift_after $sec -k "${NCU_KERNELS:-regex:^k|DeviceRadix}" -c ${NCU_COUNT:-70} $B/features_bench --gpu-only --repeat 1
   stamp ncu
 fi
 if has sanitize; then

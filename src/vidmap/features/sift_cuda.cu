@@ -65,30 +65,21 @@ __global__ void kDownsample(ImageView<const float> in, float* out, int w, int h)
   if (x < w && y < h) out[static_cast<long>(y) * w + x] = downsampleAt(in, x, y);
 }
 
-// The separable blur of a 32 x kBlurTileRows tile in one pass: the row sums of the tile's rows
-// and of r rows above and below (clamped to the image, as blurColAt clamps) into shared
-// memory, then the column sums from there, in blurColAt's order; with dog, also the DoG level
-// dog = out - in. One launch a level instead of two, and no row-blurred plane in memory.
-constexpr int kBlurTileRows = 32;
+__global__ void kBlurRow(ImageView<const float> in, float* out, GaussKernel k) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < in.height)
+    out[static_cast<long>(y) * in.width + x] = blurRowAt(in, x, y, k);
+}
 
-__global__ void kBlur(ImageView<const float> in, float* out, GaussKernel k, float* dog) {
-  extern __shared__ float tile[];  // (kBlurTileRows + 2 r) rows of 32
-  const int r = k.radius, w = in.width, h = in.height;
-  const int x = blockIdx.x * 32 + threadIdx.x, y0 = blockIdx.y * kBlurTileRows;
-  const int rows = kBlurTileRows + 2 * r;
-  if (x < w)
-    for (int t = threadIdx.y; t < rows; t += blockDim.y)
-      tile[t * 32 + threadIdx.x] = blurRowAt(in, x, clampi(y0 - r + t, 0, h - 1), k);
-  __syncthreads();
-  if (x >= w) return;
-  for (int t = threadIdx.y; t < kBlurTileRows && y0 + t < h; t += blockDim.y) {
-    const float* c = tile + (t + r) * 32 + threadIdx.x;
-    float acc = k.w[0] * c[0];
-    for (int i = 1; i <= r; ++i) acc += k.w[i] * (c[-i * 32] + c[i * 32]);
-    const long o = static_cast<long>(y0 + t) * w + x;
-    out[o] = acc;
-    if (dog) dog[o] = acc - in.data[static_cast<long>(y0 + t) * in.stride + x];
-  }
+// The column pass; with prev (the level blurred), also the DoG level dog = out - prev.
+__global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k, const float* prev,
+                         float* dog) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= in.width || y >= in.height) return;
+  const long i = static_cast<long>(y) * in.width + x;
+  const float v = blurColAt(in, x, y, k);
+  out[i] = v;
+  if (dog) dog[i] = v - prev[i];
 }
 
 // Gradients of Gaussian levels 1..S (z = level - 1).
@@ -132,25 +123,21 @@ __global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, f
 // summed per bin in lane order (0..31) and lane 0 finishes the point with the shared code. The
 // sums are thus ordered differently from the CPU's single row-major pass (float rounding
 // differs; sift_cuda_test.cc states the tolerance).
-constexpr int kOrientThreads = 128;  // a block per point: 128 partial histograms
-constexpr int kDescribeWarps = 4;    // warps per block
-constexpr int kDescHists = 8;        // partial descriptors per warp: lanes l, l + 8, ... share one
+constexpr int kOrientWarps = 4;                      // warps per block
+constexpr int kDescribeWarps = 2;                    // 2 x 32 x 129 floats = 33 KB of shared memory
 constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank conflicts
 constexpr int kDescStride = kDescriptorSize + 1;
 
-// Grid-stride over the extrema (their number is on the device), a block per extremum: thread t
-// takes the window pixels t, t + 128, ... in row-major order into its own partial histogram;
-// the partials are summed per bin in thread order and thread 0 finishes the point. Each
-// oriented point goes to the next free slot with its sort key (~bits of |value|: ascending =
-// strongest first).
+// Grid-stride over the extrema (their number is on the device). Each oriented point goes to
+// the next free slot with its sort key (~bits of |value|: ascending = strongest first).
 __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity,
                         const GradientLevel* levels, int scales, float sigma0, int maxOut,
                         bool upright, unsigned* claims, SiftPoint* points, unsigned* keys,
                         int* order) {
-  __shared__ float partial[kOrientThreads][kOrientStride];
-  const int t = threadIdx.x;
+  __shared__ float partial[kOrientWarps][32][kOrientStride];
+  const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int n = min(counters->extrema, capacity);
-  for (int i = blockIdx.x; i < n; i += gridDim.x) {
+  for (int i = blockIdx.x * kOrientWarps + wib; i < n; i += gridDim.x * kOrientWarps) {
     const GpuExtremum g = ext[i];
     const Extremum& e = g.e;
     const SiftPoint p{e.x,  e.y,     e.s,     e.value, keypointSigmaAt(sigma0, scales, e.s),
@@ -158,25 +145,25 @@ __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity
     SiftPoint out[4];
     int k = 0;
     if (upright) {
-      if (t == 0) k = orientPoint(GradientLevel{}, p, maxOut, true, out);
+      k = orientPoint(GradientLevel{}, p, maxOut, true, out);
     } else {
       const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
       const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
-      float* h = partial[t];
+      float* h = partial[wib][lane];
       for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
       const int side = 2 * w.W + 1;
-      for (int q = t; q < side * side; q += kOrientThreads)
+      for (int q = lane; q < side * side; q += 32)
         orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
-      __syncthreads();
-      if (t < kOrientationBins) {
+      __syncwarp();
+      for (int b = lane; b < kOrientationBins; b += 32) {
         float sum = 0;
-        for (int l = 0; l < kOrientThreads; ++l) sum += partial[l][t];
-        partial[0][t] = sum;  // only this thread reads or writes bin t now
+        for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+        partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
       }
-      __syncthreads();
-      if (t == 0) k = orientFromHistogram(partial[0], p, maxOut, out);
+      __syncwarp();
+      if (lane == 0) k = orientFromHistogram(partial[wib][0], p, maxOut, out);
     }
-    if (t == 0) {
+    if (lane == 0) {
       atomicAnd(&claims[g.claim >> 5], ~(1u << (g.claim & 31u)));
       const int slot = k ? atomicAdd(&counters->oriented, k) : 0;
       for (int j = 0; j < k; ++j) {
@@ -185,14 +172,19 @@ __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity
         order[slot + j] = slot + j;
       }
     }
-    __syncthreads();  // the partials are reused by the next point
+    __syncwarp();  // the partials are reused by the next point
   }
 }
 
+// The sort orders the keys by their bits kSortLowBit..30 only (three 8-bit passes instead of
+// four; bit 31 is 1 in every key): |value| to 2^-15 relative, and the points in a run of equal
+// sorted bits are ordered exactly below.
+constexpr int kSortLowBit = 8;
+
 // The kept points in rank order: sorted[r] indexes the points by ascending key (|value|
-// descending, stable); a run of equal keys is ordered here by strongerPoint (then by position,
-// for points equal in every field), each thread picking the member of its rank. Writes the
-// points and their cos/sin for the descriptors, the points to the host and the counts.
+// descending, stable); a run of equal sorted bits is ordered here by strongerPoint (then by
+// position, for points equal in every field), each thread picking the member of its rank. Writes
+// the points and their cos/sin for the descriptors, the points to the host and the counts.
 __global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int* sorted,
                         const Counters* counters, int maxFeatures, SiftPoint* kept, float2* cs,
                         SiftPoint* hostPoints, HostCounts* hostCounts) {
@@ -201,10 +193,10 @@ __global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r == 0) *hostCounts = {counters->extrema, m, k, 0};
   if (r >= k) return;
-  const unsigned key = keys[r];
+  const unsigned key = keys[r] >> kSortLowBit;
   int a = r, b = r + 1;
-  while (a > 0 && keys[a - 1] == key) --a;
-  while (b < m && keys[b] == key) ++b;
+  while (a > 0 && keys[a - 1] >> kSortLowBit == key) --a;
+  while (b < m && keys[b] >> kSortLowBit == key) ++b;
   int pick = sorted[r];
   if (b - a > 1) {
     for (int c = a; c < b; ++c) {
@@ -228,47 +220,34 @@ __global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int
   cs[r] = make_float2(c, s);
 }
 
-// Grid-stride over the kept points, a warp per point. The lanes compute the terms of 32 window
-// pixels (row-major) at once and add them to kDescHists partial descriptors in turns (lanes
-// 0..7, then 8..15, ...); the partials are summed per bin in order. Fewer partials than lanes
-// keep the shared memory at 4 KB a warp, so that about 4 times as many warps fit on a
-// multiprocessor as with one partial a lane. The descriptors go straight to (mapped) host memory.
+// Grid-stride over the kept points; the descriptors go straight to (mapped) host memory.
 __global__ void kDescribe(const SiftPoint* points, const float2* cs, const Counters* counters,
                           int maxFeatures, const GradientLevel* levels, int scales, bool l1root,
                           float* desc) {
-  __shared__ float partial[kDescribeWarps][kDescHists][kDescStride];
+  __shared__ float partial[kDescribeWarps][32][kDescStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int m = counters->oriented;
   const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
-  float* mine = partial[wib][lane % kDescHists];
-  float* all = partial[wib][0];
   for (int i = blockIdx.x * kDescribeWarps + wib; i < n; i += gridDim.x * kDescribeWarps) {
     const SiftPoint p = points[i];
     const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
     const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
-    for (int b = lane; b < kDescHists * kDescStride; b += 32) all[b] = 0;
+    float* h = partial[wib][lane];
+    for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
+    const int side = 2 * w.W + 1;
+    for (int q = lane; q < side * side; q += 32)
+      descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
     __syncwarp();
-    const int side = 2 * w.W + 1, total = side * side;
-    for (int q0 = 0; q0 < total; q0 += 32) {
-      const int q = q0 + lane;
-      DescriptorTerms terms;
-      const bool on =
-          q < total && descriptorPixelTerms(gl, w, q % side - w.W, q / side - w.W, &terms);
-      for (int turn = 0; turn < 32 / kDescHists; ++turn) {
-        if (on && lane / kDescHists == turn) descriptorAddTerms(terms, mine);
-        __syncwarp();
-      }
-    }
     for (int b = lane; b < kDescriptorSize; b += 32) {
       float sum = 0;
-      for (int l = 0; l < kDescHists; ++l) sum += partial[wib][l][b];
-      partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
+      for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+      partial[wib][0][b] = sum;
     }
     __syncwarp();
-    if (lane == 0) normalizeDescriptor(all, l1root);
+    if (lane == 0) normalizeDescriptor(partial[wib][0], l1root);
     __syncwarp();
     float* o = desc + static_cast<long>(i) * kDescriptorSize;
-    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = all[b];
+    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = partial[wib][0][b];
     __syncwarp();
   }
 }
@@ -318,7 +297,7 @@ struct SiftCuda::Impl {
   gpu::Context ctx;
   cudaStream_t stream;
   gpu::EventTimer timer;
-  gpu::DeviceBuffer<float> input, up;
+  gpu::DeviceBuffer<float> input, up, tmp;
   std::vector<gpu::DeviceBuffer<float>> gauss, dog;
   std::vector<gpu::DeviceBuffer<Gradient>> grad;
   gpu::DeviceBuffer<GradientLevel> levels;
@@ -362,10 +341,15 @@ struct SiftCuda::Impl {
   }
 
   void blur(ImageView<const float> in, float* out, const GaussKernel& k, float* dogOut = nullptr) {
-    const dim3 grid((in.width + 31) / 32, (in.height + kBlurTileRows - 1) / kBlurTileRows);
-    const size_t shared = (kBlurTileRows + 2 * k.radius) * 32 * sizeof(float);
-    auto scope = time("sift_blur");
-    kBlur<<<grid, kBlock2d, shared, stream>>>(in, out, k, dogOut);
+    float* t = ensure(tmp, static_cast<size_t>(in.width) * in.height);
+    {
+      auto scope = time("sift_blur_rows");
+      kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(in, t, k);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    const ImageView<const float> tv{t, in.width, in.height, in.width};
+    auto scope = time("sift_blur_cols");
+    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k, in.data, dogOut);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
@@ -405,7 +389,10 @@ struct SiftCuda::Impl {
       ensure(gauss[oi], n * L);
       ensure(dog[oi], n * (L - 1));
       Gradient* g = ensure(grad[oi], n * S);
-      if (oi == 0 && plan.firstOctave < 0) ensure(up, n);
+      if (oi == 0) {
+        ensure(tmp, n);
+        if (plan.firstOctave < 0) ensure(up, n);
+      }
       for (int s = 0; s < S; ++s) table[oi * S + s] = {g + s * n, ow, oh, ow};
       claimBase[oi] = static_cast<unsigned>(bits);
       bits += n * S;
@@ -436,7 +423,7 @@ struct SiftCuda::Impl {
     sortBytes = 0;
     VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
         nullptr, sortBytes, keys.data(), sortedKeys.data(), order.data(), sortedOrder.data(),
-        pointCapacity, 0, 32, stream));
+        pointCapacity, kSortLowBit, 31, stream));
     ensure(sortTemp, sortBytes);
     ensure(kept, keptCapacity);
     ensure(cs, keptCapacity);
@@ -523,8 +510,8 @@ struct SiftCuda::Impl {
     }
     {
       auto scope = time("sift_orientation");
-      const unsigned blocks = std::min(static_cast<unsigned>(extremaCapacity), 4096u);
-      kOrient<<<blocks, kOrientThreads, 0, stream>>>(
+      const unsigned blocks = std::min(cuda::blocksFor(extremaCapacity, kOrientWarps), 1024u);
+      kOrient<<<blocks, kOrientWarps * 32, 0, stream>>>(
           extrema.data(), counters.data(), extremaCapacity, levels.data(), S, opt.sigma, maxOut,
           opt.upright, claims.data(), points.data(), keys.data(), order.data());
       VIDMAP_CUDA_CHECK_LAUNCH();
@@ -536,7 +523,7 @@ struct SiftCuda::Impl {
       std::size_t bytes = sortBytes;
       VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
           sortTemp.data(), bytes, keys.data(), sortedKeys.data(), order.data(), sortedOrder.data(),
-          pointCapacity, 0, 32, stream));
+          pointCapacity, kSortLowBit, 31, stream));
     }
     char* dev = out.device();
     {

@@ -449,62 +449,42 @@ VIDMAP_HD inline DescriptorWindow descriptorWindow(float x, float y, float sigma
   return w;
 }
 
-// What one pixel adds to the descriptor: its weighted magnitude and its trilinear bin
-// coordinates (lowest bin and offsets). Split from the adding so that the CUDA kernel can compute
-// the terms of 32 pixels at once and add them in turns.
-struct DescriptorTerms {
-  float mod, rx, ry, rt;
-  int bx, by, bt;
-};
-
-// The terms of the pixel at (xi + dx, yi + dy); false when it adds nothing.
-VIDMAP_HD inline bool descriptorPixelTerms(const GradientLevel& gl, const DescriptorWindow& w,
-                                           int dx, int dy, DescriptorTerms* t) {
+// Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
+VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
+                                      int dy, float* desc) {
   const int px = w.xi + dx, py = w.yi + dy;
-  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return false;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
   const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
   // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
   const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
   const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
-  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return false;
+  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return;
   const Gradient gr = gl.at(px, py);
   float theta = gr.angle - w.angle;
   if (theta < 0) theta += kTwoPi;
   if (theta >= kTwoPi) theta -= kTwoPi;
   const float nt = 8.0f * theta * (1.0f / kTwoPi);
   const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));  // window sigma = 2 bins
-  t->mod = gr.mag * win;
-  t->bx = static_cast<int>(floorf(nx - 0.5f));
-  t->by = static_cast<int>(floorf(ny - 0.5f));
-  t->bt = static_cast<int>(floorf(nt));
-  t->rx = nx - (static_cast<float>(t->bx) + 0.5f);
-  t->ry = ny - (static_cast<float>(t->by) + 0.5f);
-  t->rt = nt - static_cast<float>(t->bt);
-  return true;
-}
-
-// Adds a pixel's terms to the 128 bins of desc.
-VIDMAP_HD inline void descriptorAddTerms(const DescriptorTerms& t, float* desc) {
+  const float mod = gr.mag * win;
+  const int bx = static_cast<int>(floorf(nx - 0.5f));
+  const int by = static_cast<int>(floorf(ny - 0.5f));
+  const int bt = static_cast<int>(floorf(nt));
+  const float rx_ = nx - (static_cast<float>(bx) + 0.5f);
+  const float ry_ = ny - (static_cast<float>(by) + 0.5f);
+  const float rt = nt - static_cast<float>(bt);
   for (int dby = 0; dby < 2; ++dby) {
-    const int iy = t.by + dby + 2;
+    const int iy = by + dby + 2;
     if (iy < 0 || iy >= 4) continue;
-    const float wy = dby ? t.ry : 1.0f - t.ry;
+    const float wy = dby ? ry_ : 1.0f - ry_;
     for (int dbx = 0; dbx < 2; ++dbx) {
-      const int ix = t.bx + dbx + 2;
+      const int ix = bx + dbx + 2;
       if (ix < 0 || ix >= 4) continue;
-      const float wxy = wy * (dbx ? t.rx : 1.0f - t.rx) * t.mod;
+      const float wxy = wy * (dbx ? rx_ : 1.0f - rx_) * mod;
       const int base = (iy * 4 + ix) * 8;
-      desc[base + (t.bt & 7)] += wxy * (1.0f - t.rt);
-      desc[base + ((t.bt + 1) & 7)] += wxy * t.rt;
+      desc[base + (bt & 7)] += wxy * (1.0f - rt);
+      desc[base + ((bt + 1) & 7)] += wxy * rt;
     }
   }
-}
-
-// Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
-VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
-                                      int dy, float* desc) {
-  DescriptorTerms t;
-  if (descriptorPixelTerms(gl, w, dx, dy, &t)) descriptorAddTerms(t, desc);
 }
 
 // The columns dx of row dy that can fall inside the rotated 5 x 5 bin square, widened by one

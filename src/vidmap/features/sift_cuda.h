@@ -20,7 +20,10 @@ class SiftCuda {
   explicit SiftCuda(const gpu::Context& ctx);
   ~SiftCuda();
   // Same contract as siftCpu (sift_cpu.h). gpuMilliseconds: the time between CUDA events
-  // around the kernels (upload to download), when not null.
+  // from the image's upload (after the host copied it into pinned memory) to the end of the
+  // frame's last kernel, which writes the results to mapped host memory; when not null. One
+  // synchronisation a frame; with ctx's profiler off the frame's kernels replay a CUDA graph
+  // captured once per image size and options.
   Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows

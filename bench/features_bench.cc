@@ -2,7 +2,7 @@
 // descriptors: vidmap's CPU backend against OpenCV's SIFT and BFMatcher on the same cores, and
 // the CUDA backend when a device is present (CUDA events after a warm-up). Medians; JSON out.
 //
-//   build/bench/features_bench [--repeat 7]
+//   build/bench/features_bench [--repeat 7] [--gpu-only]
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -119,8 +119,11 @@ Features padRandom(Features f, size_t n, unsigned seed) {
 
 int run(int argc, char** argv) {
   int repeat = 7;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
+  bool gpuOnly = false;  // --gpu-only: the CUDA extraction alone (no CPU, OpenCV or matching)
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--gpu-only")) gpuOnly = true;
+  }
 #if VIDMAP_HAVE_OPENCV
   cv::setNumThreads(maxThreads());
 #endif
@@ -138,7 +141,7 @@ int run(int argc, char** argv) {
     o.backend = Backend::kCpu;
     Sift cpu(o);
     SiftStats st{};
-    auto tc = timeIt(repeat, [&] {
+    auto tc = timeIt(gpuOnly ? 0 : repeat, [&] {
       auto r = cpu.extract(img);
       st = r.stats;
       return r.features.size();
@@ -164,10 +167,25 @@ int run(int argc, char** argv) {
       tg.gpuMs = medianOf(g);
       printTiming("vidmap_cuda", tg);
       printKernels(ctx, repeat + 1);
+      // The same calls with the kernel profiler off: its event pairs cost about 0.4 ms a
+      // frame (docs/benchmarks.md), and without them the extractor may replay a CUDA graph.
+      ctx.profiler().setEnabled(false);
+      g.clear();
+      auto tu = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(constView(img.view()), o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tu.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_unprofiled", tu);
+      std::printf("      \"vidmap_cuda_extrema\": %d, \"vidmap_cuda_oriented\": %d,\n", st.extrema,
+                  st.oriented);
     }
 #endif
 #if VIDMAP_HAVE_OPENCV
-    {
+    if (!gpuOnly) {
       cv::Mat m = bench::toCv8(img);
       auto sift = cv::SIFT::create(4096);
       auto tcv = timeIt(repeat, [&] {
@@ -184,6 +202,10 @@ int run(int argc, char** argv) {
     std::printf("      \"end\": null}%s\n", s == 0 ? "," : "");
   }
   std::printf("  ],\n");
+  if (gpuOnly) {
+    std::printf("  \"end\": null\n}\n");
+    return 0;
+  }
 
   // Matching 4096 x 4096: real descriptors (fountain 4 and 5 at half size), padded with random
   // unit descriptors if an image has fewer.

@@ -229,7 +229,9 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     const long n = static_cast<long>(o.w) * o.h;
     const GradientLevel gl{o.grad.data() + (p.level - 1) * n, o.w, o.h, o.w};
     float* d = result.descriptors.data() + i * kDescriptorSize;
-    describePoint(gl, p, std::cos(p.angle), std::sin(p.angle), l1root, d);
+    float ct, st;
+    angleCosSin(p.angle, &ct, &st);
+    describePoint(gl, p, ct, st, l1root, d);
     result.keypoints[i] = toKeypoint(p, plan);
   });
   st.msDescriptors = msSince(clock);

@@ -1,13 +1,20 @@
 // The CUDA backend of SIFT: one thread per pixel (scale space, DoG, gradients, extrema) or one
 // warp per point (orientation, descriptor), each calling the shared functions of sift_kernels.h.
-// The host keeps the steps that order and select (dedupe, ranking, the maxFeatures cut) in the code
-// the CPU backend runs (sift_select.h), so both produce the same keypoints in the same order.
+// A frame is one stream of work with one synchronisation, at its end: the extrema are deduped
+// as they are found (a bit per DoG sample claims it), the oriented points ranked by a radix sort
+// of |value| whose ties are ordered by strongerPoint (the order of the CPU's selectStrongest),
+// and the kept points and their descriptors written straight to mapped host memory. The
+// capacities are fixed per image size, so with the kernel profiler off the frame's work is
+// captured once in a CUDA graph and replayed.
 #include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
 
 #include "vidmap/core/copy_rows.h"
+#include "vidmap/core/error.h"
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/sift_cuda.h"
 #include "vidmap/features/sift_kernels.h"
@@ -29,6 +36,18 @@ dim3 grid2d(int w, int h, int z = 1) {
 struct GpuExtremum {
   Extremum e;
   int octave;
+  unsigned claim;  // its bit in the claim map: (octave, level, yi, xi)
+};
+
+// The counters of a frame on the device: extrema found (may exceed the capacity: then the
+// frame is redone with room for them), oriented points.
+struct Counters {
+  int extrema, oriented;
+};
+
+// What a frame hands back, in mapped host memory (the kernels write it over the bus).
+struct HostCounts {
+  int extrema, oriented, kept, pad;
 };
 
 __global__ void kCopy(ImageView<const float> in, float* out) {
@@ -52,16 +71,15 @@ __global__ void kBlurRow(ImageView<const float> in, float* out, GaussKernel k) {
     out[static_cast<long>(y) * in.width + x] = blurRowAt(in, x, y, k);
 }
 
-__global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k) {
+// The column pass; with prev (the level blurred), also the DoG level dog = out - prev.
+__global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k, const float* prev,
+                         float* dog) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < in.width && y < in.height)
-    out[static_cast<long>(y) * in.width + x] = blurColAt(in, x, y, k);
-}
-
-// dog[i] = gauss[i + plane] - gauss[i] over all DoG planes of an octave.
-__global__ void kDog(const float* gauss, float* dog, long plane, long total) {
-  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < total) dog[i] = gauss[i + plane] - gauss[i];
+  if (x >= in.width || y >= in.height) return;
+  const long i = static_cast<long>(y) * in.width + x;
+  const float v = blurColAt(in, x, y, k);
+  out[i] = v;
+  if (dog) dog[i] = v - prev[i];
 }
 
 // Gradients of Gaussian levels 1..S (z = level - 1).
@@ -74,9 +92,14 @@ __global__ void kGradient(const float* gauss, Gradient* grad, int w, int h) {
   grad[z * plane + static_cast<long>(y) * w + x] = gradientAt(g, x, y);
 }
 
-// Extrema of DoG level s = 1 + z, refined; appended in any order (the host sorts them).
+// Extrema of DoG level s = 1 + z, refined. Pixels that converge to the same sample give the
+// same extremum (refineExtremum's result depends on that sample only), so the first to set the
+// sample's bit in the claim map appends it and the others drop theirs: the CPU's dedupe. The
+// list is in no order (the ranking below does not depend on it). A claim that finds no room
+// is released, so the map is clear after the frame; kOrient releases the others.
 __global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, float edge,
-                         int octave, GpuExtremum* out, int* count, int capacity) {
+                         int octave, unsigned claimBase, unsigned* claims, GpuExtremum* out,
+                         Counters* counters, int capacity) {
   const int x = kSiftBorder + blockIdx.x * blockDim.x + threadIdx.x;
   const int y = kSiftBorder + blockIdx.y * blockDim.y + threadIdx.y;
   const int s = 1 + blockIdx.z;
@@ -84,8 +107,15 @@ __global__ void kExtrema(DogOctave d, int scales, float prefilter, float peak, f
   if (!isExtremum(d, s, x, y, prefilter)) return;
   Extremum e;
   if (!refineExtremum(d, x, y, s, scales, peak, edge, &e)) return;
-  const int slot = atomicAdd(count, 1);
-  if (slot < capacity) out[slot] = {e, octave};
+  const unsigned bit =
+      claimBase + static_cast<unsigned>(((e.level - 1) * d.height + e.yi) * d.width + e.xi);
+  const unsigned mask = 1u << (bit & 31u);
+  if (atomicOr(&claims[bit >> 5], mask) & mask) return;
+  const int slot = atomicAdd(&counters->extrema, 1);
+  if (slot < capacity)
+    out[slot] = {e, octave, bit};
+  else
+    atomicAnd(&claims[bit >> 5], ~mask);
 }
 
 // Orientation and descriptor: one warp per point. Lane l takes the window pixels l, l + 32,
@@ -98,63 +128,170 @@ constexpr int kDescribeWarps = 2;                    // 2 x 32 x 129 floats = 33
 constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank conflicts
 constexpr int kDescStride = kDescriptorSize + 1;
 
-__global__ void kOrient(const SiftPoint* points, int n, const GradientLevel* levels, int scales,
-                        int maxOut, bool upright, SiftPoint* slots, int* counts) {
+// Grid-stride over the extrema (their number is on the device). Each oriented point goes to
+// the next free slot with its sort key (~bits of |value|: ascending = strongest first).
+__global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity,
+                        const GradientLevel* levels, int scales, float sigma0, int maxOut,
+                        bool upright, unsigned* claims, SiftPoint* points, unsigned* keys,
+                        int* order) {
   __shared__ float partial[kOrientWarps][32][kOrientStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int i = blockIdx.x * kOrientWarps + wib;
-  if (i >= n) return;  // whole warps
-  const SiftPoint p = points[i];
-  SiftPoint* out = slots + static_cast<long>(i) * maxOut;
-  if (upright) {
-    if (lane == 0) counts[i] = orientPoint(GradientLevel{}, p, maxOut, true, out);
-    return;
+  const int n = min(counters->extrema, capacity);
+  for (int i = blockIdx.x * kOrientWarps + wib; i < n; i += gridDim.x * kOrientWarps) {
+    const GpuExtremum g = ext[i];
+    const Extremum& e = g.e;
+    const SiftPoint p{e.x,  e.y,     e.s,     e.value, keypointSigmaAt(sigma0, scales, e.s),
+                      0.0f, e.level, g.octave};
+    SiftPoint out[4];
+    int k = 0;
+    if (upright) {
+      k = orientPoint(GradientLevel{}, p, maxOut, true, out);
+    } else {
+      const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
+      const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
+      float* h = partial[wib][lane];
+      for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
+      const int side = 2 * w.W + 1;
+      for (int q = lane; q < side * side; q += 32)
+        orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
+      __syncwarp();
+      for (int b = lane; b < kOrientationBins; b += 32) {
+        float sum = 0;
+        for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+        partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
+      }
+      __syncwarp();
+      if (lane == 0) k = orientFromHistogram(partial[wib][0], p, maxOut, out);
+    }
+    if (lane == 0) {
+      atomicAnd(&claims[g.claim >> 5], ~(1u << (g.claim & 31u)));
+      const int slot = k ? atomicAdd(&counters->oriented, k) : 0;
+      for (int j = 0; j < k; ++j) {
+        points[slot + j] = out[j];
+        keys[slot + j] = ~__float_as_uint(fabsf(out[j].value));
+        order[slot + j] = slot + j;
+      }
+    }
+    __syncwarp();  // the partials are reused by the next point
   }
-  const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
-  const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
-  float* h = partial[wib][lane];
-  for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
-  const int side = 2 * w.W + 1;
-  for (int q = lane; q < side * side; q += 32)
-    orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
-  __syncwarp();
-  for (int b = lane; b < kOrientationBins; b += 32) {
-    float sum = 0;
-    for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
-    partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
-  }
-  __syncwarp();
-  if (lane == 0) counts[i] = orientFromHistogram(partial[wib][0], p, maxOut, out);
 }
 
-__global__ void kDescribe(const SiftPoint* points, const float2* cs, int n,
-                          const GradientLevel* levels, int scales, bool l1root, float* desc) {
+// The sort orders the keys by their bits kSortLowBit..30 only (three 8-bit passes instead of
+// four; bit 31 is 1 in every key): |value| to 2^-15 relative, and the points in a run of equal
+// sorted bits are ordered exactly below.
+constexpr int kSortLowBit = 8;
+
+// The kept points in rank order: sorted[r] indexes the points by ascending key (|value|
+// descending, stable); a run of equal sorted bits is ordered here by strongerPoint (then by
+// position, for points equal in every field), each thread picking the member of its rank. Writes
+// the points and their cos/sin for the descriptors, the points to the host and the counts.
+__global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int* sorted,
+                        const Counters* counters, int maxFeatures, SiftPoint* kept, float2* cs,
+                        SiftPoint* hostPoints, HostCounts* hostCounts) {
+  const int m = counters->oriented;
+  const int k = maxFeatures > 0 ? min(m, maxFeatures) : m;
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r == 0) *hostCounts = {counters->extrema, m, k, 0};
+  if (r >= k) return;
+  const unsigned key = keys[r] >> kSortLowBit;
+  int a = r, b = r + 1;
+  while (a > 0 && keys[a - 1] >> kSortLowBit == key) --a;
+  while (b < m && keys[b] >> kSortLowBit == key) ++b;
+  int pick = sorted[r];
+  if (b - a > 1) {
+    for (int c = a; c < b; ++c) {
+      const SiftPoint& pc = points[sorted[c]];
+      int rank = 0;
+      for (int j = a; j < b; ++j) {
+        const SiftPoint& pj = points[sorted[j]];
+        rank += strongerPoint(pj, pc) || (!strongerPoint(pc, pj) && j < c);
+      }
+      if (rank == r - a) {
+        pick = sorted[c];
+        break;
+      }
+    }
+  }
+  const SiftPoint p = points[pick];
+  kept[r] = p;
+  hostPoints[r] = p;
+  float c, s;
+  angleCosSin(p.angle, &c, &s);
+  cs[r] = make_float2(c, s);
+}
+
+// Grid-stride over the kept points; the descriptors go straight to (mapped) host memory.
+__global__ void kDescribe(const SiftPoint* points, const float2* cs, const Counters* counters,
+                          int maxFeatures, const GradientLevel* levels, int scales, bool l1root,
+                          float* desc) {
   __shared__ float partial[kDescribeWarps][32][kDescStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int i = blockIdx.x * kDescribeWarps + wib;
-  if (i >= n) return;  // whole warps
-  const SiftPoint p = points[i];
-  const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
-  const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
-  float* h = partial[wib][lane];
-  for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
-  const int side = 2 * w.W + 1;
-  for (int q = lane; q < side * side; q += 32)
-    descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
-  __syncwarp();
-  for (int b = lane; b < kDescriptorSize; b += 32) {
-    float sum = 0;
-    for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
-    partial[wib][0][b] = sum;
+  const int m = counters->oriented;
+  const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
+  for (int i = blockIdx.x * kDescribeWarps + wib; i < n; i += gridDim.x * kDescribeWarps) {
+    const SiftPoint p = points[i];
+    const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
+    const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
+    float* h = partial[wib][lane];
+    for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
+    const int side = 2 * w.W + 1;
+    for (int q = lane; q < side * side; q += 32)
+      descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
+    __syncwarp();
+    for (int b = lane; b < kDescriptorSize; b += 32) {
+      float sum = 0;
+      for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
+      partial[wib][0][b] = sum;
+    }
+    __syncwarp();
+    if (lane == 0) normalizeDescriptor(partial[wib][0], l1root);
+    __syncwarp();
+    float* o = desc + static_cast<long>(i) * kDescriptorSize;
+    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = partial[wib][0][b];
+    __syncwarp();
   }
-  __syncwarp();
-  if (lane == 0) normalizeDescriptor(partial[wib][0], l1root);
-  __syncwarp();
-  float* o = desc + static_cast<long>(i) * kDescriptorSize;
-  for (int b = lane; b < kDescriptorSize; b += 32) o[b] = partial[wib][0][b];
 }
 
 }  // namespace
+
+// Pinned host memory mapped into the device's address space, grown on demand (contents not
+// kept): the kernels write the frame's results into it directly.
+class MappedStage {
+ public:
+  MappedStage() = default;
+  ~MappedStage() { release(); }
+  MappedStage(const MappedStage&) = delete;
+  MappedStage& operator=(const MappedStage&) = delete;
+  void ensure(std::size_t bytes) {
+    if (bytes <= bytes_ && host_) return;
+    release();
+    VIDMAP_CUDA_CHECK(cudaHostAlloc(&host_, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+    VIDMAP_CUDA_CHECK(cudaHostGetDevicePointer(&device_, host_, 0));
+    bytes_ = bytes;
+  }
+  char* host() const { return static_cast<char*>(host_); }
+  char* device() const { return static_cast<char*>(device_); }
+
+ private:
+  void release() {
+    if (host_) cudaFreeHost(host_);
+    host_ = device_ = nullptr;
+    bytes_ = 0;
+  }
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// What the work of a frame depends on besides the buffers: a captured graph is replayed only
+// for the same shape.
+struct FrameShape {
+  int width = 0, height = 0, firstOctave = 0, numOctaves = 0, scales = 0, maxFeatures = 0;
+  int maxOut = 0, extremaCapacity = 0;
+  float sigma = 0, inputSigma = 0, peak = 0, edge = 0;
+  bool upright = false, l1root = false;
+  bool operator==(const FrameShape&) const = default;
+};
 
 struct SiftCuda::Impl {
   gpu::Context ctx;
@@ -164,26 +301,46 @@ struct SiftCuda::Impl {
   std::vector<gpu::DeviceBuffer<float>> gauss, dog;
   std::vector<gpu::DeviceBuffer<Gradient>> grad;
   gpu::DeviceBuffer<GradientLevel> levels;
+  gpu::DeviceBuffer<unsigned> claims;  // a bit per DoG sample of levels 1..S of every octave
   gpu::DeviceBuffer<GpuExtremum> extrema;
-  gpu::DeviceBuffer<int> count, orientCounts;
-  gpu::DeviceBuffer<SiftPoint> points, slots;
+  gpu::DeviceBuffer<Counters> counters;
+  gpu::DeviceBuffer<SiftPoint> points, kept;
+  gpu::DeviceBuffer<unsigned> keys, sortedKeys;
+  gpu::DeviceBuffer<int> order, sortedOrder;
+  gpu::DeviceBuffer<unsigned char> sortTemp;
   gpu::DeviceBuffer<float2> cs;
-  gpu::DeviceBuffer<float> desc;
-  cuda::PinnedStage imageIn, descriptorsOut;  // the two large copies of an extraction
+  cuda::PinnedStage imageIn;
+  MappedStage out;  // HostCounts, then the kept points, then their descriptors
   int grayWidth = 0, grayHeight = 0;
+  // Per image shape: the claim map's first bit of each octave, the capacities.
+  std::vector<unsigned> claimBase;
+  int extremaCapacity = 0, pointCapacity = 0, keptCapacity = 0;
+  int initialExtremaCapacity = 0;  // 0: from the image size
+  std::size_t sortBytes = 0;
+  bool claimsDirty = true;     // a frame did not finish: clear the map before the next
+  std::size_t generation = 0;  // bumped when a buffer is reallocated (a graph holds pointers)
+  cudaGraphExec_t graph = nullptr;
+  FrameShape graphShape, prepared;
+  std::size_t graphGeneration = 0;
 
   explicit Impl(const gpu::Context& c)
       : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {}
+  ~Impl() {
+    if (graph) cudaGraphExecDestroy(graph);
+  }
 
   template <class T>
   T* ensure(gpu::DeviceBuffer<T>& b, std::size_t n) {
-    return cuda::ensure(ctx, b, n);
+    const T* before = b.data();
+    T* p = cuda::ensure(ctx, b, n);
+    if (p != before) ++generation;
+    return p;
   }
   gpu::KernelProfiler::Scope time(const char* kernel) {
     return ctx.profiler().time(kernel, stream);
   }
 
-  void blur(ImageView<const float> in, float* out, const GaussKernel& k) {
+  void blur(ImageView<const float> in, float* out, const GaussKernel& k, float* dogOut = nullptr) {
     float* t = ensure(tmp, static_cast<size_t>(in.width) * in.height);
     {
       auto scope = time("sift_blur_rows");
@@ -192,45 +349,116 @@ struct SiftCuda::Impl {
     }
     const ImageView<const float> tv{t, in.width, in.height, in.width};
     auto scope = time("sift_blur_cols");
-    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k);
+    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k, in.data, dogOut);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
-  // Uploads the image and builds the Gaussian levels of every octave.
-  void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan) {
+  // The image into the device's input buffer (through pinned memory, the rows copied by the
+  // host's threads); starts the frame's timer.
+  void upload(ImageView<const float> gray) {
     const int w = gray.width, h = gray.height;
     float* in = ensure(input, static_cast<size_t>(w) * h);
     grayWidth = w;
     grayHeight = h;
-    {
-      // Through pinned memory, the rows copied by the host's threads. The stream is idle here
-      // (each call ends synchronised), so no earlier copy still reads the stage; the wait
-      // makes sure of it after a call that threw.
-      VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));
-      float* stage = imageIn.ensure<float>(static_cast<size_t>(w) * h);
-      copyRows(stage, gray.data, w * sizeof(float), gray.stride * sizeof(float), h);
-      auto scope = time("sift_upload_image");
-      cuda::upload(in, stage, static_cast<size_t>(w) * h, stream);
-    }
+    // The stream is idle here (each call ends synchronised), so no earlier copy still reads
+    // the stage; the wait makes sure of it after a call that threw.
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    float* stage = imageIn.ensure<float>(static_cast<size_t>(w) * h);
+    copyRows(stage, gray.data, w * sizeof(float), gray.stride * sizeof(float), h);
+    timer.start(stream);  // the frame's GPU time starts with the copy
+    auto scope = time("sift_upload_image");
+    cuda::upload(in, stage, static_cast<size_t>(w) * h, stream);
+  }
+
+  // Makes room for every buffer of a frame of this plan (no stream work but the clearing of a
+  // new claim map and the gradient-level table), so that the frame itself allocates nothing.
+  void prepare(const ScaleSpacePlan& plan, int maxOut, int maxFeatures) {
     const size_t no = plan.octaves.size();
     if (gauss.size() < no) {
       gauss.resize(no);
       dog.resize(no);
       grad.resize(no);
     }
-    const int L = plan.levels();
+    const int S = plan.scales, L = plan.levels();
+    std::vector<GradientLevel> table(no * S);
+    claimBase.assign(no, 0);
+    long bits = 0, pixels = 0;
     for (size_t oi = 0; oi < no; ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const long n = static_cast<long>(ow) * oh;
-      float* g = ensure(gauss[oi], n * L);
+      ensure(gauss[oi], n * L);
+      ensure(dog[oi], n * (L - 1));
+      Gradient* g = ensure(grad[oi], n * S);
       if (oi == 0) {
-        ImageView<const float> src{in, w, h, w};
+        ensure(tmp, n);
+        if (plan.firstOctave < 0) ensure(up, n);
+      }
+      for (int s = 0; s < S; ++s) table[oi * S + s] = {g + s * n, ow, oh, ow};
+      claimBase[oi] = static_cast<unsigned>(bits);
+      bits += n * S;
+      pixels += n;
+      require(bits < (1L << 32), "sift: the image is too large for the CUDA claim map");
+    }
+    const unsigned* claimsBefore = claims.data();
+    unsigned* c = ensure(claims, (bits + 31) / 32);
+    if (c != claimsBefore || claimsDirty) {
+      VIDMAP_CUDA_CHECK(cudaMemsetAsync(c, 0, claims.size() * sizeof(unsigned), stream));
+      claimsDirty = false;
+    }
+    GradientLevel* dl = ensure(levels, table.size());
+    cuda::upload(dl, table.data(), table.size(), stream);
+    // A few times the extrema of a typical frame; a frame with more is redone with room.
+    extremaCapacity = std::max<int>(extremaCapacity, initialExtremaCapacity > 0
+                                                         ? initialExtremaCapacity
+                                                         : std::max<long>(8192, pixels / 64));
+    ensure(extrema, extremaCapacity);
+    ensure(counters, 1);
+    pointCapacity = extremaCapacity * maxOut;
+    keptCapacity = maxFeatures > 0 ? std::min(maxFeatures, pointCapacity) : pointCapacity;
+    ensure(points, pointCapacity);
+    ensure(keys, pointCapacity);
+    ensure(sortedKeys, pointCapacity);
+    ensure(order, pointCapacity);
+    ensure(sortedOrder, pointCapacity);
+    sortBytes = 0;
+    VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, sortBytes, keys.data(), sortedKeys.data(), order.data(), sortedOrder.data(),
+        pointCapacity, kSortLowBit, 31, stream));
+    ensure(sortTemp, sortBytes);
+    ensure(kept, keptCapacity);
+    ensure(cs, keptCapacity);
+    const char* outBefore = out.host();
+    out.ensure(sizeof(HostCounts) +
+               static_cast<size_t>(keptCapacity) * (sizeof(SiftPoint) + kDescriptorSize * 4));
+    if (out.host() != outBefore) ++generation;
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // the table's host copy goes away
+  }
+
+  HostCounts* hostCounts() const { return reinterpret_cast<HostCounts*>(out.host()); }
+  SiftPoint* hostPoints(char* base) const {
+    return reinterpret_cast<SiftPoint*>(base + sizeof(HostCounts));
+  }
+  float* hostDescriptors(char* base) const {
+    return reinterpret_cast<float*>(base + sizeof(HostCounts) +
+                                    static_cast<size_t>(keptCapacity) * sizeof(SiftPoint));
+  }
+
+  // The Gaussian levels and the DoG levels of every octave, from the uploaded image.
+  void buildGaussians(const ScaleSpacePlan& plan) {
+    const int w = grayWidth, h = grayHeight;
+    const int L = plan.levels();
+    for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+      const long n = static_cast<long>(ow) * oh;
+      float* g = gauss[oi].data();
+      float* d = dog[oi].data();
+      if (oi == 0) {
+        ImageView<const float> src{input.data(), w, h, w};
         if (plan.firstOctave < 0) {
-          float* u = ensure(up, n);
           auto scope = time("sift_upsample");
-          kUpsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, u, ow, oh);
+          kUpsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, up.data(), ow, oh);
           VIDMAP_CUDA_CHECK_LAUNCH();
-          src = {u, ow, oh, ow};
+          src = {up.data(), ow, oh, ow};
         }
         if (plan.baseBlur) {
           blur(src, g, plan.base);
@@ -247,13 +475,114 @@ struct SiftCuda::Impl {
         kDownsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(prev, g, ow, oh);
         VIDMAP_CUDA_CHECK_LAUNCH();
       }
-      for (int i = 1; i < L; ++i) blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i]);
+      for (int i = 1; i < L; ++i)
+        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i], d + (i - 1) * n);
     }
+  }
+
+  // The work of one frame after the upload, on the stream; allocates nothing and does not
+  // wait, so that it can be captured.
+  void enqueue(const ScaleSpacePlan& plan, const SiftOptions& opt, int maxOut) {
+    const int S = plan.scales, L = plan.levels();
+    const size_t no = plan.octaves.size();
+    VIDMAP_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, sizeof(Counters), stream));
+    VIDMAP_CUDA_CHECK(
+        cudaMemsetAsync(keys.data(), 0xff, static_cast<size_t>(pointCapacity) * 4, stream));
+    buildGaussians(plan);
+    for (size_t oi = 0; oi < no; ++oi) {
+      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+      auto scope = time("sift_gradient");
+      kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, stream>>>(gauss[oi].data(), grad[oi].data(), ow,
+                                                            oh);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    for (size_t oi = 0; oi < no; ++oi) {
+      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
+      const int iw = ow - 2 * kSiftBorder, ih = oh - 2 * kSiftBorder;
+      if (iw <= 0 || ih <= 0) continue;
+      const DogOctave d{dog[oi].data(), ow, oh, ow, L - 1};
+      auto scope = time("sift_extrema");
+      kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, stream>>>(
+          d, S, 0.8f * opt.peakThreshold, opt.peakThreshold, opt.edgeThreshold,
+          static_cast<int>(oi), claimBase[oi], claims.data(), extrema.data(), counters.data(),
+          extremaCapacity);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      auto scope = time("sift_orientation");
+      const unsigned blocks = std::min(cuda::blocksFor(extremaCapacity, kOrientWarps), 1024u);
+      kOrient<<<blocks, kOrientWarps * 32, 0, stream>>>(
+          extrema.data(), counters.data(), extremaCapacity, levels.data(), S, opt.sigma, maxOut,
+          opt.upright, claims.data(), points.data(), keys.data(), order.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      // The slots past the oriented points keep the key 0xffffffff and sort after them (the
+      // sort is stable), so the capacity can be the sort's length.
+      auto scope = time("sift_sort");
+      std::size_t bytes = sortBytes;
+      VIDMAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+          sortTemp.data(), bytes, keys.data(), sortedKeys.data(), order.data(), sortedOrder.data(),
+          pointCapacity, kSortLowBit, 31, stream));
+    }
+    char* dev = out.device();
+    {
+      auto scope = time("sift_select");
+      kSelect<<<cuda::blocksFor(keptCapacity, kThreads), kThreads, 0, stream>>>(
+          points.data(), sortedKeys.data(), sortedOrder.data(), counters.data(), opt.maxFeatures,
+          kept.data(), cs.data(), hostPoints(dev), reinterpret_cast<HostCounts*>(dev));
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
+      auto scope = time("sift_descriptor");
+      const unsigned blocks = std::min(cuda::blocksFor(keptCapacity, kDescribeWarps), 4096u);
+      kDescribe<<<blocks, kDescribeWarps * 32, 0, stream>>>(
+          kept.data(), cs.data(), counters.data(), opt.maxFeatures, levels.data(), S,
+          opt.normalization == DescriptorNormalization::kL1Root, hostDescriptors(dev));
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+  }
+
+  // enqueue(), through a CUDA graph captured once per shape when the profiler is off (its
+  // events would be captured too).
+  void run(const ScaleSpacePlan& plan, const SiftOptions& opt, int maxOut,
+           const FrameShape& shape) {
+    if (ctx.profiler().enabled()) {
+      enqueue(plan, opt, maxOut);
+      return;
+    }
+    if (!graph || !(graphShape == shape) || graphGeneration != generation) {
+      if (graph) {
+        VIDMAP_CUDA_CHECK(cudaGraphExecDestroy(graph));
+        graph = nullptr;
+      }
+      cudaGraph_t g = nullptr;
+      VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      try {
+        enqueue(plan, opt, maxOut);
+      } catch (...) {
+        cudaStreamEndCapture(stream, &g);
+        if (g) cudaGraphDestroy(g);
+        throw;
+      }
+      VIDMAP_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+      const cudaError_t e = cudaGraphInstantiate(&graph, g, 0);
+      cudaGraphDestroy(g);
+      VIDMAP_CUDA_CHECK(e);
+      graphShape = shape;
+      graphGeneration = generation;
+    }
+    VIDMAP_CUDA_CHECK(cudaGraphLaunch(graph, stream));
   }
 };
 
 SiftCuda::SiftCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 SiftCuda::~SiftCuda() = default;
+
+void SiftCuda::setInitialExtremaCapacity(int n) {
+  require(n > 0, "sift: the extrema capacity must be positive");
+  impl_->initialExtremaCapacity = n;
+}
 
 ImageView<const float> SiftCuda::deviceGray() const {
   return {impl_->input.data(), impl_->grayWidth, impl_->grayHeight, impl_->grayWidth};
@@ -264,7 +593,10 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   Impl& m = *impl_;
   m.ctx.makeCurrent();
   const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, options);
-  m.buildGaussians(gray, plan);
+  m.prepare(plan, 1, options.maxFeatures);
+  m.prepared = {};  // not prepared for an extraction
+  m.upload(gray);
+  m.buildGaussians(plan);
   std::vector<std::vector<float>> out(plan.octaves.size());
   for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
     out[oi].resize(static_cast<size_t>(plan.octaves[oi].width) * plan.octaves[oi].height *
@@ -284,131 +616,56 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
   result.height = gray.height;
   const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, opt);
   if (plan.octaves.empty()) return result;
-  const int S = plan.scales, L = plan.levels();
-  const size_t no = plan.octaves.size();
-  m.timer.start(m.stream);
-  m.buildGaussians(gray, plan);
-
-  // DoG, gradients and the gradient views the per-point kernels read.
-  std::vector<GradientLevel> levels(no * S);
-  for (size_t oi = 0; oi < no; ++oi) {
-    const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
-    const long n = static_cast<long>(ow) * oh;
-    float* d = m.ensure(m.dog[oi], n * (L - 1));
-    Gradient* g = m.ensure(m.grad[oi], n * S);
-    {
-      auto scope = m.time("sift_dog");
-      kDog<<<cuda::blocksFor(n * (L - 1), kThreads), kThreads, 0, m.stream>>>(m.gauss[oi].data(), d,
-                                                                              n, n * (L - 1));
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    {
-      auto scope = m.time("sift_gradient");
-      kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, m.stream>>>(m.gauss[oi].data(), g, ow, oh);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    for (int s = 0; s < S; ++s) levels[oi * S + s] = {g + s * n, ow, oh, ow};
+  const int maxOut = opt.upright ? 1 : opt.maxOrientations;
+  auto shapeNow = [&] {
+    return FrameShape{gray.width,
+                      gray.height,
+                      opt.firstOctave,
+                      opt.numOctaves,
+                      plan.scales,
+                      opt.maxFeatures,
+                      maxOut,
+                      m.extremaCapacity,
+                      opt.sigma,
+                      opt.inputSigma,
+                      opt.peakThreshold,
+                      opt.edgeThreshold,
+                      opt.upright,
+                      opt.normalization == DescriptorNormalization::kL1Root};
+  };
+  if (m.claimsDirty || !(m.prepared == shapeNow())) {
+    m.prepare(plan, maxOut, opt.maxFeatures);
+    m.prepared = shapeNow();
   }
-  GradientLevel* dLevels = m.ensure(m.levels, levels.size());
-  cuda::upload(dLevels, levels.data(), levels.size(), m.stream);
-
-  // Extrema of every octave into one list; grown and redone once if it overflows.
-  long pixels = 0;
-  for (const auto& o : plan.octaves) pixels += static_cast<long>(o.width) * o.height;
-  int capacity = static_cast<int>(std::max<long>(65536, pixels / 16));
-  int found = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    GpuExtremum* ext = m.ensure(m.extrema, capacity);
-    int* count = m.ensure(m.count, 1);
-    VIDMAP_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), m.stream));
-    for (size_t oi = 0; oi < no; ++oi) {
-      const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
-      const int iw = ow - 2 * kSiftBorder, ih = oh - 2 * kSiftBorder;
-      if (iw <= 0 || ih <= 0) continue;
-      const DogOctave d{m.dog[oi].data(), ow, oh, ow, L - 1};
-      auto scope = m.time("sift_extrema");
-      kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, m.stream>>>(
-          d, S, 0.8f * opt.peakThreshold, opt.peakThreshold, opt.edgeThreshold,
-          static_cast<int>(oi), ext, count, capacity);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    cuda::download(&found, count, 1, m.stream);
-    m.ctx.synchronize();
-    if (found <= capacity) break;
-    capacity = found;
-  }
-  std::vector<GpuExtremum> gext(found);
-  cuda::download(gext.data(), m.extrema.data(), gext.size(), m.stream);
-  m.ctx.synchronize();
-
-  // Per octave: dedupe and order as the CPU does; then the points with their scales.
-  std::vector<std::vector<Extremum>> perOctave(no);
-  for (const auto& g : gext) perOctave[g.octave].push_back(g.e);
-  std::vector<SiftPoint> base;
-  for (size_t oi = 0; oi < no; ++oi) {
-    dedupeExtrema(perOctave[oi]);
-    for (const auto& e : perOctave[oi])
-      base.push_back(toPoint(e, static_cast<int>(oi), plan, opt.sigma));
-  }
-  const int nb = static_cast<int>(base.size());
-  const int mo = opt.upright ? 1 : opt.maxOrientations;
-  std::vector<SiftPoint> points;
-  if (nb > 0) {
-    SiftPoint* dBase = m.ensure(m.points, nb);
-    SiftPoint* dSlots = m.ensure(m.slots, static_cast<size_t>(nb) * mo);
-    int* dCounts = m.ensure(m.orientCounts, nb);
-    cuda::upload(dBase, base.data(), base.size(), m.stream);
-    {
-      auto scope = m.time("sift_orientation");
-      kOrient<<<cuda::blocksFor(nb, kOrientWarps), kOrientWarps * 32, 0, m.stream>>>(
-          dBase, nb, dLevels, S, mo, opt.upright, dSlots, dCounts);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    std::vector<SiftPoint> slots(static_cast<size_t>(nb) * mo);
-    std::vector<int> counts(nb);
-    cuda::download(slots.data(), dSlots, slots.size(), m.stream);
-    cuda::download(counts.data(), dCounts, counts.size(), m.stream);
-    m.ctx.synchronize();
-    for (int i = 0; i < nb; ++i)
-      for (int j = 0; j < counts[i]; ++j) points.push_back(slots[static_cast<size_t>(i) * mo + j]);
+  m.upload(gray);
+  HostCounts counts{};
+  for (;;) {
+    const FrameShape shape = shapeNow();
+    m.claimsDirty = true;
+    m.run(plan, opt, maxOut, shape);
+    m.timer.stop(m.stream);
+    m.ctx.synchronize();  // the frame's one wait
+    m.claimsDirty = false;
+    counts = *m.hostCounts();
+    if (counts.extrema <= m.extremaCapacity) break;
+    // More extrema than room: redo the frame (the image is still on the device) with room for
+    // them and some more, kept for the next frames.
+    m.extremaCapacity = counts.extrema + counts.extrema / 4;
+    m.prepare(plan, maxOut, opt.maxFeatures);
+    m.prepared = shapeNow();
   }
   if (stats) {
-    stats->extrema = nb;
-    stats->oriented = static_cast<int>(points.size());
+    stats->extrema = counts.extrema;
+    stats->oriented = counts.oriented;
   }
-  selectStrongest(points, opt.maxFeatures);
-
-  const int np = static_cast<int>(points.size());
+  const int np = counts.kept;
   result.keypoints.resize(np);
   result.descriptors.resize(static_cast<size_t>(np) * kDescriptorSize);
-  float* descStage = nullptr;  // the descriptors in pinned memory, copied out after the sync
-  if (np > 0) {
-    std::vector<float2> cs(np);
-    for (int i = 0; i < np; ++i) cs[i] = {std::cos(points[i].angle), std::sin(points[i].angle)};
-    SiftPoint* dPoints = m.ensure(m.points, np);
-    float2* dCs = m.ensure(m.cs, np);
-    float* dDesc = m.ensure(m.desc, static_cast<size_t>(np) * kDescriptorSize);
-    cuda::upload(dPoints, points.data(), points.size(), m.stream);
-    cuda::upload(dCs, cs.data(), cs.size(), m.stream);
-    {
-      auto scope = m.time("sift_descriptor");
-      kDescribe<<<cuda::blocksFor(np, kDescribeWarps), kDescribeWarps * 32, 0, m.stream>>>(
-          dPoints, dCs, np, dLevels, S, opt.normalization == DescriptorNormalization::kL1Root,
-          dDesc);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    {
-      auto scope = m.time("sift_download_descriptors");
-      descStage = m.descriptorsOut.ensure<float>(result.descriptors.size());
-      cuda::download(descStage, dDesc, result.descriptors.size(), m.stream);
-    }
-    for (int i = 0; i < np; ++i) result.keypoints[i] = toKeypoint(points[i], plan);
-  }
-  m.timer.stop(m.stream);
-  m.ctx.synchronize();
-  if (descStage)
-    copyRows(result.descriptors.data(), descStage, kDescriptorSize * sizeof(float),
-             kDescriptorSize * sizeof(float), np);
+  const SiftPoint* pts = m.hostPoints(m.out.host());
+  for (int i = 0; i < np; ++i) result.keypoints[i] = toKeypoint(pts[i], plan);
+  if (np > 0)
+    copyRows(result.descriptors.data(), m.hostDescriptors(m.out.host()),
+             kDescriptorSize * sizeof(float), kDescriptorSize * sizeof(float), np);
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return result;
 }

@@ -20,7 +20,10 @@ class SiftCuda {
   explicit SiftCuda(const gpu::Context& ctx);
   ~SiftCuda();
   // Same contract as siftCpu (sift_cpu.h). gpuMilliseconds: the time between CUDA events
-  // around the kernels (upload to download), when not null.
+  // from the image's upload (after the host copied it into pinned memory) to the end of the
+  // frame's last kernel, which writes the results to mapped host memory; when not null. One
+  // synchronisation a frame; with ctx's profiler off the frame's kernels replay a CUDA graph
+  // captured once per image size and options.
   Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows
@@ -28,6 +31,10 @@ class SiftCuda {
   // takes (docs/architecture.md, KLT: the tracker), so a caller on the same context can copy it
   // device to device instead of uploading the frame again; with CLAHE it is the equalised image.
   ImageView<const float> deviceGray() const;
+  // Room for this many extrema in the device's first list (default: 1 per 64 pixels of the
+  // scale space, at least 8192); a frame with more is redone with room for them, kept for the
+  // next frames. For tests of that path.
+  void setInitialExtremaCapacity(int n);
   // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
   std::vector<std::vector<float>> gaussians(ImageView<const float> gray,
                                             const SiftOptions& options);

@@ -163,6 +163,78 @@ TEST(SiftCuda, KeypointsAndDescriptorsAgreeWithTheCpu) {
   }
 }
 
+// A periodic image of identical elongated blobs: their extrema have equal |D| (the same float
+// operations on the same pixels), so the strongest-N cut falls inside a run of ties that only
+// the order of sift_select.h (octave, level, y, x) decides. The device ranks by a radix sort
+// of |D| and orders ties itself; it must keep the CPU's points in the CPU's order.
+TEST(SiftCuda, TiesAtTheCutGoAsOnTheCpu) {
+  GrayImage img(512, 384);
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const float dx = static_cast<float>(x % 32 - 16), dy = static_cast<float>(y % 32 - 16);
+      img(x, y) = 0.2f + 0.6f * std::exp(-(dx * dx / 32.0f + dy * dy / 8.0f));
+    }
+  SiftOptions o;
+  o.upright = true;
+  o.maxFeatures = 0;
+  const auto all = Sift(withBackend(Backend::kCpu, o)).extract(img).features;
+  o.maxFeatures = 40;
+  ASSERT_GT(all.size(), 60u);
+  // The premise: the 40th and the 41st strongest tie.
+  ASSERT_EQ(all.keypoints[39].response, all.keypoints[40].response);
+  int tied = 0;
+  for (const auto& k : all.keypoints) tied += k.response == all.keypoints[39].response;
+  std::printf("[ ties ] %zu points, %d share the 40th's response\n", all.size(), tied);
+  REQUIRE_DEVICE();
+  const auto c = Sift(withBackend(Backend::kCpu, o)).extract(img).features;
+  const auto g = Sift(withBackend(Backend::kCuda, o)).extract(img).features;
+  ASSERT_EQ(c.size(), 40u);
+  ASSERT_EQ(g.size(), 40u);
+  if (kExact) {
+    for (int i = 0; i < 40; ++i) {
+      const Keypoint &p = c.keypoints[i], &q = g.keypoints[i];
+      EXPECT_EQ(p.octave, q.octave) << i;
+      EXPECT_EQ(p.x, q.x) << i;
+      EXPECT_EQ(p.y, q.y) << i;
+      EXPECT_EQ(p.response, q.response) << i;
+      EXPECT_NEAR(p.scale, q.scale, 1e-6f * p.scale) << i;
+    }
+  } else {
+    expectAgreement(c, g, "ties");
+  }
+}
+
+#if VIDMAP_HAVE_CUDA
+// A frame with more extrema than the device's first list holds is redone with room for them;
+// the claim map is left clear, so the next frame (a replay of the graph) finds the same points.
+TEST(SiftCuda, MoreExtremaThanRoomAreRedone) {
+  REQUIRE_DEVICE();
+  const GrayImage img = testImage(640, 480);
+  SiftOptions o;
+  o.maxFeatures = 0;
+  SiftStats cs{}, gs1{}, gs2{};
+  const auto c = siftCpu(constView(img.view()), o, &cs);
+  // Profiler off: the frames go through the CUDA graph (captured, recaptured with room, replayed).
+  gpu::Context ctx(0);
+  ctx.profiler().setEnabled(false);
+  SiftCuda gpu{ctx};
+  gpu.setInitialExtremaCapacity(64);
+  const auto g1 = gpu.extract(constView(img.view()), o, &gs1);
+  const auto g2 = gpu.extract(constView(img.view()), o, &gs2);
+  std::printf("[ overflow ] extrema cpu %d gpu %d, %d\n", cs.extrema, gs1.extrema, gs2.extrema);
+  ASSERT_GT(cs.extrema, 256);  // the premise: several times the first list's room
+  EXPECT_EQ(gs1.extrema, cs.extrema);
+  EXPECT_EQ(gs2.extrema, cs.extrema);
+  expectAgreement(c, g1, "overflow");
+  ASSERT_EQ(g1.size(), g2.size());
+  for (size_t i = 0; i < g1.size(); ++i) {
+    EXPECT_EQ(g1.keypoints[i].x, g2.keypoints[i].x) << i;
+    EXPECT_EQ(g1.keypoints[i].y, g2.keypoints[i].y) << i;
+  }
+  EXPECT_EQ(g1.descriptors, g2.descriptors);
+}
+#endif
+
 TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
   REQUIRE_DEVICE();
   Sift gpu(withBackend(Backend::kCuda));

@@ -280,6 +280,31 @@ struct SiftPoint {
   int octaveIndex;  // index into the plan's octaves
 };
 
+// Sigma of a point at DoG level coordinate s (with its sub-level offset), octave pixels:
+// sigma0 2^(s / S). The power in double, rounded once to float, so that the host's and the
+// device's results agree (their exp2f round differently in the last bit).
+VIDMAP_HD inline float keypointSigmaAt(float sigma0, int scales, float s) {
+  return sigma0 * static_cast<float>(exp2(static_cast<double>(s / static_cast<float>(scales))));
+}
+
+// cos and sin of an orientation, in double and rounded once, for the same reason.
+VIDMAP_HD inline void angleCosSin(float angle, float* c, float* s) {
+  *c = static_cast<float>(cos(static_cast<double>(angle)));
+  *s = static_cast<float>(sin(static_cast<double>(angle)));
+}
+
+// The order in which points are kept (sift_select.h): strongest |value| first; ties by octave,
+// level, y, x and angle, so the order does not depend on the order of detection.
+VIDMAP_HD inline bool strongerPoint(const SiftPoint& a, const SiftPoint& b) {
+  const float ra = fabsf(a.value), rb = fabsf(b.value);
+  if (ra != rb) return ra > rb;
+  if (a.octaveIndex != b.octaveIndex) return a.octaveIndex < b.octaveIndex;
+  if (a.level != b.level) return a.level < b.level;
+  if (a.y != b.y) return a.y < b.y;
+  if (a.x != b.x) return a.x < b.x;
+  return a.angle < b.angle;
+}
+
 // ---- Orientation -------------------------------------------------------------------------
 
 // The gradient of Gaussian level `level` of an octave: (mag, angle) pairs, row-major.
@@ -396,8 +421,8 @@ VIDMAP_HD inline int orientationPeaks(const float hist[kOrientationBins], int ma
 // Lowe's 4x4x8 descriptor (section 6) as VLFeat computes it: spatial bins of 3 sigma, a square
 // window of half-size floor(sqrt(2) * 3 sigma * 5 / 2 + 0.5) pixels, Gaussian weight of sigma
 // 2 bins, each gradient split trilinearly over (row bin, column bin, orientation bin). x, y,
-// sigma in octave units; ct, st: cos and sin of the orientation, computed by the caller on the
-// host (the device's sinf/cosf round differently). As for the orientation, window and pixel
+// sigma in octave units; ct, st: cos and sin of the orientation from angleCosSin (the device's
+// sinf/cosf round differently from the host's). As for the orientation, window and pixel
 // are separate so that a warp can share the pixels of one window.
 struct DescriptorWindow {
   float x, y, angle, ct, st, invSbp;
@@ -553,7 +578,7 @@ VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, in
   return orientFromHistogram(hist, p, maxOut, out);
 }
 
-// The normalised descriptor of an oriented point; ct, st = cos, sin of p.angle (host values).
+// The normalised descriptor of an oriented point; ct, st = angleCosSin(p.angle).
 VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct, float st,
                                     bool l1root, float desc[128]) {
   describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, ct, st, desc);

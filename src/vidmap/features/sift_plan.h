@@ -39,7 +39,7 @@ ScaleSpacePlan planScaleSpace(int width, int height, const SiftOptions& options)
 
 // Sigma of a keypoint at DoG level coordinate s (with sub-level offset), octave pixels.
 inline float keypointSigma(const ScaleSpacePlan& plan, float sigma0, float s) {
-  return sigma0 * exp2f(s / static_cast<float>(plan.scales));
+  return keypointSigmaAt(sigma0, plan.scales, s);
 }
 
 }  // namespace vidmap::features

@@ -16,15 +16,7 @@ void dedupeExtrema(std::vector<Extremum>& ext) {
 }
 
 void selectStrongest(std::vector<SiftPoint>& points, int maxFeatures) {
-  auto stronger = [](const SiftPoint& a, const SiftPoint& b) {
-    const float ra = std::fabs(a.value), rb = std::fabs(b.value);
-    if (ra != rb) return ra > rb;
-    if (a.octaveIndex != b.octaveIndex) return a.octaveIndex < b.octaveIndex;
-    if (a.level != b.level) return a.level < b.level;
-    if (a.y != b.y) return a.y < b.y;
-    if (a.x != b.x) return a.x < b.x;
-    return a.angle < b.angle;
-  };
+  auto stronger = [](const SiftPoint& a, const SiftPoint& b) { return strongerPoint(a, b); };
   if (maxFeatures > 0 && static_cast<int>(points.size()) > maxFeatures) {
     std::nth_element(points.begin(), points.begin() + maxFeatures, points.end(), stronger);
     points.resize(maxFeatures);

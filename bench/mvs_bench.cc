@@ -52,6 +52,7 @@ struct Args {
   double depthFactor = 1;  // tum: the Kinect depth times this (TUM lists ds = 1.035 for fr1)
   mvs::FusionOptions fusion;
   int photoIt = -1, geoIt = -1;
+  int textures = 1;
 };
 
 Args parse(int argc, char** argv) {
@@ -83,6 +84,8 @@ Args parse(int argc, char** argv) {
       a.views = std::stoi(v);
     else if (k == "--sources")
       a.sources = std::stoi(v);
+    else if (k == "--textures")
+      a.textures = std::stoi(v);
     else if (k == "--reps")
       a.reps = std::stoi(v);
     else if (k == "--max-size")
@@ -396,6 +399,7 @@ int main(int argc, char** argv) try {
   if (a.photoIt >= 0) o.photometricIterations = a.photoIt;
   if (a.geoIt >= 0) o.geometricIterations = a.geoIt;
   o.multiResolution = a.multiRes != 0;
+  o.textures = a.textures != 0;
   if (a.fineIt >= 0) o.fineIterations = a.fineIt;
   mvs::WorkspaceOptions wo;
   wo.maxSources = a.sources;
@@ -432,16 +436,21 @@ int main(int argc, char** argv) try {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   // Warm-up, then the timed runs.
   mvs::PatchMatchResult r = mvs::runPatchMatch(ws, o);
-  std::vector<double> photo, geo, fusion;
+  std::vector<double> photo, geo, fusion, match, stage;
   std::vector<io::PlyPoint> points;
   for (int k = 0; k < a.reps; ++k) {
+    auto ts = std::chrono::steady_clock::now();
     r = mvs::runPatchMatch(ws, o);
     photo.push_back(r.stats.photometricMs / r.stats.references);
     geo.push_back(r.stats.geometricMs / r.stats.references);
     auto t0 = std::chrono::steady_clock::now();
-    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion);
-    fusion.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    mvs::FusionStats fs;
+    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion, &fs);
+    const auto t1 = std::chrono::steady_clock::now();
+    fusion.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    match.push_back(fs.matchMs);
+    // The whole call, context creation, half-size workspace and host copies included.
+    stage.push_back(std::chrono::duration<double, std::milli>(t1 - ts).count());
   }
   if (!a.ply.empty()) io::writePly(a.ply, points, true);
   if (!a.render.empty()) renderCloud(points, ws.views.at(a.renderView), a.render);
@@ -465,6 +474,10 @@ int main(int argc, char** argv) try {
       median(photo), median(geo), median(fusion));
   std::printf("  \"dense_stage_ms\": %.1f,\n",
               (median(photo) + median(geo)) * r.stats.references + median(fusion));
+  std::printf(
+      "  \"textures\": %s, \"fusion_match_ms\": %.1f, \"stage_wall_ms\": %.1f, "
+      "\"stage_with_load_ms\": %.1f,\n",
+      o.textures ? "true" : "false", median(match), median(stage), median(stage) + loadMs);
   std::printf("  \"plan_peak_bytes\": %lld, \"device_peak_bytes\": %lld, \"points\": %zu,\n",
               (long long)r.stats.planPeakBytes, (long long)r.stats.devicePeakBytes, points.size());
   std::printf("  \"kernels_gpu_ms_per_image\": {");

@@ -1,5 +1,7 @@
 #include "vidmap/mvs/fusion.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "vidmap/core/check.h"
@@ -27,16 +29,34 @@ Eigen::Vector3d worldNormal(const View& V, const DepthMap& M, long p) {
   return V.R.transpose() * Eigen::Vector3d(M.normal[p], M.normal[np + p], M.normal[2 * np + p]);
 }
 
+// The relative pose of a source to the reference, both ways: x_s = A x_r + b, x_r = Ai x_s + bi.
+struct RelativePose {
+  Eigen::Matrix3d A, Ai;
+  Eigen::Vector3d b, bi;
+};
+
+RelativePose relativePose(const View& r, const View& s) {
+  RelativePose p;
+  p.A = s.R * r.R.transpose();
+  p.b = s.t - p.A * r.t;
+  p.Ai = p.A.transpose();
+  p.bi = -p.Ai * p.b;
+  return p;
+}
+
 }  // namespace
 
 // Two phases per reference view give the sequential algorithm's result with the heavy part in
 // parallel: (1) for every pixel, the source pixel that agrees with it, per source, regardless
-// of use (a pure function of the maps); (2) in pixel order, clusters from the candidates not
-// used yet. Phase 2 of view r marks only pixels of other views and pixels it visits itself,
-// so phase 1 may skip pixels used before it starts.
+// of use (a pure function of the maps), kept only for pixels with enough agreeing sources to
+// make a point; (2) in pixel order, clusters from the candidates not used yet. Phase 2 of view
+// r marks only pixels of other views and pixels it visits itself, so phase 1 may skip pixels
+// used before it starts. Phase 1 works in the reference camera's frame with the relative poses
+// computed once per pair (the same tests as in world coordinates, to rounding).
 std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<DepthMap>& maps,
                                         const FusionOptions& o, FusionStats* stats) {
   o.check();
+  const auto t0 = std::chrono::steady_clock::now();
   const size_t n = ws.views.size();
   std::vector<std::vector<char>> used(n);
   for (size_t v = 0; v < n; ++v)
@@ -45,81 +65,115 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
   const double maxReproj2 = o.maxReprojectionError * o.maxReprojectionError;
   FusionStats st;
   std::vector<io::PlyPoint> points;
-  std::vector<std::int32_t> cand;
+  // Per row of the reference: records of 1 + K words, the pixel's x then per source the
+  // agreeing source pixel or -1.
+  std::vector<std::vector<std::int32_t>> rows;
+  std::vector<std::int64_t> rowValid;
+  double matchMs = 0;
   for (size_t r = 0; r < n; ++r) {
     if (used[r].empty()) continue;
     const View& V = ws.views[r];
     const DepthMap& M = maps[r];
     const long np = static_cast<long>(M.depth.size());
     const int K = static_cast<int>(V.sources.size());
-    cand.assign(static_cast<size_t>(np) * K, -1);
+    std::vector<RelativePose> rel(K);
+    std::vector<char> live(K, 0);
+    for (int k = 0; k < K; ++k) {
+      const int s = V.sources[k];
+      live[k] = !used[s].empty();
+      if (live[k]) rel[k] = relativePose(V, ws.views[s]);
+    }
+    rows.resize(std::max<size_t>(rows.size(), M.height));
+    rowValid.assign(M.height, 0);
+    const auto tm = std::chrono::steady_clock::now();
     parallelFor(M.height, [&](std::int64_t y) {
+      std::vector<std::int32_t>& rec = rows[y];
+      rec.clear();
+      std::vector<std::int32_t> q(K);
       for (int x = 0; x < M.width; ++x) {
         const long p = static_cast<long>(y) * M.width + x;
-        if (!(M.depth[p] > 0) || used[r][p]) continue;
-        const Eigen::Vector3d X = worldPoint(V, M, p);
-        const Eigen::Vector3d N = worldNormal(V, M, p);
+        const float d = M.depth[p];
+        if (!(d > 0)) continue;
+        ++rowValid[y];
+        if (used[r][p]) continue;
+        const Eigen::Vector3d X((x - V.cx) / V.fx * d, (y - V.cy) / V.fy * d, d);
+        const Eigen::Vector3d N(M.normal[p], M.normal[np + p], M.normal[2 * np + p]);
+        int agree = 0;
         for (int k = 0; k < K; ++k) {
-          const int s = V.sources[k];
-          if (used[s].empty()) continue;
-          const View& S = ws.views[s];
-          const DepthMap& MS = maps[s];
-          const Eigen::Vector3d xs = S.R * X + S.t;
+          q[k] = -1;
+          if (!live[k]) continue;
+          const View& S = ws.views[V.sources[k]];
+          const DepthMap& MS = maps[V.sources[k]];
+          const RelativePose& T = rel[k];
+          const Eigen::Vector3d xs = T.A * X + T.b;
           if (!(xs.z() > 0)) continue;
           const int u = static_cast<int>(std::floor(S.fx * xs.x() / xs.z() + S.cx + 0.5));
           const int v = static_cast<int>(std::floor(S.fy * xs.y() / xs.z() + S.cy + 0.5));
           if (u < 0 || v < 0 || u >= MS.width || v >= MS.height) continue;
-          const long q = static_cast<long>(v) * MS.width + u;
-          const float ds = MS.depth[q];
+          const long qs = static_cast<long>(v) * MS.width + u;
+          const float ds = MS.depth[qs];
           if (!(ds > 0)) continue;
           if (std::abs(ds - xs.z()) > o.maxDepthError * xs.z()) continue;
-          const Eigen::Vector3d back = V.R * worldPoint(S, MS, q) + V.t;
+          const Eigen::Vector3d Xs((u - S.cx) / S.fx * ds, (v - S.cy) / S.fy * ds, ds);
+          const Eigen::Vector3d back = T.Ai * Xs + T.bi;
           if (!(back.z() > 0)) continue;
           const double eu = V.fx * back.x() / back.z() + V.cx - x;
           const double ev = V.fy * back.y() / back.z() + V.cy - static_cast<double>(y);
           if (eu * eu + ev * ev > maxReproj2) continue;
-          if (worldNormal(S, MS, q).dot(N) < cosMax) continue;
-          cand[static_cast<size_t>(p) * K + k] = static_cast<std::int32_t>(q);
+          const long nps = static_cast<long>(MS.depth.size());
+          const Eigen::Vector3d Ns(MS.normal[qs], MS.normal[nps + qs], MS.normal[2 * nps + qs]);
+          if (Ns.dot(T.A * N) < cosMax) continue;
+          q[k] = static_cast<std::int32_t>(qs);
+          ++agree;
         }
+        if (agree + 1 < o.minPixels) continue;  // members only fall in phase 2
+        rec.push_back(x);
+        rec.insert(rec.end(), q.begin(), q.end());
       }
     });
-    for (long p = 0; p < np; ++p) {
-      if (!(M.depth[p] > 0)) continue;
-      ++st.validPixels;
-      if (used[r][p]) continue;
-      int members = 1;
-      for (int k = 0; k < K; ++k) {
-        const std::int32_t q = cand[static_cast<size_t>(p) * K + k];
-        if (q >= 0 && !used[V.sources[k]][q]) ++members;
+    matchMs +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tm).count();
+    for (int y = 0; y < M.height; ++y) {
+      st.validPixels += rowValid[y];
+      const std::vector<std::int32_t>& rec = rows[y];
+      for (size_t i = 0; i < rec.size(); i += 1 + K) {
+        const long p = static_cast<long>(y) * M.width + rec[i];
+        const std::int32_t* cand = rec.data() + i + 1;
+        int members = 1;
+        for (int k = 0; k < K; ++k)
+          if (cand[k] >= 0 && !used[V.sources[k]][cand[k]]) ++members;
+        if (members < o.minPixels) continue;
+        Eigen::Vector3d sx = worldPoint(V, M, p), sn = worldNormal(V, M, p);
+        const Rgb8 c0 = V.rgb.data()[p];
+        Eigen::Vector3d sc(c0.r, c0.g, c0.b);
+        used[r][p] = 1;
+        for (int k = 0; k < K; ++k) {
+          const std::int32_t q = cand[k];
+          const int s = V.sources[k];
+          if (q < 0 || used[s][q]) continue;
+          used[s][q] = 1;
+          sx += worldPoint(ws.views[s], maps[s], q);
+          sn += worldNormal(ws.views[s], maps[s], q);
+          const Rgb8 c = ws.views[s].rgb.data()[q];
+          sc += Eigen::Vector3d(c.r, c.g, c.b);
+        }
+        const double k = static_cast<double>(members);
+        io::PlyPoint pt;
+        const Eigen::Vector3d mx = sx / k, mn = sn.normalized(), mc = sc / k;
+        for (int c = 0; c < 3; ++c) {
+          pt.xyz[c] = static_cast<float>(mx[c]);
+          pt.normal[c] = static_cast<float>(mn[c]);
+          pt.rgb[c] = static_cast<std::uint8_t>(std::lround(mc[c]));
+        }
+        points.push_back(pt);
+        st.fusedPixels += members;
       }
-      if (members < o.minPixels) continue;
-      Eigen::Vector3d sx = worldPoint(V, M, p), sn = worldNormal(V, M, p);
-      const Rgb8 c0 = V.rgb.data()[p];
-      Eigen::Vector3d sc(c0.r, c0.g, c0.b);
-      used[r][p] = 1;
-      for (int k = 0; k < K; ++k) {
-        const std::int32_t q = cand[static_cast<size_t>(p) * K + k];
-        const int s = V.sources[k];
-        if (q < 0 || used[s][q]) continue;
-        used[s][q] = 1;
-        sx += worldPoint(ws.views[s], maps[s], q);
-        sn += worldNormal(ws.views[s], maps[s], q);
-        const Rgb8 c = ws.views[s].rgb.data()[q];
-        sc += Eigen::Vector3d(c.r, c.g, c.b);
-      }
-      const double k = static_cast<double>(members);
-      io::PlyPoint pt;
-      const Eigen::Vector3d mx = sx / k, mn = sn.normalized(), mc = sc / k;
-      for (int c = 0; c < 3; ++c) {
-        pt.xyz[c] = static_cast<float>(mx[c]);
-        pt.normal[c] = static_cast<float>(mn[c]);
-        pt.rgb[c] = static_cast<std::uint8_t>(std::lround(mc[c]));
-      }
-      points.push_back(pt);
-      st.fusedPixels += members;
     }
   }
   st.points = static_cast<std::int64_t>(points.size());
+  st.matchMs = matchMs;
+  st.totalMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (stats) *stats = st;
   return points;
 }

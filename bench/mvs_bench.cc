@@ -4,7 +4,9 @@
 //   any mode: --multi-res 1 [--fine-iterations 3]   (coarse-to-fine photometric pass),
 //             --min-pixels N --max-normal-error DEG   (fusion)
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
+//             --reps -1: loading only, views one at a time and in parallel
 //   mvs_bench middlebury DIR/templeSparseRing [... --render OUT.png --render-view K]
+//   mvs_bench fusion [--width 1536 --height 1024 --views 11 --sources 8 --reps 3]  (CPU only)
 //   mvs_bench tum TUM_DIR VIDMAP_OUT [--model 0]   vidmap's depth maps against the Kinect's
 //   mvs_bench render CLOUD.ply OUT.png MODE DIR [--render-view K]   (MODE strecha|middlebury)
 // Times: wall ms of each pass per reference image (medians over --reps runs after one
@@ -378,11 +380,61 @@ void printDepth(const char* name, const mvs::DepthMap& m, const Image<float>& tr
               mvs::testing::scoreDepth(m, truth, 0.01).medianRelError);
 }
 
+// Fusion alone on maps made from the exact depth of the synthetic facade (normals from the
+// depth's neighbours): the size of a real dense stage without running PatchMatch, so the
+// CPU's fusion can be timed on any machine.
+int fusionBench(const Args& a) {
+  const mvs::testing::SyntheticMvs scene =
+      mvs::testing::makeFacadeMvs(a.width, a.height, a.views, 1.2);
+  mvs::WorkspaceOptions wo;
+  wo.maxSources = a.sources;
+  const mvs::Workspace ws = mvs::buildWorkspace(
+      scene.model, [&](const io::ColmapImage& im) { return scene.images.at(im.id); }, wo);
+  std::vector<mvs::DepthMap> maps(ws.views.size());
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    const mvs::View& V = ws.views[v];
+    const Image<float>& d = scene.depth[v];
+    mvs::DepthMap& m = maps[v];
+    m.resize(V.width, V.height);
+    const size_t n = static_cast<size_t>(V.width) * V.height;
+    auto P = [&](int x, int y) {
+      const double z = d(x, y);
+      return Eigen::Vector3d((x - V.cx) / V.fx * z, (y - V.cy) / V.fy * z, z);
+    };
+    for (int y = 0; y < V.height; ++y)
+      for (int x = 0; x < V.width; ++x) {
+        const size_t i = static_cast<size_t>(y) * V.width + x;
+        if (!(d(x, y) > 0) || x == 0 || y == 0 || x + 1 == V.width || y + 1 == V.height) continue;
+        Eigen::Vector3d nrm = (P(x + 1, y) - P(x - 1, y)).cross(P(x, y + 1) - P(x, y - 1));
+        if (!(nrm.norm() > 0)) continue;
+        nrm.normalize();
+        if (nrm.dot(P(x, y)) > 0) nrm = -nrm;
+        m.depth[i] = d(x, y), m.cost[i] = 0;
+        for (int c = 0; c < 3; ++c) m.normal[c * n + i] = static_cast<float>(nrm[c]);
+      }
+  }
+  std::vector<double> total, match, cluster;
+  mvs::FusionStats st;
+  for (int k = 0; k < std::max(1, a.reps); ++k) {
+    mvs::fuseDepthMaps(ws, maps, a.fusion, &st);
+    total.push_back(st.totalMs), match.push_back(st.matchMs), cluster.push_back(st.clusterMs);
+  }
+  std::printf(
+      "{\"bench\": \"mvs_fusion\", \"width\": %d, \"height\": %d, \"views\": %zu, "
+      "\"fusion_ms\": %.1f, \"fusion_match_ms\": %.1f, \"fusion_cluster_ms\": %.1f, \"points\": "
+      "%lld, "
+      "\"valid_pixels\": %lld, "
+      "\"fused_pixels\": %lld}\n",
+      a.width, a.height, ws.views.size(), median(total), median(match), median(cluster),
+      (long long)st.points, (long long)st.validPixels, (long long)st.fusedPixels);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) try {
   Args a = parse(argc, argv);
   if (a.mode == "tum") return tumEval(a);
+  if (a.mode == "fusion") return fusionBench(a);
   if (a.mode == "render") {  // a cloud written earlier, seen from a view of its data set
     double lo, hi;
     const bool strecha = a.write == "strecha";
@@ -428,7 +480,22 @@ int main(int argc, char** argv) try {
     }
     wo.maxImageSize = a.maxSize;
     wo.depthMin = lo, wo.depthMax = hi;
-    ws = mvs::loadWorkspace(m, strecha ? a.dir + "/images" : a.dir, wo);
+    const std::string images = strecha ? a.dir + "/images" : a.dir;
+    if (a.reps < 0) {  // loading only: views one at a time against views in parallel
+      double ms[2];
+      for (int par = 0; par < 2; ++par) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ws = mvs::buildWorkspace(
+            m, [&](const io::ColmapImage& im) { return io::readRgb(images + "/" + im.name); }, wo,
+            par == 1);
+        ms[par] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+      }
+      std::printf("{\"load_sequential_ms\": %.1f, \"load_parallel_ms\": %.1f, \"views\": %zu}\n",
+                  ms[0], ms[1], ws.views.size());
+      return 0;
+    }
+    ws = mvs::loadWorkspace(m, images, wo);
   } else {
     throw Error("unknown mode " + a.mode);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/parallel.h"
@@ -34,6 +35,13 @@ struct RelativePose {
   Eigen::Matrix3d A, Ai;
   Eigen::Vector3d b, bi;
 };
+
+// A stride coprime with n near n / golden ratio: i -> i * stride mod n permutes [0, n).
+std::int64_t scatterStride(std::int64_t n) {
+  std::int64_t s = std::max<std::int64_t>(1, static_cast<std::int64_t>(n * 0.618));
+  while (std::gcd(s, n) != 1) ++s;
+  return s;
+}
 
 RelativePose relativePose(const View& r, const View& s) {
   RelativePose p;
@@ -69,7 +77,7 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
   // agreeing source pixel or -1.
   std::vector<std::vector<std::int32_t>> rows;
   std::vector<std::int64_t> rowValid;
-  double matchMs = 0;
+  double matchMs = 0, clusterMs = 0;
   for (size_t r = 0; r < n; ++r) {
     if (used[r].empty()) continue;
     const View& V = ws.views[r];
@@ -85,8 +93,12 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
     }
     rows.resize(std::max<size_t>(rows.size(), M.height));
     rowValid.assign(M.height, 0);
+    // Rows in a scattered order: the static schedule gives each thread a contiguous range of
+    // indices, and contiguous rows hold uneven work (sky, or nothing valid, at the top).
+    const std::int64_t stride = scatterStride(M.height);
     const auto tm = std::chrono::steady_clock::now();
-    parallelFor(M.height, [&](std::int64_t y) {
+    parallelFor(M.height, [&](std::int64_t i) {
+      const std::int64_t y = i * stride % M.height;
       std::vector<std::int32_t>& rec = rows[y];
       rec.clear();
       std::vector<std::int32_t> q(K);
@@ -131,8 +143,12 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
         rec.insert(rec.end(), q.begin(), q.end());
       }
     });
-    matchMs +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tm).count();
+    const auto tc = std::chrono::steady_clock::now();
+    matchMs += std::chrono::duration<double, std::milli>(tc - tm).count();
+    // Per source: its used flags, view and map, so the loop below indexes no nested vectors.
+    std::vector<char*> usedOf(K);
+    for (int k = 0; k < K; ++k) usedOf[k] = live[k] ? used[V.sources[k]].data() : nullptr;
+    char* usedR = used[r].data();
     for (int y = 0; y < M.height; ++y) {
       st.validPixels += rowValid[y];
       const std::vector<std::int32_t>& rec = rows[y];
@@ -140,18 +156,17 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
         const long p = static_cast<long>(y) * M.width + rec[i];
         const std::int32_t* cand = rec.data() + i + 1;
         int members = 1;
-        for (int k = 0; k < K; ++k)
-          if (cand[k] >= 0 && !used[V.sources[k]][cand[k]]) ++members;
+        for (int k = 0; k < K; ++k) members += cand[k] >= 0 && !usedOf[k][cand[k]];
         if (members < o.minPixels) continue;
         Eigen::Vector3d sx = worldPoint(V, M, p), sn = worldNormal(V, M, p);
         const Rgb8 c0 = V.rgb.data()[p];
         Eigen::Vector3d sc(c0.r, c0.g, c0.b);
-        used[r][p] = 1;
+        usedR[p] = 1;
         for (int k = 0; k < K; ++k) {
           const std::int32_t q = cand[k];
+          if (q < 0 || usedOf[k][q]) continue;
+          usedOf[k][q] = 1;
           const int s = V.sources[k];
-          if (q < 0 || used[s][q]) continue;
-          used[s][q] = 1;
           sx += worldPoint(ws.views[s], maps[s], q);
           sn += worldNormal(ws.views[s], maps[s], q);
           const Rgb8 c = ws.views[s].rgb.data()[q];
@@ -169,9 +184,12 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
         st.fusedPixels += members;
       }
     }
+    clusterMs +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tc).count();
   }
   st.points = static_cast<std::int64_t>(points.size());
   st.matchMs = matchMs;
+  st.clusterMs = clusterMs;
   st.totalMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (stats) *stats = st;

@@ -28,7 +28,8 @@ struct FusionStats {
   std::int64_t fusedPixels = 0;  // pixels used by the points
   std::int64_t validPixels = 0;  // pixels with a depth in the maps
   double matchMs = 0;            // wall: phase 1, the agreeing source pixels (parallel)
-  double totalMs = 0;            // wall: all of fusion (phase 2 is the rest, sequential)
+  double clusterMs = 0;          // wall: phase 2, the clusters in pixel order (sequential)
+  double totalMs = 0;            // wall: all of fusion
 };
 
 // maps[v] is view v's depth map (empty for views that are not references).

@@ -86,6 +86,8 @@ Args parse(int argc, char** argv) {
       a.views = std::stoi(v);
     else if (k == "--sources")
       a.sources = std::stoi(v);
+    else if (k == "--parallel-clustering")
+      a.fusion.parallelClusteringThreads = std::stoi(v);
     else if (k == "--textures")
       a.textures = std::stoi(v);
     else if (k == "--reps")
@@ -421,12 +423,12 @@ int fusionBench(const Args& a) {
   }
   std::printf(
       "{\"bench\": \"mvs_fusion\", \"width\": %d, \"height\": %d, \"views\": %zu, "
-      "\"fusion_ms\": %.1f, \"fusion_match_ms\": %.1f, \"fusion_cluster_ms\": %.1f, \"points\": "
-      "%lld, "
-      "\"valid_pixels\": %lld, "
-      "\"fused_pixels\": %lld}\n",
+      "\"fusion_ms\": %.1f, \"fusion_match_ms\": %.1f, \"fusion_cluster_ms\": %.1f, "
+      "\"points\": %lld, \"valid_pixels\": %lld, \"fused_pixels\": %lld, \"records\": %lld, "
+      "\"dependent_records\": %lld}\n",
       a.width, a.height, ws.views.size(), median(total), median(match), median(cluster),
-      (long long)st.points, (long long)st.validPixels, (long long)st.fusedPixels);
+      (long long)st.points, (long long)st.validPixels, (long long)st.fusedPixels,
+      (long long)st.records, (long long)st.dependentRecords);
   return 0;
 }
 }  // namespace

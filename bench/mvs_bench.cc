@@ -4,7 +4,9 @@
 //   any mode: --multi-res 1 [--fine-iterations 3]   (coarse-to-fine photometric pass),
 //             --min-pixels N --max-normal-error DEG   (fusion)
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
+//             --reps -1: loading only, views one at a time and in parallel
 //   mvs_bench middlebury DIR/templeSparseRing [... --render OUT.png --render-view K]
+//   mvs_bench fusion [--width 1536 --height 1024 --views 11 --sources 8 --reps 3]  (CPU only)
 //   mvs_bench tum TUM_DIR VIDMAP_OUT [--model 0]   vidmap's depth maps against the Kinect's
 //   mvs_bench render CLOUD.ply OUT.png MODE DIR [--render-view K]   (MODE strecha|middlebury)
 // Times: wall ms of each pass per reference image (medians over --reps runs after one
@@ -52,6 +54,7 @@ struct Args {
   double depthFactor = 1;  // tum: the Kinect depth times this (TUM lists ds = 1.035 for fr1)
   mvs::FusionOptions fusion;
   int photoIt = -1, geoIt = -1;
+  int textures = 1;
 };
 
 Args parse(int argc, char** argv) {
@@ -83,6 +86,10 @@ Args parse(int argc, char** argv) {
       a.views = std::stoi(v);
     else if (k == "--sources")
       a.sources = std::stoi(v);
+    else if (k == "--parallel-clustering")
+      a.fusion.parallelClusteringThreads = std::stoi(v);
+    else if (k == "--textures")
+      a.textures = std::stoi(v);
     else if (k == "--reps")
       a.reps = std::stoi(v);
     else if (k == "--max-size")
@@ -375,11 +382,61 @@ void printDepth(const char* name, const mvs::DepthMap& m, const Image<float>& tr
               mvs::testing::scoreDepth(m, truth, 0.01).medianRelError);
 }
 
+// Fusion alone on maps made from the exact depth of the synthetic facade (normals from the
+// depth's neighbours): the size of a real dense stage without running PatchMatch, so the
+// CPU's fusion can be timed on any machine.
+int fusionBench(const Args& a) {
+  const mvs::testing::SyntheticMvs scene =
+      mvs::testing::makeFacadeMvs(a.width, a.height, a.views, 1.2);
+  mvs::WorkspaceOptions wo;
+  wo.maxSources = a.sources;
+  const mvs::Workspace ws = mvs::buildWorkspace(
+      scene.model, [&](const io::ColmapImage& im) { return scene.images.at(im.id); }, wo);
+  std::vector<mvs::DepthMap> maps(ws.views.size());
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    const mvs::View& V = ws.views[v];
+    const Image<float>& d = scene.depth[v];
+    mvs::DepthMap& m = maps[v];
+    m.resize(V.width, V.height);
+    const size_t n = static_cast<size_t>(V.width) * V.height;
+    auto P = [&](int x, int y) {
+      const double z = d(x, y);
+      return Eigen::Vector3d((x - V.cx) / V.fx * z, (y - V.cy) / V.fy * z, z);
+    };
+    for (int y = 0; y < V.height; ++y)
+      for (int x = 0; x < V.width; ++x) {
+        const size_t i = static_cast<size_t>(y) * V.width + x;
+        if (!(d(x, y) > 0) || x == 0 || y == 0 || x + 1 == V.width || y + 1 == V.height) continue;
+        Eigen::Vector3d nrm = (P(x + 1, y) - P(x - 1, y)).cross(P(x, y + 1) - P(x, y - 1));
+        if (!(nrm.norm() > 0)) continue;
+        nrm.normalize();
+        if (nrm.dot(P(x, y)) > 0) nrm = -nrm;
+        m.depth[i] = d(x, y), m.cost[i] = 0;
+        for (int c = 0; c < 3; ++c) m.normal[c * n + i] = static_cast<float>(nrm[c]);
+      }
+  }
+  std::vector<double> total, match, cluster;
+  mvs::FusionStats st;
+  for (int k = 0; k < std::max(1, a.reps); ++k) {
+    mvs::fuseDepthMaps(ws, maps, a.fusion, &st);
+    total.push_back(st.totalMs), match.push_back(st.matchMs), cluster.push_back(st.clusterMs);
+  }
+  std::printf(
+      "{\"bench\": \"mvs_fusion\", \"width\": %d, \"height\": %d, \"views\": %zu, "
+      "\"fusion_ms\": %.1f, \"fusion_match_ms\": %.1f, \"fusion_cluster_ms\": %.1f, "
+      "\"points\": %lld, \"valid_pixels\": %lld, \"fused_pixels\": %lld, \"records\": %lld, "
+      "\"dependent_records\": %lld}\n",
+      a.width, a.height, ws.views.size(), median(total), median(match), median(cluster),
+      (long long)st.points, (long long)st.validPixels, (long long)st.fusedPixels,
+      (long long)st.records, (long long)st.dependentRecords);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) try {
   Args a = parse(argc, argv);
   if (a.mode == "tum") return tumEval(a);
+  if (a.mode == "fusion") return fusionBench(a);
   if (a.mode == "render") {  // a cloud written earlier, seen from a view of its data set
     double lo, hi;
     const bool strecha = a.write == "strecha";
@@ -396,6 +453,7 @@ int main(int argc, char** argv) try {
   if (a.photoIt >= 0) o.photometricIterations = a.photoIt;
   if (a.geoIt >= 0) o.geometricIterations = a.geoIt;
   o.multiResolution = a.multiRes != 0;
+  o.textures = a.textures != 0;
   if (a.fineIt >= 0) o.fineIterations = a.fineIt;
   mvs::WorkspaceOptions wo;
   wo.maxSources = a.sources;
@@ -424,7 +482,22 @@ int main(int argc, char** argv) try {
     }
     wo.maxImageSize = a.maxSize;
     wo.depthMin = lo, wo.depthMax = hi;
-    ws = mvs::loadWorkspace(m, strecha ? a.dir + "/images" : a.dir, wo);
+    const std::string images = strecha ? a.dir + "/images" : a.dir;
+    if (a.reps < 0) {  // loading only: views one at a time against views in parallel
+      double ms[2];
+      for (int par = 0; par < 2; ++par) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ws = mvs::buildWorkspace(
+            m, [&](const io::ColmapImage& im) { return io::readRgb(images + "/" + im.name); }, wo,
+            par == 1);
+        ms[par] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+      }
+      std::printf("{\"load_sequential_ms\": %.1f, \"load_parallel_ms\": %.1f, \"views\": %zu}\n",
+                  ms[0], ms[1], ws.views.size());
+      return 0;
+    }
+    ws = mvs::loadWorkspace(m, images, wo);
   } else {
     throw Error("unknown mode " + a.mode);
   }
@@ -432,16 +505,21 @@ int main(int argc, char** argv) try {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   // Warm-up, then the timed runs.
   mvs::PatchMatchResult r = mvs::runPatchMatch(ws, o);
-  std::vector<double> photo, geo, fusion;
+  std::vector<double> photo, geo, fusion, match, stage;
   std::vector<io::PlyPoint> points;
   for (int k = 0; k < a.reps; ++k) {
+    auto ts = std::chrono::steady_clock::now();
     r = mvs::runPatchMatch(ws, o);
     photo.push_back(r.stats.photometricMs / r.stats.references);
     geo.push_back(r.stats.geometricMs / r.stats.references);
     auto t0 = std::chrono::steady_clock::now();
-    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion);
-    fusion.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    mvs::FusionStats fs;
+    points = mvs::fuseDepthMaps(ws, r.final(), a.fusion, &fs);
+    const auto t1 = std::chrono::steady_clock::now();
+    fusion.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    match.push_back(fs.matchMs);
+    // The whole call, context creation, half-size workspace and host copies included.
+    stage.push_back(std::chrono::duration<double, std::milli>(t1 - ts).count());
   }
   if (!a.ply.empty()) io::writePly(a.ply, points, true);
   if (!a.render.empty()) renderCloud(points, ws.views.at(a.renderView), a.render);
@@ -465,6 +543,10 @@ int main(int argc, char** argv) try {
       median(photo), median(geo), median(fusion));
   std::printf("  \"dense_stage_ms\": %.1f,\n",
               (median(photo) + median(geo)) * r.stats.references + median(fusion));
+  std::printf(
+      "  \"textures\": %s, \"fusion_match_ms\": %.1f, \"stage_wall_ms\": %.1f, "
+      "\"stage_with_load_ms\": %.1f,\n",
+      o.textures ? "true" : "false", median(match), median(stage), median(stage) + loadMs);
   std::printf("  \"plan_peak_bytes\": %lld, \"device_peak_bytes\": %lld, \"points\": %zu,\n",
               (long long)r.stats.planPeakBytes, (long long)r.stats.devicePeakBytes, points.size());
   std::printf("  \"kernels_gpu_ms_per_image\": {");

@@ -48,7 +48,7 @@ void runDense(const DenseArgs& a, io::RunRecord& record) {
   mvs::checkImagesPresent(model, a.images);
   const pipeline::DenseSummary s = pipeline::runDenseStage(
       model, [&](const io::ColmapImage& im) { return io::readRgb(fs::path(a.images) / im.name); },
-      o, out.tmp(), record);
+      o, out.tmp(), record, /*threadSafeLoader=*/true);
   for (const std::string& k : s.skipped)
     std::fprintf(stderr, "vidmap dense: skipped %s\n", k.c_str());
   record.write(out.tmp() / "run.json");

@@ -19,14 +19,23 @@ struct FusionOptions {
   double maxReprojectionError = 2;  // pixels (COLMAP: 2)
   double maxDepthError = 0.01;      // relative (COLMAP: 0.01)
   double maxNormalErrorDeg = 10;    // degrees (COLMAP: 10)
+  // The clustering (phase 2) runs in parallel from this many threads up, else in one pass in
+  // pixel order: the same points in the same order; on one thread the two take about the
+  // same time (docs/benchmarks.md). 0: always in one pass.
+  int parallelClusteringThreads = 2;
 
   void check() const;
 };
 
 struct FusionStats {
   std::int64_t points = 0;
-  std::int64_t fusedPixels = 0;  // pixels used by the points
-  std::int64_t validPixels = 0;  // pixels with a depth in the maps
+  std::int64_t fusedPixels = 0;       // pixels used by the points
+  std::int64_t validPixels = 0;       // pixels with a depth in the maps
+  double matchMs = 0;                 // wall: phase 1, the agreeing source pixels (parallel)
+  double clusterMs = 0;               // wall: phase 2, the clusters
+  std::int64_t records = 0;           // phase 2's pixels with enough agreeing sources
+  std::int64_t dependentRecords = 0;  // parallel phase 2: those decided in order
+  double totalMs = 0;                 // wall: all of fusion
 };
 
 // maps[v] is view v's depth map (empty for views that are not references).

@@ -86,6 +86,7 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
     const View& s = ws.views[si];
     PmSource& S = P.src[k];
     S.gray = {grayOf[si], s.width, s.height, s.width};
+    S.gray.hwFilter = o.textures ? 1 : 0;
     S.K = cameraOf(s);
     // x_s = R_s (R_r^T (x_r - t_r)) + t_s
     Eigen::Matrix3d R = s.R * r.R.transpose();
@@ -139,9 +140,14 @@ void filterByCost(DepthMap* m, float maxCost) {
     if (!(m->cost[i] <= maxCost)) m->depth[i] = 0.0f;
 }
 
-std::int64_t viewBytes(const View& v, bool geometric) {
+int grayPitch(int width, int pitchAlign) {
+  return (width + pitchAlign - 1) / pitchAlign * pitchAlign;
+}
+
+std::int64_t viewBytes(const View& v, bool geometric, int pitchAlign) {
   const std::int64_t px = static_cast<std::int64_t>(v.width) * v.height;
-  return px + (geometric ? 4 * px : 0);
+  return static_cast<std::int64_t>(grayPitch(v.width, pitchAlign)) * v.height +
+         (geometric ? 4 * px : 0);
 }
 
 std::int64_t workingBytes(std::int64_t pixels) { return 5 * 4 * pixels; }
@@ -171,10 +177,12 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetBytes) {
+ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetBytes,
+                       int pitchAlign) {
   std::vector<std::int64_t> bytes;
   std::vector<std::string> names;
-  for (const View& v : ws.views) bytes.push_back(viewBytes(v, geometric)), names.push_back(v.name);
+  for (const View& v : ws.views)
+    bytes.push_back(viewBytes(v, geometric, pitchAlign)), names.push_back(v.name);
   std::vector<int> refs = referencesOf(ws);
   std::int64_t maxPixels = 0;
   for (int r : refs)
@@ -195,10 +203,24 @@ Workspace halfWorkspace(const Workspace& ws) {
     const double sx = double(c.width) / v.width, sy = double(c.height) / v.height;
     c.fx = v.fx * sx, c.fy = v.fy * sy;
     c.cx = (v.cx + 0.5) * sx - 0.5, c.cy = (v.cy + 0.5) * sy - 0.5;
-    c.rgb = io::resizeImage(v.rgb, c.width, c.height);
-    c.gray = toGray8(c.rgb);
     h.views.push_back(std::move(c));
   }
+  // Gray only (PatchMatch reads nothing else), each pixel the mean of its 2x2 block (the last
+  // column or row repeated for odd sizes), which is what the intrinsics above assume: about a
+  // millisecond per megapixel, where resizing the colour image and converting it took tens.
+  parallelFor(static_cast<std::int64_t>(ws.views.size()), [&](std::int64_t i) {
+    const Image<std::uint8_t>& g = ws.views[i].gray;
+    View& c = h.views[i];
+    c.gray.resize(c.width, c.height);
+    for (int y = 0; y < c.height; ++y) {
+      const int y0 = std::min(2 * y, g.height() - 1), y1 = std::min(2 * y + 1, g.height() - 1);
+      for (int x = 0; x < c.width; ++x) {
+        const int x0 = std::min(2 * x, g.width() - 1), x1 = std::min(2 * x + 1, g.width() - 1);
+        c.gray(x, y) =
+            static_cast<std::uint8_t>((g(x0, y0) + g(x1, y0) + g(x0, y1) + g(x1, y1) + 2) / 4);
+      }
+    }
+  });
   return h;
 }
 
@@ -316,8 +338,9 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
   gpu::Context ctx(o.device);
   std::int64_t budget = o.maxGpuMemory > 0 ? o.maxGpuMemory : ctx.info().totalMemoryBytes / 10 * 8;
   // Plans first: a budget too small for either pass fails before any work.
-  ResidencyPlan plans[2] = {planPass(ws, false, budget), planPass(ws, true, budget)};
-  PatchMatchCuda cuda(ctx);
+  PatchMatchCuda cuda(ctx, o.textures);
+  const int align = cuda.pitchAlignment();
+  ResidencyPlan plans[2] = {planPass(ws, false, budget, align), planPass(ws, true, budget, align)};
   // Filtered photometric depths are the geometric pass's source depths; the unfiltered
   // hypotheses its starting point.
   std::vector<DepthMap> unfiltered(n);
@@ -330,6 +353,7 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
     cuda.beginPass(maxPixels);
     std::vector<const std::uint8_t*> gray(n, nullptr);
     std::vector<const float*> depth(n, nullptr);
+    std::vector<PmGray> grayDev(n);
     for (const ResidencyStep& step : plan.steps) {
       for (int v : step.evict) cuda.evict(v);
       for (int v : step.load) {
@@ -340,18 +364,25 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
         }
         cuda.load(v, ws.views[v], d);
       }
-      for (int v = 0; v < static_cast<int>(n); ++v)
-        gray[v] = cuda.grayPtr(v), depth[v] = cuda.depthPtr(v);
+      for (int v = 0; v < static_cast<int>(n); ++v) {
+        grayDev[v] = cuda.gray(v);
+        gray[v] = grayDev[v].data, depth[v] = cuda.depthPtr(v);
+      }
       const int r = step.ref;
       DepthMap& m = geo ? res.geometric[r] : res.photometric[r];
       if (geo)
-        m = unfiltered[r];
+        m = std::move(unfiltered[r]);
       else if (init)
         m = (*init)[r];
       else
         m.resize(ws.views[r].width, ws.views[r].height);
-      cuda.run(makeParams(ws, r, geo, o, gray, depth), !geo && !init,
-               geo ? o.geometricIterations : o.photometricIterations, o,
+      PmParams P = makeParams(ws, r, geo, o, gray, depth);
+      P.ref.stride = grayDev[r].stride;
+      for (int k = 0; k < P.numSources; ++k) {
+        const PmGray& g = grayDev[ws.views[r].sources[k]];
+        P.src[k].gray.stride = g.stride, P.src[k].gray.tex = g.tex;
+      }
+      cuda.run(P, !geo && !init, geo ? o.geometricIterations : o.photometricIterations, o,
                geo ? "geometric" : "photometric", &m);
       if (!geo && geometric) unfiltered[r] = m;
       filterByCost(&m, o.maxCost);

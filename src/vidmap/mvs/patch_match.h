@@ -32,6 +32,10 @@ struct PatchMatchOptions {
   // perturbation schedule restarts, as in the geometric pass). Measured in docs/benchmarks.md.
   bool multiResolution = false;
   int fineIterations = 3;
+  // Source images through CUDA textures (hardware bilinear, design item 7): bilinear weights
+  // with 8 fractional bits, which the CPU twin then models (PmGray::hwFilter); false: exact
+  // float weights on both backends (the bit-equality oracle). Measured in docs/benchmarks.md.
+  bool textures = true;
   std::uint32_t seed = 1;
   Backend backend = Backend::kAuto;  // kAuto: CUDA when a device is present
   std::int64_t maxGpuMemory = 0;     // bytes; 0: 80 percent of the device's memory
@@ -95,12 +99,14 @@ DepthMap upsampleNearest(const DepthMap& coarse, int width, int height);
 // Sets depth 0 where the cost exceeds maxCost.
 void filterByCost(DepthMap* map, float maxCost);
 
-// Device bytes of one view in a pass (gray 8 bit; plus its float depth in the geometric one)
-// and of the working buffers of a reference with `pixels` pixels.
-std::int64_t viewBytes(const View& v, bool geometric);
+// Device bytes of one view in a pass (gray 8 bit in rows of grayPitch bytes; plus its float
+// depth in the geometric one) and of the working buffers of a reference with `pixels` pixels.
+int grayPitch(int width, int pitchAlign);
+std::int64_t viewBytes(const View& v, bool geometric, int pitchAlign = 1);
 std::int64_t workingBytes(std::int64_t pixels);
 
 // The residency plan of one pass of runPatchMatch (exposed for tests and the run record).
-ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetBytes);
+ResidencyPlan planPass(const Workspace& ws, bool geometric, std::int64_t budgetBytes,
+                       int pitchAlign = 1);
 
 }  // namespace vidmap::mvs

@@ -1,8 +1,11 @@
 // CUDA kernels of PatchMatch: one thread per pixel, calling the functions of
 // patch_match_kernels.h that the CPU twin calls. The parameters (cameras, relative poses,
 // weight tables: about 3 KB) go by value as kernel arguments, in the constant bank.
+#include <cstdint>
+#include <cstdlib>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "vidmap/gpu/cuda_check.cuh"
 #include "vidmap/gpu/device_buffer.h"
@@ -12,8 +15,30 @@ namespace vidmap::mvs {
 namespace {
 
 constexpr int kBlock = 128;
+// Blocks of 16 x 8 pixels of one colour (32 x 8 of the image): a warp covers two rows, so the
+// windows of its threads overlap more in the texture cache than along one row.
+constexpr int kBlockX = 16, kBlockY = 8;
 
-__global__ void initKernel(const PmParams P, const PmState S, int initialise) {
+// Experiment knobs for docs/benchmarks.md (section "mvs speed (issue 14, helper dense)"), read
+// once: VIDMAP_MVS_MIN_BLOCKS = the launch bound's blocks per SM of the kernels that run
+// (8: at most 64 registers, the default; 1: no cap) and VIDMAP_MVS_ROWS = 1 for the former
+// one-row-per-block mapping.
+struct Knobs {
+  int minBlocks = 8;
+  bool rows = false;
+  Knobs() {
+    if (const char* e = std::getenv("VIDMAP_MVS_MIN_BLOCKS")) minBlocks = std::atoi(e);
+    if (const char* e = std::getenv("VIDMAP_MVS_ROWS")) rows = std::atoi(e) != 0;
+  }
+};
+const Knobs& knobs() {
+  static const Knobs k;
+  return k;
+}
+
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    initKernel(const PmParams P, const PmState S, int initialise) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= S.width * S.height) return;
   const int x = i % S.width, y = i / S.width;
@@ -23,11 +48,47 @@ __global__ void initKernel(const PmParams P, const PmState S, int initialise) {
     pmRescorePixel(P, S, x, y);
 }
 
-__global__ void updateKernel(const PmParams P, const PmState S, int colour, int it) {
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    updateKernel(const PmParams P, const PmState S, int colour, int it, int rows) {
   int x, y;
-  if (!pmColourPixel(p, colour, S.width, S.height, &x, &y)) return;
+  if (rows) {  // rows: pixel p of the colour in a row-major walk
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!pmColourPixel(p, colour, S.width, S.height, &x, &y)) return;
+  } else {
+    const int i = blockIdx.x * kBlockX + threadIdx.x % kBlockX;
+    const int row = blockIdx.y * kBlockY + threadIdx.x / kBlockX;
+    const int half = (S.width + 1) / 2;
+    if (i >= half || !pmColourPixel(row * half + i, colour, S.width, S.height, &x, &y)) return;
+  }
   pmUpdatePixel(P, S, x, y, it);
+}
+
+template <int kMinBlocks>
+void launch(const PmParams& P, const PmState& S, bool initialise, int iterations,
+            const PatchMatchOptions& o, const std::string& prefix, gpu::Context& ctx) {
+  PmParams Q = P;
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream().handle());
+  const size_t n = static_cast<size_t>(S.width) * S.height;
+  {
+    auto t = ctx.profiler().time(prefix + (initialise ? "_init" : "_rescore"), ctx.stream());
+    initKernel<kMinBlocks>
+        <<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(Q, S, initialise ? 1 : 0);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  const int half = (S.width + 1) / 2;
+  const dim3 grid = knobs().rows
+                        ? dim3((half * S.height + kBlock - 1) / kBlock, 1)
+                        : dim3((half + kBlockX - 1) / kBlockX, (S.height + kBlockY - 1) / kBlockY);
+  for (int it = 0; it < iterations; ++it) {
+    Q.perturbation = perturbationAt(o, it);
+    for (int colour = 0; colour < 2; ++colour) {
+      auto t = ctx.profiler().time(prefix + "_propagate", ctx.stream());
+      updateKernel<kMinBlocks>
+          <<<grid, kBlock, 0, stream>>>(Q, S, colour, 2 * it + colour, knobs().rows ? 1 : 0);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+  }
 }
 
 }  // namespace
@@ -36,15 +97,39 @@ struct PatchMatchCuda::Impl {
   gpu::Context ctx;
   gpu::DeviceBuffer<float> depth, nx, ny, nz, cost;
   struct Resident {
-    gpu::DeviceBuffer<std::uint8_t> gray;
+    gpu::DeviceBuffer<std::uint8_t> gray;  // rows of `pitch` bytes
+    int pitch = 0;
+    cudaTextureObject_t tex = 0;
     gpu::DeviceBuffer<float> depth;
+    Resident() = default;
+    Resident(Resident&& o) noexcept
+        : gray(std::move(o.gray)),
+          pitch(o.pitch),
+          tex(std::exchange(o.tex, 0)),
+          depth(std::move(o.depth)) {}
+    Resident& operator=(Resident&&) = delete;
+    ~Resident() {
+      if (tex) cudaDestroyTextureObject(tex);
+    }
   };
   std::map<int, Resident> views;
-  explicit Impl(gpu::Context& c) : ctx(c) {}
+  bool textures = false;
+  int pitchAlign = 1, baseAlign = 1;
+  explicit Impl(gpu::Context& c, bool tex) : ctx(c), textures(tex) {
+    if (textures) {
+      int align = 0, base = 0, dev = ctx.info().index;
+      VIDMAP_CUDA_CHECK(cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, dev));
+      VIDMAP_CUDA_CHECK(cudaDeviceGetAttribute(&base, cudaDevAttrTextureAlignment, dev));
+      pitchAlign = std::max(1, align), baseAlign = std::max(1, base);
+    }
+  }
 };
 
-PatchMatchCuda::PatchMatchCuda(gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
+PatchMatchCuda::PatchMatchCuda(gpu::Context& ctx, bool textures)
+    : impl_(std::make_unique<Impl>(ctx, textures)) {}
 PatchMatchCuda::~PatchMatchCuda() = default;
+
+int PatchMatchCuda::pitchAlignment() const { return impl_->pitchAlign; }
 
 void PatchMatchCuda::beginPass(std::int64_t maxPixels) {
   Impl& m = *impl_;
@@ -66,10 +151,32 @@ void PatchMatchCuda::endPass() {
 void PatchMatchCuda::load(int view, const View& v, const DepthMap* depth) {
   Impl& m = *impl_;
   Impl::Resident r;
-  r.gray = gpu::DeviceBuffer<std::uint8_t>(
-      m.ctx, std::span<const std::uint8_t>(v.gray.data(), static_cast<size_t>(v.gray.pixels())));
+  r.pitch = grayPitch(v.width, m.pitchAlign);
+  r.gray = gpu::DeviceBuffer<std::uint8_t>(m.ctx, static_cast<size_t>(r.pitch) * v.height);
+  cudaStream_t stream = static_cast<cudaStream_t>(m.ctx.stream().handle());
+  VIDMAP_CUDA_CHECK(cudaMemcpy2DAsync(r.gray.data(), r.pitch, v.gray.data(), v.width, v.width,
+                                      v.height, cudaMemcpyHostToDevice, stream));
+  // A texture needs its base aligned to textureAlignment; cudaMalloc gives 256 bytes at
+  // least. Otherwise the kernels model the texture unit's weights in software (same result).
+  if (m.textures && reinterpret_cast<std::uintptr_t>(r.gray.data()) % m.baseAlign == 0) {
+    cudaResourceDesc rd{};
+    rd.resType = cudaResourceTypePitch2D;
+    rd.res.pitch2D.devPtr = r.gray.data();
+    rd.res.pitch2D.desc = cudaCreateChannelDesc<unsigned char>();
+    rd.res.pitch2D.width = static_cast<size_t>(v.width);
+    rd.res.pitch2D.height = static_cast<size_t>(v.height);
+    rd.res.pitch2D.pitchInBytes = static_cast<size_t>(r.pitch);
+    cudaTextureDesc td{};
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModeLinear;
+    td.readMode = cudaReadModeNormalizedFloat;
+    td.normalizedCoords = 0;
+    VIDMAP_CUDA_CHECK(cudaCreateTextureObject(&r.tex, &rd, &td, nullptr));
+  }
   if (depth) r.depth = gpu::DeviceBuffer<float>(m.ctx, std::span<const float>(depth->depth));
-  m.views[view] = std::move(r);
+  m.ctx.synchronize();  // the host images may go away after load
+  m.views.erase(view);
+  m.views.emplace(view, std::move(r));
 }
 
 void PatchMatchCuda::evict(int view) {
@@ -77,9 +184,16 @@ void PatchMatchCuda::evict(int view) {
   impl_->views.erase(view);
 }
 
-const std::uint8_t* PatchMatchCuda::grayPtr(int view) const {
+PmGray PatchMatchCuda::gray(int view) const {
   auto it = impl_->views.find(view);
-  return it == impl_->views.end() ? nullptr : it->second.gray.data();
+  if (it == impl_->views.end()) return {};
+  const Impl::Resident& r = it->second;
+  PmGray g;
+  g.data = r.gray.data();
+  g.stride = r.pitch;
+  g.tex = static_cast<unsigned long long>(r.tex);
+  g.hwFilter = impl_->textures ? 1 : 0;
+  return g;
 }
 
 const float* PatchMatchCuda::depthPtr(int view) const {
@@ -87,15 +201,13 @@ const float* PatchMatchCuda::depthPtr(int view) const {
   return it == impl_->views.end() || it->second.depth.empty() ? nullptr : it->second.depth.data();
 }
 
-void PatchMatchCuda::run(const PmParams& Pin, bool initialise, int iterations,
+void PatchMatchCuda::run(const PmParams& P, bool initialise, int iterations,
                          const PatchMatchOptions& o, const char* pass, DepthMap* state) {
   Impl& m = *impl_;
-  PmParams P = Pin;
   const int w = state->width, h = state->height;
   const size_t n = static_cast<size_t>(w) * h;
   if (n > m.depth.size()) throw Error("mvs: reference larger than the pass's working buffers");
   PmState S{m.depth.data(), m.nx.data(), m.ny.data(), m.nz.data(), m.cost.data(), w, h};
-  cudaStream_t stream = static_cast<cudaStream_t>(m.ctx.stream().handle());
   if (!initialise) {
     m.depth.uploadAsync(std::span<const float>(state->depth), m.ctx.stream());
     m.nx.uploadAsync(std::span<const float>(state->normal.data(), n), m.ctx.stream());
@@ -103,22 +215,12 @@ void PatchMatchCuda::run(const PmParams& Pin, bool initialise, int iterations,
     m.nz.uploadAsync(std::span<const float>(state->normal.data() + 2 * n, n), m.ctx.stream());
   }
   const std::string prefix = std::string("mvs_") + pass;
-  {
-    auto t = m.ctx.profiler().time(prefix + (initialise ? "_init" : "_rescore"), m.ctx.stream());
-    initKernel<<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(P, S, initialise ? 1 : 0);
-    VIDMAP_CUDA_CHECK_LAUNCH();
-  }
-  const int half = (w + 1) / 2;
-  const int units = half * h;
-  for (int it = 0; it < iterations; ++it) {
-    P.perturbation = perturbationAt(o, it);
-    for (int colour = 0; colour < 2; ++colour) {
-      auto t = m.ctx.profiler().time(prefix + "_propagate", m.ctx.stream());
-      updateKernel<<<(units + kBlock - 1) / kBlock, kBlock, 0, stream>>>(P, S, colour,
-                                                                         2 * it + colour);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-  }
+  if (knobs().minBlocks >= 8)
+    launch<8>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (knobs().minBlocks >= 6)
+    launch<6>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else
+    launch<1>(P, S, initialise, iterations, o, prefix, m.ctx);
   m.depth.downloadAsync(std::span<float>(state->depth), m.ctx.stream());
   m.nx.downloadAsync(std::span<float>(state->normal.data(), n), m.ctx.stream());
   m.ny.downloadAsync(std::span<float>(state->normal.data() + n, n), m.ctx.stream());

@@ -15,7 +15,8 @@ namespace vidmap::mvs {
 
 class PatchMatchCuda {
  public:
-  explicit PatchMatchCuda(gpu::Context& ctx);
+  // textures: the sources read through CUDA textures (hardware bilinear, PmGray::hwFilter).
+  PatchMatchCuda(gpu::Context& ctx, bool textures);
   ~PatchMatchCuda();
 
   // Allocates the working buffers of a pass (5 floats per pixel of the largest reference).
@@ -25,10 +26,14 @@ class PatchMatchCuda {
   // Uploads view's gray and, when given, its depth; evict frees them.
   void load(int view, const View& v, const DepthMap* depth);
   void evict(int view);
-  const std::uint8_t* grayPtr(int view) const;
+  // The device gray image of a resident view (rows of grayPitch bytes, its texture if any);
+  // empty when the view is not resident.
+  PmGray gray(int view) const;
+  // The row alignment of the device gray images (the device's texture pitch alignment).
+  int pitchAlignment() const;
   const float* depthPtr(int view) const;
 
-  // One pass of one reference: P holds device addresses (grayPtr / depthPtr). The state is
+  // One pass of one reference: P holds device addresses (gray / depthPtr). The state is
   // uploaded unless initialise, and downloaded at the end. `pass` names the kernels.
   void run(const PmParams& P, bool initialise, int iterations, const PatchMatchOptions& o,
            const char* pass, DepthMap* state);

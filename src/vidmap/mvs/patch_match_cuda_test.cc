@@ -40,6 +40,7 @@ TEST(PatchMatchCuda, EqualsTheCpuTwin) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 4, 1.2);
   Workspace ws = facade(s);
   PatchMatchOptions o;
+  o.textures = false;  // sources read from global memory with float weights, as on the CPU
   o.photometricIterations = 3;
   o.geometricIterations = 2;
   o.backend = Backend::kCpu;
@@ -63,6 +64,40 @@ TEST(PatchMatchCuda, EqualsTheCpuTwin) {
 #endif
     }
   }
+}
+
+// Sources through textures: the hardware's bilinear blend is not specified bit for bit (only
+// its 8-bit weights, which the CPU twin models), so the propagation diverges at some pixels as
+// with FMA. Bound: under 10 percent of depths differ by more than 1 percent, in every view
+// and pass (measured 0.1-3 percent: docs/benchmarks.md); and the texture path is as
+// accurate against the truth as the CPU model (within 2 points at 2 percent of depth).
+TEST(PatchMatchCuda, TexturesMatchTheCpuModel) {
+  REQUIRE_DEVICE();
+  testing::SyntheticMvs s = testing::makeFacadeMvs(160, 120, 5, 1.2);
+  Workspace ws = facade(s);
+  PatchMatchOptions o;
+  o.textures = true;
+  o.backend = Backend::kCpu;
+  PatchMatchResult cpu = runPatchMatch(ws, o);
+  o.backend = Backend::kCuda;
+  PatchMatchResult gpu = runPatchMatch(ws, o);
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const DepthMap& a = pass ? cpu.geometric[v] : cpu.photometric[v];
+      const DepthMap& b = pass ? gpu.geometric[v] : gpu.photometric[v];
+      double f = differingFraction(a, b);
+      std::printf("textures, view %zu pass %d: %.4f of depths differ by more than 1%%\n", v, pass,
+                  f);
+      EXPECT_LT(f, 0.10) << "view " << v << " pass " << pass;
+    }
+  }
+  const int mid = 2;
+  auto c = testing::scoreDepth(cpu.geometric[mid], s.depth[mid], 0.02);
+  auto g = testing::scoreDepth(gpu.geometric[mid], s.depth[mid], 0.02);
+  std::printf("within 2%%: cpu model completeness %.3f accuracy %.3f | textures %.3f %.3f\n",
+              c.completeness, c.accuracy, g.completeness, g.accuracy);
+  EXPECT_GT(g.completeness, c.completeness - 0.02);
+  EXPECT_GT(g.accuracy, c.accuracy - 0.02);
 }
 
 // The peak device bytes equal the plan's, and a budget that forces evictions gives the same

@@ -44,6 +44,11 @@ struct PmCamera {
 struct PmGray {
   const std::uint8_t* data = nullptr;
   int width = 0, height = 0, stride = 0;
+  // Bilinear weights as the texture unit computes them: 8 fractional bits (pmSampleBilinear).
+  int hwFilter = 0;
+  // CUDA only: a texture object over `data` with linear filtering and normalised-float reads
+  // (hwFilter is then 1); 0 reads `data` directly.
+  unsigned long long tex = 0;
 };
 
 struct PmDepth {
@@ -151,13 +156,28 @@ VIDMAP_HD inline float pmGrayAt(const PmGray& g, int x, int y) {
   return static_cast<float>(g.data[static_cast<long>(y) * g.stride + x]);
 }
 
+// The texture unit's bilinear weight: the fraction in 1.8 fixed point (CUDA C++ Programming
+// Guide, "Texture fetching", linear filtering), rounded to the nearest 1/256.
+VIDMAP_HD inline float pmHwFraction(float f) { return floorf(f * 256.0f + 0.5f) * (1.0f / 256.0f); }
+
 // Bilinear sample in grey levels; false outside the image (the 2x2 support must be inside).
+// With hwFilter the weights are rounded as the texture unit rounds them, and on the device a
+// texture fetch does the whole sample (its blend is not specified bit for bit, so the CPU
+// twin models it to within a stated tolerance: patch_match_cuda_test.cc).
 VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float* v) {
   if (!(x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f)) return false;
+#if defined(__CUDA_ARCH__)
+  if (g.tex) {
+    // Texel centres at integer + 0.5 in unnormalised coordinates; values read as v / 255.
+    *v = 255.0f * tex2D<float>(static_cast<cudaTextureObject_t>(g.tex), x + 0.5f, y + 0.5f);
+    return true;
+  }
+#endif
   int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
   int x1 = x0 + 1 < g.width ? x0 + 1 : x0;
   int y1 = y0 + 1 < g.height ? y0 + 1 : y0;
   float fx = x - x0, fy = y - y0;
+  if (g.hwFilter) fx = pmHwFraction(fx), fy = pmHwFraction(fy);
   const std::uint8_t* r0 = g.data + static_cast<long>(y0) * g.stride;
   const std::uint8_t* r1 = g.data + static_cast<long>(y1) * g.stride;
   float top = (1.0f - fx) * r0[x0] + fx * r0[x1];
@@ -168,17 +188,24 @@ VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float*
 
 // ---- the reference window, read once per pixel and iteration ------------------------------
 
+// Grey levels are whole numbers: four to a word, so the window takes 9 registers rather than
+// 36 on the device (the update kernel's register count decides its occupancy).
 struct PmWindow {
-  float v[kWindowSamples];  // grey levels
-  float w[kWindowSamples];  // bilateral weights
+  std::uint32_t v[kWindowSamples / 4];  // grey levels, sample k in byte k % 4 of word k / 4
+  float w[kWindowSamples];              // bilateral weights
   float sumW = 0, sumWV = 0, sumWVV = 0;
 };
+
+VIDMAP_HD inline float pmWindowValue(const PmWindow& win, int k) {
+  return static_cast<float>((win.v[k >> 2] >> (8 * (k & 3))) & 0xFFu);
+}
 
 VIDMAP_HD inline int pmWindowOffset(int i) { return -kWindowRadius + kWindowStep * i; }
 
 VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, PmWindow* win) {
   float centre = pmGrayAt(P.ref, x, y);
   float sw = 0, swv = 0, swvv = 0;
+  for (int k = 0; k < kWindowSamples / 4; ++k) win->v[k] = 0;
   for (int j = 0; j < kWindowSide; ++j) {
     for (int i = 0; i < kWindowSide; ++i) {
       int k = j * kWindowSide + i;
@@ -186,7 +213,7 @@ VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, PmWindow* wi
       float d = v - centre;
       int di = static_cast<int>(d < 0 ? -d : d);
       float w = P.colorWeight[di] * P.spatialWeight[k];
-      win->v[k] = v;
+      win->v[k >> 2] |= static_cast<std::uint32_t>(v) << (8 * (k & 3));
       win->w[k] = w;
       sw += w;
       swv += w * v;
@@ -232,15 +259,16 @@ VIDMAP_HD inline float pmPhotometricCost(const PmWindow& win, const PmSource& s,
       float u = static_cast<float>(x + pmWindowOffset(i));
       float hz = H[6] * u + H[7] * v + H[8];
       if (!(hz > 1e-7f)) return kMaxCost;
-      float su = (H[0] * u + H[1] * v + H[2]) / hz;
-      float sv = (H[3] * u + H[4] * v + H[5]) / hz;
+      float iz = 1.0f / hz;  // one division per sample, not two
+      float su = (H[0] * u + H[1] * v + H[2]) * iz;
+      float sv = (H[3] * u + H[4] * v + H[5]) * iz;
       float g;
       if (!pmSampleBilinear(s.gray, su, sv, &g)) return kMaxCost;
       int k = j * kWindowSide + i;
       float w = win.w[k];
       sws += w * g;
       swss += w * g * g;
-      swrs += w * g * win.v[k];
+      swrs += w * g * pmWindowValue(win, k);
     }
   }
   float inv = 1.0f / win.sumW;

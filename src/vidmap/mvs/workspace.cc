@@ -104,7 +104,7 @@ RgbImage undistortImage(const RgbImage& image, const io::ColmapCamera& camera, d
 
 Workspace buildWorkspace(const io::ColmapModel& model,
                          const std::function<RgbImage(const io::ColmapImage&)>& loadImage,
-                         const WorkspaceOptions& options) {
+                         const WorkspaceOptions& options, bool threadSafeLoader) {
   options.check();
   model.validate();
   if (model.images.size() < 2)
@@ -125,7 +125,7 @@ Workspace buildWorkspace(const io::ColmapModel& model,
   // Images: undistort, scale, gray.
   std::vector<const io::ColmapImage*> images;
   for (const auto& [id, im] : model.images) images.push_back(&im);
-  for (size_t k = 0; k < images.size(); ++k) {
+  auto prepare = [&](std::int64_t k) {
     const io::ColmapImage& im = *images[k];
     const io::ColmapCamera& cam = model.cameras.at(im.camera_id);
     View& v = ws.views[k];
@@ -147,7 +147,15 @@ Workspace buildWorkspace(const io::ColmapModel& model,
     v.width = rgb.width(), v.height = rgb.height();
     v.gray = toGray8(rgb);
     v.rgb = std::move(rgb);
-  }
+  };
+  // A thread-safe loader (image files): one view per thread, since decoding is sequential
+  // inside a view and was most of the loading (fountain-P11, 11 JPEGs of 6.3 MP:
+  // docs/benchmarks.md); the image operations' own row loops then nest without extra
+  // threads. Otherwise (a video replayed in order) one view at a time, in model order.
+  if (threadSafeLoader)
+    parallelFor(static_cast<std::int64_t>(images.size()), prepare);
+  else
+    for (size_t k = 0; k < images.size(); ++k) prepare(static_cast<std::int64_t>(k));
   // Shared points at a sufficient triangulation angle, and depths per view.
   const size_t n = ws.views.size();
   std::vector<std::map<int, int>> shared(n);
@@ -242,7 +250,8 @@ Workspace loadWorkspace(const io::ColmapModel& model, const std::filesystem::pat
                         const WorkspaceOptions& options) {
   checkImagesPresent(model, imagesDir);
   return buildWorkspace(
-      model, [&](const io::ColmapImage& im) { return io::readRgb(imagesDir / im.name); }, options);
+      model, [&](const io::ColmapImage& im) { return io::readRgb(imagesDir / im.name); }, options,
+      /*threadSafeLoader=*/true);
 }
 
 }  // namespace vidmap::mvs

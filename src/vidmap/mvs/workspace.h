@@ -66,10 +66,12 @@ struct Workspace {
 
 // Loads the undistorted views of `model`. loadImage returns the image of a registered image
 // (its decoded file); a model with fewer than two registered images, a missing or wrongly
-// sized image, or an unsupported camera model throws vidmap::Error.
+// sized image, or an unsupported camera model throws vidmap::Error. With threadSafeLoader,
+// loadImage is called from several threads at once (views in parallel, as loadWorkspace does
+// for image files); otherwise once per image, in the model's order, from this thread.
 Workspace buildWorkspace(const io::ColmapModel& model,
                          const std::function<RgbImage(const io::ColmapImage&)>& loadImage,
-                         const WorkspaceOptions& options);
+                         const WorkspaceOptions& options, bool threadSafeLoader = false);
 
 // Throws vidmap::Error naming how many of the model's images are missing in imagesDir (and
 // the first), when any is.

@@ -76,14 +76,14 @@ double gpuMsOf(const std::vector<gpu::KernelStat>& kernels, const std::string& p
 
 DenseSummary runDenseStage(const io::ColmapModel& model,
                            const std::function<RgbImage(const io::ColmapImage&)>& loadImage,
-                           const DenseOptions& options, const fs::path& dir,
-                           io::RunRecord& record) {
+                           const DenseOptions& options, const fs::path& dir, io::RunRecord& record,
+                           bool threadSafeLoader) {
   options.check();
   DenseSummary sum;
   mvs::Workspace ws;
   {
     auto t = record.stage("mvs_load");
-    ws = mvs::buildWorkspace(model, loadImage, options.workspace);
+    ws = mvs::buildWorkspace(model, loadImage, options.workspace, threadSafeLoader);
   }
   sum.views = static_cast<int>(ws.views.size());
   sum.skipped = ws.skipped;

@@ -48,14 +48,15 @@ struct DenseSummary {
 std::int64_t parseByteSize(const std::string& text, const std::string& what);
 std::string formatByteSize(std::int64_t bytes);  // the inverse, exact: "4G", "1536M", "1000"
 
-// Runs the dense stage on `model` (images from loadImage, see mvs::buildWorkspace) and writes
+// Runs the dense stage on `model` (images from loadImage, called from several threads when
+// threadSafeLoader: see mvs::buildWorkspace) and writes
 // its files into dir (created). Bad input (fewer than two images, a wrong image, every view
 // skipped, a GPU budget too small for one view) throws vidmap::Error before anything is
 // written into dir.
 DenseSummary runDenseStage(const io::ColmapModel& model,
                            const std::function<RgbImage(const io::ColmapImage&)>& loadImage,
                            const DenseOptions& options, const std::filesystem::path& dir,
-                           io::RunRecord& record);
+                           io::RunRecord& record, bool threadSafeLoader = false);
 
 // One line for the terminal.
 std::string formatDenseSummary(const DenseSummary& s, const std::filesystem::path& dir);

@@ -68,6 +68,10 @@ struct ReconstructOptions {
   // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
+  // Keyframes the front end (decode, SIFT, matching, the gate, KLT) may run ahead of the
+  // mapper, on a thread of its own (pipeline/frontend_worker.h; the same model as 0); 0: one
+  // thread, frame after frame.
+  int pipelineDepth = 2;
   // Time every CUDA kernel launch into the run record (a pair of events per launch; its cost
   // is measured in docs/benchmarks.md). Off: stages keep host times only.
   bool profileKernels = true;

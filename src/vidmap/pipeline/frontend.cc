@@ -34,6 +34,7 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("frames_gated_by_tracks", trackGated);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
+  r.setCount("guide_refreshes", guideRefreshes);
   r.setCount("guide_rechecks", guideRechecks);
 }
 
@@ -314,6 +315,46 @@ GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Featur
   return res;
 }
 
+namespace {
+
+// A copy of `f` with the keypoints `raw` undistorted with `camera`.
+features::Features undistortedCopy(const features::Features& f,
+                                   const std::vector<features::Keypoint>& raw,
+                                   const sfm::Camera& camera) {
+  features::Features c;
+  c.width = f.width;
+  c.height = f.height;
+  c.descriptors = f.descriptors;
+  undistortKeypoints(raw, camera, &c.keypoints);
+  return c;
+}
+
+}  // namespace
+
+GuidedResult Frontend::refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera) {
+  ++stats_.guideRefreshes;
+  const GuidedInput& in = out.guided;
+  // The keyframe and its candidates by id in the history (consecutive ids), else a copy.
+  std::vector<features::Features> copies;
+  copies.reserve(in.cands.size() + 1);
+  const auto features = [&](int id, const std::shared_ptr<const features::Features>& f,
+                            const std::shared_ptr<const std::vector<features::Keypoint>>& raw)
+      -> const features::Features* {
+    const int at = active_.empty() ? -1 : id - active_.front().id;
+    if (at >= 0 && at < static_cast<int>(active_.size()) && active_[at].raw == raw) {
+      active_[at].undistortWith(camera);
+      return active_[at].features.get();
+    }
+    copies.push_back(undistortedCopy(*f, *raw, camera));
+    return &copies.back();
+  };
+  const features::Features* query = features(out.keyframe.id, in.query, in.queryRaw);
+  std::vector<const features::Features*> refs;
+  for (const GuidedInput::Candidate& c : in.cands)
+    refs.push_back(features(c.id, c.features, c.raw));
+  return guidedPairs(in, *query, refs, camera, matcher_, out.keyframe.id);
+}
+
 void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
   GuidedResult& res = out->result;
   if (res.dependsOnCamera && res.cameraParams != camera.params()) {
@@ -321,18 +362,11 @@ void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
     // this camera (produce's thread may be undistorting the shared keypoints meanwhile).
     ++stats_.guideRechecks;
     const GuidedInput& in = out->guided;
-    const auto copy = [&](const features::Features& f, const std::vector<features::Keypoint>& raw) {
-      features::Features c;
-      c.width = f.width;
-      c.height = f.height;
-      c.descriptors = f.descriptors;
-      undistortKeypoints(raw, camera, &c.keypoints);
-      return c;
-    };
-    const features::Features query = copy(*in.query, *in.queryRaw);
+    const features::Features query = undistortedCopy(*in.query, *in.queryRaw, camera);
     std::vector<features::Features> cands;
     cands.reserve(in.cands.size());
-    for (const GuidedInput::Candidate& c : in.cands) cands.push_back(copy(*c.features, *c.raw));
+    for (const GuidedInput::Candidate& c : in.cands)
+      cands.push_back(undistortedCopy(*c.features, *c.raw, camera));
     std::vector<const features::Features*> refs;
     for (const features::Features& c : cands) refs.push_back(&c);
     if (!recheckMatcher_)

@@ -70,9 +70,10 @@ struct FrontendStats {
   int siftCalls = 0;                   // frames SIFT ran on
   int trackGated = 0;                  // frames the gate decided on a source's tracks
   int guides = 0, guideFailures = 0;
-  // Keyframes whose guided matching was made again by finishKeyframe because the mapper's
-  // camera had changed since produce (pipelined runs only).
-  int guideRechecks = 0;
+  // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
+  // had changed since produce, by the front end's thread while the keyframe waited for the
+  // mapper (refreshes), or by the mapper's thread in finishKeyframe (rechecks).
+  int guideRefreshes = 0, guideRechecks = 0;
 
   // The counts into a run record: a new stat is one line there.
   void writeTo(io::RunRecord& record) const;
@@ -179,6 +180,10 @@ class Frontend {
   // pairs merged. Only the stats' guide*, guidedMatches and source* fields are written here;
   // it may run on another thread than produce.
   void finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera);
+  // The guided matching of a produced keyframe made again with `camera` (a newer camera of
+  // the mapper), on produce's thread: the keypoints of the keyframes it still holds are
+  // undistorted in place (its next keyframes need them so), the others copied.
+  GuidedResult refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera);
 
   const FrontendStats& stats() const { return stats_; }
   features::Backend siftBackend() const { return sift_.backend(); }

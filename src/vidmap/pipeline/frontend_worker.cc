@@ -43,6 +43,7 @@ struct Item {
   FrameOutcome outcome = FrameOutcome::kSkipped;
   KeyframeOutput keyframe;
   sfm::TrackedFrame tracked;
+  bool refreshing = false;  // pipelined: the producer is making its guide again (under mutex)
 };
 
 // The mapper's side of one frame: the guided matching checked against its camera, then the
@@ -89,7 +90,7 @@ double msSince(Clock::time_point t0) {
 struct Shared {
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<Item> queue;
+  std::deque<std::shared_ptr<Item>> queue;
   int queuedKeyframes = 0;
   int verified = 0;  // keyframes the mapper has verified (their outliers delivered)
   bool done = false, stop = false;
@@ -127,18 +128,50 @@ class Producer {
   }
 
  private:
-  // Waits (counted) until `ready`; false when the run is stopping.
+  // A queued keyframe whose guide was made with an older camera than the mapper's last.
+  std::shared_ptr<Item> stale() const {
+    for (const std::shared_ptr<Item>& it : s_.queue) {
+      const GuidedResult& r = it->keyframe.result;
+      if (it->outcome == FrameOutcome::kKeyframe && !it->refreshing && r.dependsOnCamera &&
+          r.cameraParams != s_.camera->params())
+        return it;
+    }
+    return nullptr;
+  }
+
+  // Waits (counted) until `ready`; false when the run is stopping. While it waits, the guides
+  // of queued keyframes made with an older camera are made again with the mapper's last one
+  // (off the mapper's path; the mapper checks them all the same, Frontend::finishKeyframe).
   template <class Ready>
   bool wait(std::unique_lock<std::mutex>& lock, Ready ready) {
-    if (!s_.stop && !ready()) {
-      const auto t0 = Clock::now();
-      s_.producerWaiting = true;
-      s_.changed.notify_all();  // the mapper may take all threads now
-      s_.changed.wait(lock, [&] { return s_.stop || ready(); });
-      s_.producerWaiting = false;
-      s_.producerWaitMs += msSince(t0);
-      ++s_.producerWaits;
+    if (s_.stop || ready()) return !s_.stop;
+    const auto t0 = Clock::now();
+    s_.producerWaiting = true;
+    s_.changed.notify_all();  // the mapper may take all threads now
+    while (!s_.stop && !ready()) {
+      if (const std::shared_ptr<Item> it = stale()) {
+        it->refreshing = true;
+        const std::shared_ptr<const sfm::Camera> camera = s_.camera;
+        lock.unlock();
+        GuidedResult r;
+        std::exception_ptr error;
+        try {
+          r = frontend_.refreshGuide(it->keyframe, *camera);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        if (!error) it->keyframe.result = std::move(r);
+        it->refreshing = false;
+        s_.changed.notify_all();
+        if (error) std::rethrow_exception(error);
+        continue;
+      }
+      s_.changed.wait(lock);
     }
+    s_.producerWaiting = false;
+    s_.producerWaitMs += msSince(t0);
+    ++s_.producerWaits;
     return !s_.stop;
   }
 
@@ -166,9 +199,9 @@ class Producer {
         camera = s_.camera;
         setThreads(s_.mapperWaiting ? threads_ : share_);
       }
-      Item it;
-      it.outcome = frontend_.produce(frame, *camera, &it.keyframe, &it.tracked);
-      const bool keyframe = it.outcome == FrameOutcome::kKeyframe;
+      auto it = std::make_shared<Item>();
+      it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
+      const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
       produced += keyframe;
       {
         std::unique_lock lock(s_.mutex);
@@ -234,13 +267,17 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
 
   int frames = 0, keyframes = 0;
   for (;;) {
-    Item it;
+    std::shared_ptr<Item> it;
     {
       std::unique_lock lock(s.mutex);
-      if (s.queue.empty() && !s.done) {
+      // The next frame, once there and not being refreshed.
+      const auto ready = [&] {
+        return (!s.queue.empty() && !s.queue.front()->refreshing) || s.done;
+      };
+      if (!ready()) {
         const auto t0 = Clock::now();
         s.mapperWaiting = true;
-        s.changed.wait(lock, [&] { return !s.queue.empty() || s.done; });
+        s.changed.wait(lock, ready);
         s.mapperWaiting = false;
         s.mapperWaitMs += msSince(t0);
         ++s.mapperWaits;
@@ -250,22 +287,26 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
         lock.unlock();
         std::rethrow_exception(e);  // the Joiner joins the (finished) producer
       }
-      if (s.queue.empty()) break;  // done
+      if (s.queue.empty()) break;                                          // done
+      s.changed.wait(lock, [&] { return !s.queue.front()->refreshing; });  // once done
       it = std::move(s.queue.front());
       s.queue.pop_front();
-      s.queuedKeyframes -= it.outcome == FrameOutcome::kKeyframe;
+      s.queuedKeyframes -= it->outcome == FrameOutcome::kKeyframe;
       setThreads(s.done || s.producerWaiting ? threads : threads - share);
     }
     s.changed.notify_all();
     checkpoint(frames);
     ++frames;
-    const bool keyframe = it.outcome == FrameOutcome::kKeyframe;
+    const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
     keyframes += keyframe;
-    mapItem(it, frontend, mapper, record);
+    mapItem(*it, frontend, mapper, record);
     if (keyframe && mapper.camera().params() != s.camera->params()) {
       auto camera = std::make_shared<const sfm::Camera>(mapper.camera());
-      std::lock_guard lock(s.mutex);
-      s.camera = std::move(camera);
+      {
+        std::lock_guard lock(s.mutex);
+        s.camera = std::move(camera);
+      }
+      s.changed.notify_all();  // the producer refreshes the queued guides
     }
     afterFrame(frames, keyframes);
   }

@@ -4,8 +4,9 @@
 //     depths 0 (one thread), 1 and 3 (the latter with one OpenMP thread for both sides) with
 //     descriptors only, and 0 and 2 with KLT tracks (whose outliers flow back from the mapper);
 //   - the guided matching made with one camera and checked against another
-//     (Frontend::produce then finishKeyframe) is the one made with the second camera: the path
-//     a pipelined run takes when the mapper refines the camera while the front end runs ahead;
+//     (Frontend::produce then finishKeyframe), or made again by the front end
+//     (Frontend::refreshGuide), is the one made with the second camera: the paths a pipelined
+//     run takes when the mapper refines the camera while the front end runs ahead;
 //   - an error in the front end's thread (an unreadable frame mid-run) ends the run with that
 //     error, once; an error on the mapper's side (a progress callback that throws) ends it too,
 //     and the producer thread is joined in both cases (the test would hang or terminate).
@@ -83,7 +84,7 @@ ReconstructOptions quiet() {
 struct Run {
   std::string model;  // the three binary files
   ReconstructSummary summary;
-  std::int64_t rechecks = 0;
+  std::int64_t rechecks = 0, refreshes = 0;
 };
 
 Run reconstructWith(const fs::path& seq, ReconstructOptions o, const std::string& name) {
@@ -95,6 +96,7 @@ Run reconstructWith(const fs::path& seq, ReconstructOptions o, const std::string
   r.model =
       fileBytes(m / "cameras.bin") + fileBytes(m / "images.bin") + fileBytes(m / "points3D.bin");
   r.rechecks = record.counts().at("guide_rechecks");
+  r.refreshes = record.counts().at("guide_refreshes");
   return r;
 }
 
@@ -125,8 +127,11 @@ void expectSameModels(bool klt) {
     EXPECT_EQ(piped.summary.pairs, serial.summary.pairs);
     EXPECT_EQ(piped.summary.matches, serial.summary.matches);
     EXPECT_EQ(piped.summary.kltMatches, serial.summary.kltMatches);
-    std::printf("  %s, depth %d: %d keyframes, %lld guided matchings made again\n", tag.c_str(),
-                depth, piped.summary.keyframes, static_cast<long long>(piped.rechecks));
+    std::printf(
+        "  %s, depth %d: %d keyframes, guides made again: %lld by the mapper, %lld by "
+        "the front end\n",
+        tag.c_str(), depth, piped.summary.keyframes, static_cast<long long>(piped.rechecks),
+        static_cast<long long>(piped.refreshes));
   }
 }
 
@@ -162,26 +167,37 @@ TEST(Frontend, AGuideMadeWithAnOldCameraIsMadeAgainWithTheNewOne) {
   FrontendOptions fo;
   fo.sift.backend = features::Backend::kCpu;
   fo.match.backend = features::Backend::kCpu;
-  io::RunRecord r1, r2, r3;
-  Frontend serialAfter(fo, r1), serialBefore(fo, r2), rechecked(fo, r3);
+  io::RunRecord r1, r2, r3, r4;
+  Frontend serialAfter(fo, r1), serialBefore(fo, r2), rechecked(fo, r3), refreshed(fo, r4);
   int keyframes = 0, differ = 0;
   for (const io::Frame& f : fr) {
-    KeyframeOutput a, b, c;
-    sfm::TrackedFrame ta, tb, tc;
+    KeyframeOutput a, b, c, d;
+    sfm::TrackedFrame ta, tb, tc, td;
     const FrameOutcome oa = serialAfter.process(f, after, &a, &ta);
     const FrameOutcome ob = serialBefore.process(f, before, &b, &tb);
     const FrameOutcome oc = rechecked.produce(f, before, &c, &tc);
+    const FrameOutcome od = refreshed.produce(f, before, &d, &td);
     // The gate and the plain matches do not depend on the camera.
     ASSERT_EQ(oa, ob);
     ASSERT_EQ(oa, oc);
+    ASSERT_EQ(oa, od);
     if (oa != FrameOutcome::kKeyframe) continue;
     rechecked.finishKeyframe(&c, after);
+    // The front end's own refresh (the keypoints of its history undistorted in place), then
+    // the mapper's check, which finds the camera it has.
+    if (d.result.dependsOnCamera) d.result = refreshed.refreshGuide(d, after);
+    refreshed.finishKeyframe(&d, after);
     ++keyframes;
     ASSERT_EQ(a.pairs.size(), c.pairs.size());
     for (size_t p = 0; p < a.pairs.size(); ++p) {
       EXPECT_EQ(a.pairs[p].image1, c.pairs[p].image1);
       EXPECT_EQ(a.pairs[p].matches, c.pairs[p].matches);
       EXPECT_EQ(a.pairs[p].essential, c.pairs[p].essential);
+    }
+    ASSERT_EQ(a.pairs.size(), d.pairs.size());
+    for (size_t p = 0; p < a.pairs.size(); ++p) {
+      EXPECT_EQ(a.pairs[p].matches, d.pairs[p].matches);
+      EXPECT_EQ(a.pairs[p].essential, d.pairs[p].essential);
     }
     bool same = a.pairs.size() == b.pairs.size();
     for (size_t p = 0; same && p < a.pairs.size(); ++p)
@@ -194,6 +210,9 @@ TEST(Frontend, AGuideMadeWithAnOldCameraIsMadeAgainWithTheNewOne) {
   EXPECT_GT(differ, 0);
   EXPECT_EQ(rechecked.stats().guideRechecks, keyframes - 1);  // the first has no pairs
   EXPECT_EQ(rechecked.stats().guidedMatches, serialAfter.stats().guidedMatches);
+  EXPECT_EQ(refreshed.stats().guideRefreshes, keyframes - 1);
+  EXPECT_EQ(refreshed.stats().guideRechecks, 0);
+  EXPECT_EQ(refreshed.stats().guidedMatches, serialAfter.stats().guidedMatches);
 }
 
 // The frames of a source, with an error at frame `failAt`.

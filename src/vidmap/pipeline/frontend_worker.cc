@@ -99,19 +99,18 @@ struct Shared {
   std::shared_ptr<const sfm::Camera> camera;  // the mapper's, as last published
   double mapperWaitMs = 0, producerWaitMs = 0;
   std::int64_t mapperWaits = 0, producerWaits = 0;
+
+  // The threads of the two sides' parallel regions: the side the other has waited on more so
+  // far (the bottleneck) takes all of them, the other one; the producer's end gives the mapper
+  // all. At most one thread more than the cores compute at once.
+  bool frontendBound() const { return !done && mapperWaitMs >= producerWaitMs; }
 };
 
 class Producer {
  public:
   Producer(Shared& s, io::FrameSource& source, Frontend& frontend, io::RunRecord& record,
-           const FrontendLoopOptions& o, int threads, int share)
-      : s_(s),
-        source_(source),
-        frontend_(frontend),
-        record_(record),
-        o_(o),
-        threads_(threads),
-        share_(share) {}
+           const FrontendLoopOptions& o, int threads)
+      : s_(s), source_(source), frontend_(frontend), record_(record), o_(o), threads_(threads) {}
 
   void operator()() {
     try {
@@ -197,7 +196,7 @@ class Producer {
         if (o_.outliersFeedBack && !wait(lock, [&] { return s_.verified >= produced; })) return;
         if (s_.stop) return;
         camera = s_.camera;
-        setThreads(s_.mapperWaiting ? threads_ : share_);
+        setThreads(s_.frontendBound() ? threads_ : 1);
       }
       auto it = std::make_shared<Item>();
       it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
@@ -218,7 +217,7 @@ class Producer {
   Frontend& frontend_;
   io::RunRecord& record_;
   const FrontendLoopOptions& o_;
-  int threads_, share_;
+  int threads_;
 };
 
 // Stops and joins the producer however the mapper's side ends, and puts back what the loop
@@ -249,11 +248,9 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
                  const std::function<void(int)>& checkpoint,
                  const std::function<void(int, int)>& afterFrame) {
   const int threads = maxThreads();
-  const int share =
-      std::clamp(o.producerThreads > 0 ? o.producerThreads : threads / 2, 1, std::max(1, threads));
   Shared s;
   s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
-  Producer producer(s, source, frontend, record, o, threads, share);
+  Producer producer(s, source, frontend, record, o, threads);
   Joiner joiner(s, mapper, threads);  // declared last: joins before the rest goes
   if (o.outliersFeedBack)
     mapper.setVerifiedSink([&s](int id) {
@@ -292,7 +289,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
       it = std::move(s.queue.front());
       s.queue.pop_front();
       s.queuedKeyframes -= it->outcome == FrameOutcome::kKeyframe;
-      setThreads(s.done || s.producerWaiting ? threads : threads - share);
+      setThreads(s.frontendBound() ? 1 : threads);
     }
     s.changed.notify_all();
     checkpoint(frames);

@@ -23,11 +23,13 @@
 //     end's own.
 // Frames reach the mapper in order, one item per frame (keyframes, dropped frames).
 //
-// Cores: both sides use the OpenMP pool (SIFT and matching on the CPU, the mapper). While both
-// work, the producer's parallel regions take `producerThreads` threads and the mapper's the
-// rest; a side that waits on the other lends it all of them (decided at each frame, so the
-// pools overlap for at most one frame's work; OMP_WAIT_POLICY=passive keeps idle threads off
-// the cores).
+// Cores: both sides use OpenMP (SIFT and matching on the CPU, the mapper), each thread with a
+// team of its own. The side the other has waited on more so far (the bottleneck: the front end
+// on a CPU, the mapper with CUDA SIFT) runs its parallel regions on all the threads the caller
+// had, the other side on one, decided at each frame; so at most one thread more than the
+// cores computes at once, and OMP_WAIT_POLICY=passive keeps the waiting ones off the cores.
+// (An even split starves the bottleneck: measured in docs/benchmarks.md, "Pipelined front
+// end".) The model does not depend on the threads.
 //
 // Ending: an exception in either thread ends the run with that exception (the producer's is
 // carried to the calling thread and thrown there, once); the producer is stopped and joined
@@ -49,7 +51,6 @@ struct FrontendLoopOptions {
   // A PairMatchSource reads the mapper's outliers (KLT): the producer waits for the
   // verification of its keyframes before each frame.
   bool outliersFeedBack = false;
-  int producerThreads = 0;  // the producer's share of the OpenMP threads; 0: half of them
 };
 
 // Runs the frames of `source` through `frontend` into `mapper` to the end of the source.

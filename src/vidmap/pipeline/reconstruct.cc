@@ -340,7 +340,6 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   FrontendLoopOptions lo;
   lo.depth = options.pipelineDepth;
   lo.outliersFeedBack = klt != nullptr;
-  lo.producerThreads = frontend.siftBackend() == features::Backend::kCuda ? 1 : 0;
   sum.frames = runFrontendLoop(
       *source, frontend, mapper, record, lo,
       [&](int frames) { throwIfInterrupted("at frame " + std::to_string(frames) + untouched); },

@@ -55,7 +55,7 @@ const char* toString(Device d) {
 void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
-  checkRange("pipeline_depth", pipelineDepth, 0, 64);
+  checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -300,8 +300,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("frontend.photos", options.frontend.photos);
   // A guided matching made again on the mapper's thread (pipelined, after the camera changed)
   // runs on a context of its own: the front end's thread keeps the match context.
+  const int pipelineDepth = options.pipelineDepth != kAutoPipelineDepth ? options.pipelineDepth
+                            : siftContext                               ? 2
+                                                                        : 0;
+  record.setOption("pipeline_depth_used", pipelineDepth);
   const gpu::Context* recheckContext =
-      matchContext && options.pipelineDepth > 0 ? gpuStages.add("match.recheck") : nullptr;
+      matchContext && pipelineDepth > 0 ? gpuStages.add("match.recheck") : nullptr;
   Frontend frontend(options.frontend, record, siftContext, matchContext, recheckContext);
   sfm::Mapper mapper(camera0, options.mapper);
   std::unique_ptr<KltSource> klt;
@@ -338,7 +342,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   // Decode, front end and mapper, the front end running ahead of the mapper by up to
   // pipelineDepth keyframes (pipeline/frontend_worker.h: the same model as serial).
   FrontendLoopOptions lo;
-  lo.depth = options.pipelineDepth;
+  lo.depth = pipelineDepth;
   lo.outliersFeedBack = klt != nullptr;
   sum.frames = runFrontendLoop(
       *source, frontend, mapper, record, lo,

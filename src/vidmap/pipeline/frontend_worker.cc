@@ -95,7 +95,6 @@ struct Shared {
   int verified = 0;  // keyframes the mapper has verified (their outliers delivered)
   bool done = false, stop = false;
   std::exception_ptr error;
-  bool mapperWaiting = false, producerWaiting = false;
   std::shared_ptr<const sfm::Camera> camera;  // the mapper's, as last published
   double mapperWaitMs = 0, producerWaitMs = 0;
   std::int64_t mapperWaits = 0, producerWaits = 0;
@@ -145,8 +144,6 @@ class Producer {
   bool wait(std::unique_lock<std::mutex>& lock, Ready ready) {
     if (s_.stop || ready()) return !s_.stop;
     const auto t0 = Clock::now();
-    s_.producerWaiting = true;
-    s_.changed.notify_all();  // the mapper may take all threads now
     while (!s_.stop && !ready()) {
       if (const std::shared_ptr<Item> it = stale()) {
         it->refreshing = true;
@@ -168,7 +165,6 @@ class Producer {
       }
       s_.changed.wait(lock);
     }
-    s_.producerWaiting = false;
     s_.producerWaitMs += msSince(t0);
     ++s_.producerWaits;
     return !s_.stop;
@@ -273,9 +269,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
       };
       if (!ready()) {
         const auto t0 = Clock::now();
-        s.mapperWaiting = true;
         s.changed.wait(lock, ready);
-        s.mapperWaiting = false;
         s.mapperWaitMs += msSince(t0);
         ++s.mapperWaits;
       }

@@ -34,14 +34,18 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("frames_gated_by_tracks", trackGated);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
+  r.setCount("guide_refreshes", guideRefreshes);
+  r.setCount("guide_rechecks", guideRechecks);
 }
 
 Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record,
-                   const gpu::Context* siftContext, const gpu::Context* matchContext)
+                   const gpu::Context* siftContext, const gpu::Context* matchContext,
+                   const gpu::Context* recheckContext)
     : options_(options),
       record_(record),
       sift_((options.check(), options.sift), siftContext),
       matcher_(options.match, matchContext),
+      recheckContext_(recheckContext),
       gate_(options.gate) {}
 
 Frontend::~Frontend() = default;
@@ -61,18 +65,31 @@ std::array<double, 9> rowMajorK(const geometry::Pinhole& p) {
 
 }  // namespace
 
+void undistortKeypoints(const std::vector<features::Keypoint>& raw, const sfm::Camera& camera,
+                        std::vector<features::Keypoint>* out) {
+  *out = raw;
+  if (!camera.hasDistortion()) return;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const sfm::Vec2 u = camera.undistortPixel({raw[i].x, raw[i].y});
+    (*out)[i].x = static_cast<float>(u.x());
+    (*out)[i].y = static_cast<float>(u.y());
+  }
+}
+
 void ActiveKeyframe::undistortWith(const sfm::Camera& camera) {
   if (undistortedWith == camera.params()) return;
-  const bool distorted = camera.hasDistortion();
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const sfm::Vec2 u = distorted ? camera.undistortPixel(raw[i]) : raw[i];
-    features.keypoints[i].x = static_cast<float>(u.x());
-    features.keypoints[i].y = static_cast<float>(u.y());
-  }
+  undistortKeypoints(*raw, camera, &features->keypoints);
   undistortedWith = camera.params();
 }
 
 FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera,
+                               KeyframeOutput* out, sfm::TrackedFrame* dropped) {
+  const FrameOutcome r = produce(frame, camera, out, dropped);
+  if (r == FrameOutcome::kKeyframe) finishKeyframe(out, camera);
+  return r;
+}
+
+FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera,
                                KeyframeOutput* out, sfm::TrackedFrame* dropped) {
   ++stats_.frames;
   for (PairMatchSource* s : sources_) s->onFrame(frame);
@@ -107,29 +124,27 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     auto t = record_.stage("sift");
     sr = sift_.extract(frame.gray);
   }
-  features::Features& raw = sr.features;
-  stats_.features += static_cast<std::int64_t>(raw.size());
-  if (static_cast<int>(raw.size()) < options_.minFeatures) {
+  stats_.features += static_cast<std::int64_t>(sr.features.size());
+  if (static_cast<int>(sr.features.size()) < options_.minFeatures) {
     ++stats_.featureless;
     return FrameOutcome::kSkipped;
   }
-  // The query with undistorted keypoints: the guide's epipolar geometry is a pinhole's. The
-  // active keyframes' keypoints are undistorted with the same (current) camera when they are
-  // used: the mapper refines focal length and distortion as the video goes on.
+  // The query keeps its raw keypoints; the matcher's copy of them is undistorted for the guide
+  // (its epipolar geometry is a pinhole's).
   Active query;
-  query.features = raw;
-  query.raw.reserve(raw.size());
-  for (const features::Keypoint& k : raw.keypoints) query.raw.emplace_back(k.x, k.y);
-  query.undistortWith(camera);
-  const double scale = frame.gray.width() / 640.0;
+  query.raw = std::make_shared<const std::vector<features::Keypoint>>(sr.features.keypoints);
+  query.features = std::make_shared<features::Features>(std::move(sr.features));
+  const std::vector<features::Keypoint>& raw = *query.raw;
 
-  std::vector<sfm::PairMatches> pairs;
+  GuidedInput& in = out->guided;
+  in = {};
+  in.scale = frame.gray.width() / 640.0;
+  std::vector<Active*> cands;
   if (!active_.empty()) {
     // The keyframes a new keyframe is matched against: the last activeKeyframes, and a few
     // older ones at doubling distances (as COLMAP's quadratic sequential overlap): their wider
     // baselines triangulate rotation-heavy video and bound the drift.
     // Photos within exhaustivePhotos: every earlier photo.
-    std::vector<Active*> cands;
     const int n = static_cast<int>(active_.size());
     if (options_.photos && stats_.keyframes < options_.exhaustivePhotos) {
       for (Active& a : active_) cands.push_back(&a);
@@ -140,21 +155,20 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
         cands.push_back(&active_[r]);
     }
     // The last keyframe first: a frame the gate drops costs one match (docs/architecture.md, Front
-    // end).
+    // end). Plain matching reads descriptors only, so it needs no undistortion.
     Active& last = active_.back();
-    last.undistortWith(camera);
     std::vector<std::vector<features::Match>> plain(cands.size());
     {
       auto t = record_.stage("match");
-      plain.back() = matcher_.matchMany(query.features, {&last.features}).front();
+      plain.back() = matcher_.matchMany(*query.features, {last.features.get()}).front();
     }
     stats_.plainMatches += static_cast<std::int64_t>(plain.back().size());
     const auto& ml = plain.back();
     std::vector<double> motion;
     motion.reserve(ml.size());
     for (const features::Match& m : ml) {
-      const auto& a = query.features.keypoints[m.a];
-      const auto& b = last.features.keypoints[m.b];
+      const auto& a = raw[m.a];
+      const auto& b = (*last.raw)[m.b];
       motion.push_back(std::hypot(a.x - b.x, a.y - b.y));
     }
     if (!gated &&
@@ -167,96 +181,46 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
       dropped->name = frame.name;
       dropped->keyframe = last.id;
       for (const features::Match& m : ml) {
-        dropped->keypoints.emplace_back(raw.keypoints[m.a].x, raw.keypoints[m.a].y);
+        dropped->keypoints.emplace_back(raw[m.a].x, raw[m.a].y);
         dropped->keyframeKeypoint.push_back(m.b);
       }
       return FrameOutcome::kDropped;
     }
     // A keyframe: the earlier active keyframes in one call.
-    for (Active* c : cands) c->undistortWith(camera);
     if (cands.size() > 1) {
       std::vector<const features::Features*> refs;
-      for (size_t r = 0; r + 1 < cands.size(); ++r) refs.push_back(&cands[r]->features);
+      for (size_t r = 0; r + 1 < cands.size(); ++r) refs.push_back(cands[r]->features.get());
       auto t = record_.stage("match");
-      auto rest = matcher_.matchMany(query.features, refs);
+      auto rest = matcher_.matchMany(*query.features, refs);
       for (size_t r = 0; r < rest.size(); ++r) {
         stats_.plainMatches += static_cast<std::int64_t>(rest[r].size());
         plain[r] = std::move(rest[r]);
       }
     }
-    // Guided matching with the band of each pair's essential matrix.
-    auto t = record_.stage("guided_match");
-    const geometry::Pinhole pin = camera.pinhole();
-    std::vector<const features::Features*> guidedRefs;
-    std::vector<features::EpipolarGuide> guides;
-    std::vector<int> guidedIndex;
-    std::vector<std::array<double, 9>> guideEssentials;
-    for (size_t r = 0; r < cands.size(); ++r) {
-      const auto& m = plain[r];
-      if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
-      bool guided = false;
-      if (options_.guided) {
-        geometry::Vec2List x1, x2;
-        for (const features::Match& mm : m) {
-          const auto& a = query.features.keypoints[mm.a];
-          const auto& b = cands[r]->features.keypoints[mm.b];
-          x1.push_back(pin.normalize({a.x, a.y}));
-          x2.push_back(pin.normalize({b.x, b.y}));
-        }
-        geometry::RansacOptions ro;
-        ro.max_error = options_.guideBandPx * scale / pin.meanFocal();
-        ro.max_iterations = options_.guideIterations;
-        ro.min_iterations = std::min(20, options_.guideIterations);
-        const auto e = geometry::estimateEssential(x1, x2, ro);
-        ++stats_.guides;
-        if (e.success && e.num_inliers >= options_.minPairMatches) {
-          std::array<double, 9> E;
-          for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) E[3 * i + j] = e.model(i, j);
-          guides.push_back(features::EpipolarGuide::fromEssential(E, rowMajorK(pin), rowMajorK(pin),
-                                                                  options_.guideBandPx * scale));
-          guidedRefs.push_back(&cands[r]->features);
-          guidedIndex.push_back(static_cast<int>(r));
-          // The pair goes to the mapper as (candidate, query): E transposed.
-          guideEssentials.push_back({E[0], E[3], E[6], E[1], E[4], E[7], E[2], E[5], E[8]});
-          guided = true;
-        } else {
-          ++stats_.guideFailures;
-        }
-      }
-      if (!guided) {
-        sfm::PairMatches pm;
-        pm.image1 = cands[r]->id;
-        pm.image2 = stats_.keyframes;
-        for (const features::Match& mm : m) pm.matches.emplace_back(mm.b, mm.a);
-        pairs.push_back(std::move(pm));
-      }
-    }
-    if (!guidedRefs.empty()) {
-      const auto gm = matcher_.matchMany(query.features, guidedRefs, guides);
-
-      for (size_t g = 0; g < gm.size(); ++g) {
-        stats_.guidedMatches += static_cast<std::int64_t>(gm[g].size());
-        if (static_cast<int>(gm[g].size()) < options_.minPairMatches) continue;
-        sfm::PairMatches pm;
-        pm.image1 = cands[guidedIndex[g]]->id;
-        pm.image2 = stats_.keyframes;
-        for (const features::Match& mm : gm[g]) pm.matches.emplace_back(mm.b, mm.a);
-        // Verification starts from the guide's E (design 002, item 3: no second search).
-        pm.essential = guideEssentials[g];
-        pairs.push_back(std::move(pm));
-      }
-    }
+    in.query = query.features;
+    in.queryRaw = query.raw;
+    in.plain = std::move(plain);
+    for (Active* c : cands) in.cands.push_back({c->id, c->features, c->raw});
   }
 
-  // A keyframe.
+  // A keyframe. The sources read the keypoints as detected (before the guide undistorts them).
   const int id = stats_.keyframes++;
-  for (PairMatchSource* s : sources_) {
-    const auto extra = s->onKeyframe(id, raw);
-    for (const auto& p : extra) stats_.sourceMatches += static_cast<std::int64_t>(p.matches.size());
-    stats_.sourceOnlyMatches += mergePairMatches(pairs, extra);
+  out->sourcePairs.clear();
+  for (PairMatchSource* s : sources_)
+    out->sourcePairs.push_back(s->onKeyframe(id, *query.features));
+  // The guided matching with the camera given (the keypoints undistorted with it, in place).
+  out->result = {};
+  out->result.cameraParams = camera.params();
+  if (!cands.empty()) {
+    query.undistortWith(camera);
+    std::vector<const features::Features*> candFeatures;
+    for (Active* c : cands) {
+      c->undistortWith(camera);
+      candFeatures.push_back(c->features.get());
+    }
+    out->result = guidedPairs(in, *query.features, candFeatures, camera, matcher_, id);
   }
-  out->pairs = std::move(pairs);
+  out->pairs.clear();
   sfm::Keyframe& kf = out->keyframe;
   kf = {};
   kf.id = id;
@@ -265,7 +229,7 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
   kf.name = frame.name;
   kf.keypoints.reserve(raw.size());
   kf.colors.reserve(raw.size());
-  for (const features::Keypoint& k : raw.keypoints) {
+  for (const features::Keypoint& k : raw) {
     kf.keypoints.emplace_back(k.x, k.y);
     kf.colors.push_back(sampleColor(frame.rgb, k.x, k.y));
   }
@@ -277,6 +241,150 @@ FrameOutcome Frontend::process(const io::Frame& frame, const sfm::Camera& camera
     keep = std::max(keep, options_.exhaustivePhotos);
   while (static_cast<int>(active_.size()) > keep) active_.pop_front();
   return FrameOutcome::kKeyframe;
+}
+
+GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Features& query,
+                                   const std::vector<const features::Features*>& cands,
+                                   const sfm::Camera& camera, features::Matcher& matcher,
+                                   int keyframeId) {
+  // Guided matching with the band of each pair's essential matrix.
+  GuidedResult res;
+  res.cameraParams = camera.params();
+  auto t = record_.stage("guided_match");
+  const geometry::Pinhole pin = camera.pinhole();
+  std::vector<const features::Features*> guidedRefs;
+  std::vector<features::EpipolarGuide> guides;
+  std::vector<int> guidedIndex;
+  std::vector<std::array<double, 9>> guideEssentials;
+  for (size_t r = 0; r < cands.size(); ++r) {
+    const auto& m = in.plain[r];
+    if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
+    bool guided = false;
+    if (options_.guided) {
+      res.dependsOnCamera = true;
+      geometry::Vec2List x1, x2;
+      for (const features::Match& mm : m) {
+        const auto& a = query.keypoints[mm.a];
+        const auto& b = cands[r]->keypoints[mm.b];
+        x1.push_back(pin.normalize({a.x, a.y}));
+        x2.push_back(pin.normalize({b.x, b.y}));
+      }
+      geometry::RansacOptions ro;
+      ro.max_error = options_.guideBandPx * in.scale / pin.meanFocal();
+      ro.max_iterations = options_.guideIterations;
+      ro.min_iterations = std::min(20, options_.guideIterations);
+      const auto e = geometry::estimateEssential(x1, x2, ro);
+      ++res.guides;
+      if (e.success && e.num_inliers >= options_.minPairMatches) {
+        std::array<double, 9> E;
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) E[3 * i + j] = e.model(i, j);
+        guides.push_back(features::EpipolarGuide::fromEssential(E, rowMajorK(pin), rowMajorK(pin),
+                                                                options_.guideBandPx * in.scale));
+        guidedRefs.push_back(cands[r]);
+        guidedIndex.push_back(static_cast<int>(r));
+        // The pair goes to the mapper as (candidate, query): E transposed.
+        guideEssentials.push_back({E[0], E[3], E[6], E[1], E[4], E[7], E[2], E[5], E[8]});
+        guided = true;
+      } else {
+        ++res.guideFailures;
+      }
+    }
+    if (!guided) {
+      sfm::PairMatches pm;
+      pm.image1 = in.cands[r].id;
+      pm.image2 = keyframeId;
+      for (const features::Match& mm : m) pm.matches.emplace_back(mm.b, mm.a);
+      res.pairs.push_back(std::move(pm));
+    }
+  }
+  if (!guidedRefs.empty()) {
+    const auto gm = matcher.matchMany(query, guidedRefs, guides);
+    for (size_t g = 0; g < gm.size(); ++g) {
+      res.guidedMatches += static_cast<std::int64_t>(gm[g].size());
+      if (static_cast<int>(gm[g].size()) < options_.minPairMatches) continue;
+      sfm::PairMatches pm;
+      pm.image1 = in.cands[guidedIndex[g]].id;
+      pm.image2 = keyframeId;
+      for (const features::Match& mm : gm[g]) pm.matches.emplace_back(mm.b, mm.a);
+      // Verification starts from the guide's E (design 002, item 3: no second search).
+      pm.essential = guideEssentials[g];
+      res.pairs.push_back(std::move(pm));
+    }
+  }
+  return res;
+}
+
+namespace {
+
+// A copy of `f` with the keypoints `raw` undistorted with `camera`.
+features::Features undistortedCopy(const features::Features& f,
+                                   const std::vector<features::Keypoint>& raw,
+                                   const sfm::Camera& camera) {
+  features::Features c;
+  c.width = f.width;
+  c.height = f.height;
+  c.descriptors = f.descriptors;
+  undistortKeypoints(raw, camera, &c.keypoints);
+  return c;
+}
+
+}  // namespace
+
+GuidedResult Frontend::refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera) {
+  ++stats_.guideRefreshes;
+  const GuidedInput& in = out.guided;
+  // The keyframe and its candidates by id in the history (consecutive ids), else a copy.
+  std::vector<features::Features> copies;
+  copies.reserve(in.cands.size() + 1);
+  const auto features = [&](int id, const std::shared_ptr<const features::Features>& f,
+                            const std::shared_ptr<const std::vector<features::Keypoint>>& raw)
+      -> const features::Features* {
+    const int at = active_.empty() ? -1 : id - active_.front().id;
+    if (at >= 0 && at < static_cast<int>(active_.size()) && active_[at].raw == raw) {
+      active_[at].undistortWith(camera);
+      return active_[at].features.get();
+    }
+    copies.push_back(undistortedCopy(*f, *raw, camera));
+    return &copies.back();
+  };
+  const features::Features* query = features(out.keyframe.id, in.query, in.queryRaw);
+  std::vector<const features::Features*> refs;
+  for (const GuidedInput::Candidate& c : in.cands)
+    refs.push_back(features(c.id, c.features, c.raw));
+  return guidedPairs(in, *query, refs, camera, matcher_, out.keyframe.id);
+}
+
+void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
+  GuidedResult& res = out->result;
+  if (res.dependsOnCamera && res.cameraParams != camera.params()) {
+    // The camera changed since produce: the guided matching again, on copies undistorted with
+    // this camera (produce's thread may be undistorting the shared keypoints meanwhile).
+    ++stats_.guideRechecks;
+    const GuidedInput& in = out->guided;
+    const features::Features query = undistortedCopy(*in.query, *in.queryRaw, camera);
+    std::vector<features::Features> cands;
+    cands.reserve(in.cands.size());
+    for (const GuidedInput::Candidate& c : in.cands)
+      cands.push_back(undistortedCopy(*c.features, *c.raw, camera));
+    std::vector<const features::Features*> refs;
+    for (const features::Features& c : cands) refs.push_back(&c);
+    if (!recheckMatcher_)
+      recheckMatcher_ = std::make_unique<features::Matcher>(options_.match, recheckContext_);
+    res = guidedPairs(in, query, refs, camera, *recheckMatcher_, out->keyframe.id);
+  }
+  stats_.guides += res.guides;
+  stats_.guideFailures += res.guideFailures;
+  stats_.guidedMatches += res.guidedMatches;
+  out->pairs = std::move(res.pairs);
+  for (const std::vector<sfm::PairMatches>& extra : out->sourcePairs) {
+    for (const auto& p : extra) stats_.sourceMatches += static_cast<std::int64_t>(p.matches.size());
+    stats_.sourceOnlyMatches += mergePairMatches(out->pairs, extra);
+  }
+  // The shared features are let go (the front end may drop the keyframes from its history).
+  out->guided = {};
+  out->result = {};
+  out->sourcePairs.clear();
 }
 
 }  // namespace vidmap::pipeline

@@ -5,11 +5,11 @@
 //   0. with a PairMatchSource that tracks (pipeline/klt_source.h), the gate first decides on
 //      the motion of its tracks when it has enough (docs/architecture.md, "Pair sources"): a
 //      dropped frame then costs no SIFT nor matching;
-//   3. the keyframe gate (sfm/keyframe_gate.h), when step 0 did not decide: drop the frame when the
-//   median motion of its
-//      matches against the last keyframe is below gate.minMotionPx (at 640 px, scaled by the
-//      working width) and the gap is below gate.maxGapSeconds; its features and matches are
-//      discarded;
+//   3. the keyframe gate (sfm/keyframe_gate.h), when step 0 did not decide: drop the frame when
+//      the median motion (raw keypoints, as detected: the motion in the image, as step 0's)
+//      of its matches against the last keyframe is below gate.minMotionPx (at 640 px, scaled
+//      by the working width) and the gap is below gate.maxGapSeconds; its features and matches
+//      are discarded;
 //   4. otherwise plain matching against the earlier active keyframes (and a few older ones at
 //      doubling distances) in one call, then guided matching: per pair, the essential matrix of the
 //      plain matches (five-point RANSAC, geometry::estimateEssential) gives the epipolar band in
@@ -70,15 +70,78 @@ struct FrontendStats {
   int siftCalls = 0;                   // frames SIFT ran on
   int trackGated = 0;                  // frames the gate decided on a source's tracks
   int guides = 0, guideFailures = 0;
+  // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
+  // had changed since produce, by the front end's thread while the keyframe waited for the
+  // mapper (refreshes), or by the mapper's thread in finishKeyframe (rechecks).
+  int guideRefreshes = 0, guideRechecks = 0;
 
   // The counts into a run record: a new stat is one line there.
   void writeTo(io::RunRecord& record) const;
 };
 
+// The keypoints of `raw` undistorted with `camera` (pixels of its pinhole part), the other
+// keypoint fields as they are. A camera without distortion leaves them exactly (not K K^-1 px,
+// which rounds).
+void undistortKeypoints(const std::vector<features::Keypoint>& raw, const sfm::Camera& camera,
+                        std::vector<features::Keypoint>* out);
+
+// A keyframe the front end matches new keyframes against. It keeps its raw keypoints, and the
+// features the matcher reads hold them undistorted (pixels of the pinhole part) with the camera
+// whose parameters are `undistortedWith`: the mapper refines focal length and distortion as the
+// video goes on, so they are undistorted again with the current camera when it has changed
+// (instead of keeping the camera of the moment the keyframe was made).
+//
+// Sharing (pipeline/frontend_worker.h): `features` and `raw` are shared with the keyframes in
+// flight to the mapper. `raw` and `features->descriptors` (and the sizes) are never written
+// after the keyframe is made; only the front end's thread writes `features->keypoints`
+// (undistortWith), and the mapper's thread reads only the never-written parts.
+struct ActiveKeyframe {
+  int id = 0;
+  double timestamp = 0;
+  std::shared_ptr<features::Features> features;
+  std::shared_ptr<const std::vector<features::Keypoint>> raw;
+  std::vector<double> undistortedWith;
+
+  // Undistorts the keypoints with `camera` unless they already are.
+  void undistortWith(const sfm::Camera& camera);
+};
+
+// The guided matching of a new keyframe (step 4 of the list at the top) depends on the
+// mapper's camera (the guide's E is estimated on undistorted, normalised keypoints, and its
+// band lies in undistorted pixels); everything before it does not. What it reads, immutable
+// (see ActiveKeyframe), so that it can be made again on the mapper's thread:
+struct GuidedInput {
+  struct Candidate {
+    int id = 0;
+    std::shared_ptr<const features::Features> features;  // descriptors (and sizes) only
+    std::shared_ptr<const std::vector<features::Keypoint>> raw;
+  };
+  std::shared_ptr<const features::Features> query;  // descriptors (and sizes) only
+  std::shared_ptr<const std::vector<features::Keypoint>> queryRaw;
+  std::vector<Candidate> cands;                     // oldest first, the last keyframe last
+  std::vector<std::vector<features::Match>> plain;  // per candidate (query a, candidate b)
+  double scale = 1;                                 // working width / 640
+};
+
+// Its result for one camera: the descriptor pairs (guided where a guide was found), with the
+// parameters of the camera they were made with.
+struct GuidedResult {
+  std::vector<double> cameraParams;
+  bool dependsOnCamera = false;  // a guide was estimated (else the camera played no part)
+  std::vector<sfm::PairMatches> pairs;
+  int guides = 0, guideFailures = 0;
+  std::int64_t guidedMatches = 0;
+};
+
 // What a new keyframe hands to the mapper.
 struct KeyframeOutput {
   sfm::Keyframe keyframe;               // id, frame, keypoints, colours
-  std::vector<sfm::PairMatches> pairs;  // against earlier keyframes
+  std::vector<sfm::PairMatches> pairs;  // against earlier keyframes (after finishKeyframe)
+  // Between Frontend::produce and Frontend::finishKeyframe: the guided matching's input, its
+  // result with the camera produce was given, and the pairs of each PairMatchSource.
+  GuidedInput guided;
+  GuidedResult result;
+  std::vector<std::vector<sfm::PairMatches>> sourcePairs;
 };
 
 enum class FrameOutcome {
@@ -87,48 +150,56 @@ enum class FrameOutcome {
   kSkipped,   // too few features
 };
 
-// A keyframe the front end matches new keyframes against. It keeps its raw keypoints, and the
-// features the matcher reads hold them undistorted (pixels of the pinhole part) with the camera
-// whose parameters are `undistortedWith`: the mapper refines focal length and distortion as the
-// video goes on, so they are undistorted again with the current camera when it has changed
-// (instead of keeping the camera of the moment the keyframe was made).
-struct ActiveKeyframe {
-  int id = 0;
-  double timestamp = 0;
-  features::Features features;
-  std::vector<sfm::Vec2> raw;
-  std::vector<double> undistortedWith;
-
-  // Undistorts the keypoints with `camera` unless they already are. A camera without
-  // distortion leaves them as they are (not K K^-1 px, which rounds).
-  void undistortWith(const sfm::Camera& camera);
-};
-
 class Frontend {
  public:
   // Stages are timed into `record` ("sift", "match", "guided_match"). The backend of SIFT and
   // matching follows options.sift.backend / options.match.backend; on CUDA they run on the
-  // given contexts (their kernels and memory counted there), or on contexts of their own.
+  // given contexts (their kernels and memory counted there), or on contexts of their own;
+  // a guided matching made again by finishKeyframe runs on `recheckContext`.
   Frontend(const FrontendOptions& options, io::RunRecord& record,
-           const gpu::Context* siftContext = nullptr, const gpu::Context* matchContext = nullptr);
+           const gpu::Context* siftContext = nullptr, const gpu::Context* matchContext = nullptr,
+           const gpu::Context* recheckContext = nullptr);
   ~Frontend();
 
   void addSource(PairMatchSource* source) { sources_.push_back(source); }
   // Processes the next sampled frame. `camera` is the mapper's current camera (undistortion
-  // for the guide).
+  // for the guide). Equal to produce then, for a keyframe, finishKeyframe with the same camera.
   FrameOutcome process(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out,
                        sfm::TrackedFrame* dropped);
+
+  // The two halves of process, for a front end that runs ahead of the mapper
+  // (pipeline/frontend_worker.h). produce: the sources, SIFT, the keyframe gate (on raw
+  // keypoints: the motion in the image, as the tracks' gate), plain matching, and the guided
+  // matching with `camera` (the mapper's camera as last seen). Nothing it decides depends on
+  // the camera, so the front end's state after it is the serial run's.
+  FrameOutcome produce(const io::Frame& frame, const sfm::Camera& camera, KeyframeOutput* out,
+                       sfm::TrackedFrame* dropped);
+  // finishKeyframe, with the mapper's camera of the moment (the serial run's): the guided
+  // matching made again when that camera differs from produce's (the result is a function of
+  // the camera's parameters, so an equal camera gives the serial result), then the sources'
+  // pairs merged. Only the stats' guide*, guidedMatches and source* fields are written here;
+  // it may run on another thread than produce.
+  void finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera);
+  // The guided matching of a produced keyframe made again with `camera` (a newer camera of
+  // the mapper), on produce's thread: the keypoints of the keyframes it still holds are
+  // undistorted in place (its next keyframes need them so), the others copied.
+  GuidedResult refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera);
 
   const FrontendStats& stats() const { return stats_; }
   features::Backend siftBackend() const { return sift_.backend(); }
 
  private:
   using Active = ActiveKeyframe;
+  GuidedResult guidedPairs(const GuidedInput& in, const features::Features& query,
+                           const std::vector<const features::Features*>& cands,
+                           const sfm::Camera& camera, features::Matcher& matcher, int keyframeId);
 
   FrontendOptions options_;
   io::RunRecord& record_;
   features::Sift sift_;
   features::Matcher matcher_;
+  const gpu::Context* recheckContext_;
+  std::unique_ptr<features::Matcher> recheckMatcher_;  // made on the first recheck
   sfm::KeyframeGate gate_;
   std::deque<Active> active_;  // the last max(activeKeyframes, historyKeyframes) keyframes
   std::vector<PairMatchSource*> sources_;

@@ -20,6 +20,7 @@
 #include "vidmap/io/ply.h"
 #include "vidmap/io/run_warnings.h"
 #include "vidmap/io/tum_trajectory.h"
+#include "vidmap/pipeline/frontend_worker.h"
 #include "vidmap/pipeline/interrupt.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/pipeline/progress.h"
@@ -54,6 +55,7 @@ const char* toString(Device d) {
 void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
+  checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -296,7 +298,15 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setOption("native_height", info.nativeHeight);
   record.setOption("frontend.sift_first_octave_used", options.frontend.sift.firstOctave);
   record.setOption("frontend.photos", options.frontend.photos);
-  Frontend frontend(options.frontend, record, siftContext, matchContext);
+  // A guided matching made again on the mapper's thread (pipelined, after the camera changed)
+  // runs on a context of its own: the front end's thread keeps the match context.
+  const int pipelineDepth = options.pipelineDepth != kAutoPipelineDepth ? options.pipelineDepth
+                            : siftContext                               ? 2
+                                                                        : 0;
+  record.setOption("pipeline_depth_used", pipelineDepth);
+  const gpu::Context* recheckContext =
+      matchContext && pipelineDepth > 0 ? gpuStages.add("match.recheck") : nullptr;
+  Frontend frontend(options.frontend, record, siftContext, matchContext, recheckContext);
   sfm::Mapper mapper(camera0, options.mapper);
   std::unique_ptr<KltSource> klt;
   if (options.klt) {
@@ -320,36 +330,28 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   sum.inputKindReason = info.reason;
   sum.siftBackend = frontend.siftBackend() == features::Backend::kCuda ? "cuda" : "cpu";
   sum.baBackend = bb == ba::BackendType::kCuda ? "cuda" : "cpu";
-  io::Frame frame;
-  KeyframeOutput kout;
-  sfm::TrackedFrame tracked;
+  int keyframesMapped = 0;
   auto status = [&] {
     int reg = 0;
     for (const sfm::Reconstruction* m : mapper.models()) reg += m->numImages();
     std::ostringstream s;
-    s << frontend.stats().keyframes << " keyframes, " << reg << " registered, "
-      << mapper.models().size() << " model(s)";
+    s << keyframesMapped << " keyframes, " << reg << " registered, " << mapper.models().size()
+      << " model(s)";
     return s.str();
   };
-  for (;;) {
-    throwIfInterrupted("at frame " + std::to_string(sum.frames) + untouched);
-    bool more;
-    {
-      auto t = record.stage("decode");
-      more = source->next(frame);
-    }
-    if (!more) break;
-    ++sum.frames;
-    const FrameOutcome r = frontend.process(frame, mapper.camera(), &kout, &tracked);
-    if (r == FrameOutcome::kKeyframe) {
-      auto t = record.stage("mapper");
-      mapper.addKeyframe(std::move(kout.keyframe), kout.pairs);
-    } else if (r == FrameOutcome::kDropped) {
-      mapper.addTrackedFrame(std::move(tracked));
-    }
-    bar.update(sum.frames, status());
-    if (options.onProgress) options.onProgress(sum.frames, info.frameCount, status());
-  }
+  // Decode, front end and mapper, the front end running ahead of the mapper by up to
+  // pipelineDepth keyframes (pipeline/frontend_worker.h: the same model as serial).
+  FrontendLoopOptions lo;
+  lo.depth = pipelineDepth;
+  lo.outliersFeedBack = klt != nullptr;
+  sum.frames = runFrontendLoop(
+      *source, frontend, mapper, record, lo,
+      [&](int frames) { throwIfInterrupted("at frame " + std::to_string(frames) + untouched); },
+      [&](int frames, int keyframes) {
+        keyframesMapped = keyframes;
+        bar.update(frames, status());
+        if (options.onProgress) options.onProgress(frames, info.frameCount, status());
+      });
   throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
   {
     auto t = record.stage("mapper");

@@ -44,6 +44,7 @@ const char* toString(Device d);
 inline constexpr int kAutoWidth = -1;
 inline constexpr int kVideoWidth = 640;
 inline constexpr int kPhotoWidth = 1280;
+inline constexpr int kAutoPipelineDepth = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);
 
@@ -68,6 +69,12 @@ struct ReconstructOptions {
   // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
+  // Keyframes the front end (decode, SIFT, matching, the gate, KLT) may run ahead of the
+  // mapper, on a thread of its own (pipeline/frontend_worker.h; the model is the same as 0's);
+  // 0: one thread, frame after frame; kAutoPipelineDepth: 2 when SIFT runs on CUDA, else 0
+  // (measured in docs/benchmarks.md, "Pipelined front end": faster on the H200, not on a
+  // 2-core CPU, where the front end is the bottleneck and the two sides share the cores).
+  int pipelineDepth = kAutoPipelineDepth;
   // Time every CUDA kernel launch into the run record (a pair of events per launch; its cost
   // is measured in docs/benchmarks.md). Off: stages keep host times only.
   bool profileKernels = true;

@@ -108,6 +108,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "Frames per second of a folder of video frames (their names carry no time), (0, "
               "1000]"},
     o.folderFrameRate);
+  v(FieldInfo{"", "pipeline_depth",
+              "Keyframes the front end (decode, SIFT, matching, KLT) may run ahead of the mapper "
+              "on a thread of its own; 0: one thread (the model is the same); -1: 2 when SIFT "
+              "runs on CUDA, else 0",
+              -1, 64},
+    o.pipelineDepth);
   v(FieldInfo{"", "profile_kernels",
               "Time each CUDA kernel for the run record (off: host times only)", 0, 1},
     o.profileKernels);

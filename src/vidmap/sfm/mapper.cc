@@ -198,6 +198,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
     Timer t(&stats_.verifySeconds);
     verifyPairs(pairs);
   }
+  if (verifiedSink_) verifiedSink_(id);
 
   if (!active_) {
     Timer t(&stats_.initSeconds);

@@ -234,6 +234,11 @@ class Mapper {
   void setOutlierSink(std::function<void(const PairMatches&)> sink) {
     outlierSink_ = std::move(sink);
   }
+  // Called with a keyframe's id once its pairs are verified and committed (after the outlier
+  // sink's calls for them), before registration: a front end that reads the outliers (a
+  // tracker ending tracks) may go on from here while the keyframe is registered and adjusted
+  // (pipeline/frontend_worker.h).
+  void setVerifiedSink(std::function<void(int)> sink) { verifiedSink_ = std::move(sink); }
   // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
   void addTrackedFrame(TrackedFrame frame);
   // Finishes the current model (global BA, filtering, re-triangulation), then localises the
@@ -328,6 +333,7 @@ class Mapper {
   bool finished_all_ = false;
   MapperStats stats_;
   std::function<void(const PairMatches&)> outlierSink_;
+  std::function<void(int)> verifiedSink_;
 };
 
 }  // namespace vidmap::sfm

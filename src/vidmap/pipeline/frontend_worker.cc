@@ -1,0 +1,321 @@
+#include "vidmap/pipeline/frontend_worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "vidmap/core/error.h"
+#include "vidmap/pipeline/interrupt.h"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace vidmap::pipeline {
+
+namespace {
+
+int maxThreads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The calling thread's OpenMP team size for its next parallel regions (a per-thread setting).
+void setThreads(int n) {
+#if defined(_OPENMP)
+  omp_set_num_threads(std::max(1, n));
+#else
+  (void)n;
+#endif
+}
+
+// One sampled frame on its way to the mapper.
+struct Item {
+  FrameOutcome outcome = FrameOutcome::kSkipped;
+  KeyframeOutput keyframe;
+  sfm::TrackedFrame tracked;
+  bool refreshing = false;  // pipelined: the producer is making its guide again (under mutex)
+};
+
+// The mapper's side of one frame: the guided matching checked against its camera, then the
+// keyframe (or the dropped frame) into the mapper.
+void mapItem(Item& it, Frontend& frontend, sfm::Mapper& mapper, io::RunRecord& record) {
+  if (it.outcome == FrameOutcome::kKeyframe) {
+    frontend.finishKeyframe(&it.keyframe, mapper.camera());
+    auto t = record.stage("mapper");
+    mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs);
+  } else if (it.outcome == FrameOutcome::kDropped) {
+    mapper.addTrackedFrame(std::move(it.tracked));
+  }
+}
+
+int runSerial(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
+              io::RunRecord& record, const std::function<void(int)>& checkpoint,
+              const std::function<void(int, int)>& afterFrame) {
+  int frames = 0, keyframes = 0;
+  io::Frame frame;
+  Item it;
+  for (;;) {
+    checkpoint(frames);
+    bool more;
+    {
+      auto t = record.stage("decode");
+      more = source.next(frame);
+    }
+    if (!more) break;
+    ++frames;
+    it.outcome = frontend.produce(frame, mapper.camera(), &it.keyframe, &it.tracked);
+    if (it.outcome == FrameOutcome::kKeyframe) ++keyframes;
+    mapItem(it, frontend, mapper, record);
+    afterFrame(frames, keyframes);
+  }
+  return frames;
+}
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// What the two threads share, under `mutex`.
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::shared_ptr<Item>> queue;
+  int queuedKeyframes = 0;
+  int verified = 0;  // keyframes the mapper has verified (their outliers delivered)
+  bool done = false, stop = false;
+  std::exception_ptr error;
+  std::shared_ptr<const sfm::Camera> camera;  // the mapper's, as last published
+  double mapperWaitMs = 0, producerWaitMs = 0;
+  std::int64_t mapperWaits = 0, producerWaits = 0;
+
+  // The threads of the two sides' parallel regions: the side the other has waited on more so
+  // far (the bottleneck) takes all of them, the other one; the producer's end gives the mapper
+  // all. At most one thread more than the cores compute at once.
+  bool frontendBound() const { return !done && mapperWaitMs >= producerWaitMs; }
+};
+
+class Producer {
+ public:
+  Producer(Shared& s, io::FrameSource& source, Frontend& frontend, io::RunRecord& record,
+           const FrontendLoopOptions& o, int threads)
+      : s_(s), source_(source), frontend_(frontend), record_(record), o_(o), threads_(threads) {}
+
+  void operator()() {
+    try {
+      loop();
+    } catch (...) {
+      std::lock_guard lock(s_.mutex);
+      s_.error = std::current_exception();
+    }
+    {
+      std::lock_guard lock(s_.mutex);
+      s_.done = true;
+    }
+    s_.changed.notify_all();
+  }
+
+ private:
+  // A queued keyframe whose guide was made with an older camera than the mapper's last.
+  std::shared_ptr<Item> stale() const {
+    for (const std::shared_ptr<Item>& it : s_.queue) {
+      const GuidedResult& r = it->keyframe.result;
+      if (it->outcome == FrameOutcome::kKeyframe && !it->refreshing && r.dependsOnCamera &&
+          r.cameraParams != s_.camera->params())
+        return it;
+    }
+    return nullptr;
+  }
+
+  // Waits (counted) until `ready`; false when the run is stopping. While it waits, the guides
+  // of queued keyframes made with an older camera are made again with the mapper's last one
+  // (off the mapper's path; the mapper checks them all the same, Frontend::finishKeyframe).
+  template <class Ready>
+  bool wait(std::unique_lock<std::mutex>& lock, Ready ready) {
+    if (s_.stop || ready()) return !s_.stop;
+    const auto t0 = Clock::now();
+    while (!s_.stop && !ready()) {
+      if (const std::shared_ptr<Item> it = stale()) {
+        it->refreshing = true;
+        const std::shared_ptr<const sfm::Camera> camera = s_.camera;
+        lock.unlock();
+        GuidedResult r;
+        std::exception_ptr error;
+        try {
+          r = frontend_.refreshGuide(it->keyframe, *camera);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        if (!error) it->keyframe.result = std::move(r);
+        it->refreshing = false;
+        s_.changed.notify_all();
+        if (error) std::rethrow_exception(error);
+        continue;
+      }
+      s_.changed.wait(lock);
+    }
+    s_.producerWaitMs += msSince(t0);
+    ++s_.producerWaits;
+    return !s_.stop;
+  }
+
+  void loop() {
+    io::Frame frame;
+    int produced = 0;  // keyframes
+    for (;;) {
+      {
+        std::lock_guard lock(s_.mutex);
+        if (s_.stop) return;
+      }
+      if (interruptSignal() != 0) return;  // the mapper's checkpoint says so
+      bool more;
+      {
+        auto t = record_.stage("decode");
+        more = source_.next(frame);
+      }
+      if (!more) return;
+      std::shared_ptr<const sfm::Camera> camera;
+      {
+        std::unique_lock lock(s_.mutex);
+        // The tracker may advance once the mapper has ended the tracks its outliers name.
+        if (o_.outliersFeedBack && !wait(lock, [&] { return s_.verified >= produced; })) return;
+        if (s_.stop) return;
+        camera = s_.camera;
+        setThreads(s_.frontendBound() ? threads_ : 1);
+      }
+      auto it = std::make_shared<Item>();
+      it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
+      const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
+      produced += keyframe;
+      {
+        std::unique_lock lock(s_.mutex);
+        if (keyframe && !wait(lock, [&] { return s_.queuedKeyframes < o_.depth; })) return;
+        s_.queue.push_back(std::move(it));
+        s_.queuedKeyframes += keyframe;
+      }
+      s_.changed.notify_all();
+    }
+  }
+
+  Shared& s_;
+  io::FrameSource& source_;
+  Frontend& frontend_;
+  io::RunRecord& record_;
+  const FrontendLoopOptions& o_;
+  int threads_;
+};
+
+// Stops and joins the producer however the mapper's side ends, and puts back what the loop
+// changed on the calling thread and the mapper.
+class Joiner {
+ public:
+  Joiner(Shared& s, sfm::Mapper& mapper, int threads) : s_(s), mapper_(mapper), threads_(threads) {}
+  ~Joiner() {
+    {
+      std::lock_guard lock(s_.mutex);
+      s_.stop = true;
+    }
+    s_.changed.notify_all();
+    if (thread.joinable()) thread.join();
+    mapper_.setVerifiedSink({});
+    setThreads(threads_);
+  }
+  std::thread thread;
+
+ private:
+  Shared& s_;
+  sfm::Mapper& mapper_;
+  int threads_;
+};
+
+int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
+                 io::RunRecord& record, const FrontendLoopOptions& o,
+                 const std::function<void(int)>& checkpoint,
+                 const std::function<void(int, int)>& afterFrame) {
+  const int threads = maxThreads();
+  Shared s;
+  s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
+  Producer producer(s, source, frontend, record, o, threads);
+  Joiner joiner(s, mapper, threads);  // declared last: joins before the rest goes
+  if (o.outliersFeedBack)
+    mapper.setVerifiedSink([&s](int id) {
+      {
+        std::lock_guard lock(s.mutex);
+        s.verified = std::max(s.verified, id + 1);
+      }
+      s.changed.notify_all();
+    });
+  joiner.thread = std::thread(std::ref(producer));
+
+  int frames = 0, keyframes = 0;
+  for (;;) {
+    std::shared_ptr<Item> it;
+    {
+      std::unique_lock lock(s.mutex);
+      // The next frame, once there and not being refreshed.
+      const auto ready = [&] {
+        return (!s.queue.empty() && !s.queue.front()->refreshing) || s.done;
+      };
+      if (!ready()) {
+        const auto t0 = Clock::now();
+        s.changed.wait(lock, ready);
+        s.mapperWaitMs += msSince(t0);
+        ++s.mapperWaits;
+      }
+      if (s.error) {
+        const std::exception_ptr e = s.error;
+        lock.unlock();
+        std::rethrow_exception(e);  // the Joiner joins the (finished) producer
+      }
+      if (s.queue.empty()) break;                                          // done
+      s.changed.wait(lock, [&] { return !s.queue.front()->refreshing; });  // once done
+      it = std::move(s.queue.front());
+      s.queue.pop_front();
+      s.queuedKeyframes -= it->outcome == FrameOutcome::kKeyframe;
+      setThreads(s.frontendBound() ? 1 : threads);
+    }
+    s.changed.notify_all();
+    checkpoint(frames);
+    ++frames;
+    const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
+    keyframes += keyframe;
+    mapItem(*it, frontend, mapper, record);
+    if (keyframe && mapper.camera().params() != s.camera->params()) {
+      auto camera = std::make_shared<const sfm::Camera>(mapper.camera());
+      {
+        std::lock_guard lock(s.mutex);
+        s.camera = std::move(camera);
+      }
+      s.changed.notify_all();  // the producer refreshes the queued guides
+    }
+    afterFrame(frames, keyframes);
+  }
+  record.addStage("pipeline.mapper_wait", s.mapperWaitMs, 0, s.mapperWaits);
+  record.addStage("pipeline.frontend_wait", s.producerWaitMs, 0, s.producerWaits);
+  return frames;
+}
+
+}  // namespace
+
+int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
+                    io::RunRecord& record, const FrontendLoopOptions& options,
+                    const std::function<void(int)>& checkpoint,
+                    const std::function<void(int, int)>& afterFrame) {
+  require(options.depth >= 0, "pipeline depth " + std::to_string(options.depth) + " < 0");
+  if (options.depth == 0)
+    return runSerial(source, frontend, mapper, record, checkpoint, afterFrame);
+  return runPipelined(source, frontend, mapper, record, options, checkpoint, afterFrame);
+}
+
+}  // namespace vidmap::pipeline

@@ -1,0 +1,66 @@
+// The loop that feeds the mapper: decode -> front end -> mapper, frame by frame, either in one
+// thread (depth 0) or pipelined: a producer thread decodes, extracts and matches the next
+// frames while the mapper (on the calling thread) works on the current keyframe, through a
+// queue that holds at most `depth` keyframes (issue 13: "while the mapper works on keyframe k
+// the front end decodes, extracts and matches k+1").
+//
+// Same model as serial, bit for bit. The state that crosses from the mapper back to the front
+// end, and why the pipelined run still computes what the serial one does:
+//   - the mapper's camera (focal length and distortion, refined as the video goes on): the
+//     keyframe gate measures motion on raw keypoints and plain matching reads descriptors only,
+//     so what the producer decides (keyframe or not, the active keyframes, the matches) does
+//     not depend on it. The guided matching does (Frontend::produce, GuidedInput): the producer
+//     makes it with the camera the mapper last published, and the mapper's thread checks the
+//     parameters against its camera of the moment, which is the camera a serial run would have
+//     used; when they differ it makes the guided matching again (Frontend::finishKeyframe).
+//     The result is a function of the parameters alone, so either way it is the serial one.
+//   - the outliers of pair verification, which end KLT tracks (Mapper::setOutlierSink): with a
+//     source that reads them (`outliersFeedBack`), the producer decodes the next frame, then
+//     waits until the mapper has verified every keyframe it produced (Mapper::setVerifiedSink)
+//     before the tracker advances; registration, triangulation and bundle adjustment of that
+//     keyframe still overlap the front end's next frames.
+//   - nothing else: the active keyframe set, the gate and the sources' state are the front
+//     end's own.
+// Frames reach the mapper in order, one item per frame (keyframes, dropped frames).
+//
+// Cores: both sides use OpenMP (SIFT and matching on the CPU, the mapper), each thread with a
+// team of its own. The side the other has waited on more so far (the bottleneck: the front end
+// on a CPU, the mapper with CUDA SIFT) runs its parallel regions on all the threads the caller
+// had, the other side on one, decided at each frame; so at most one thread more than the
+// cores computes at once, and OMP_WAIT_POLICY=passive keeps the waiting ones off the cores.
+// (An even split starves the bottleneck: measured in docs/benchmarks.md, "Pipelined front
+// end".) The model does not depend on the threads.
+//
+// Ending: an exception in either thread ends the run with that exception (the producer's is
+// carried to the calling thread and thrown there, once); the producer is stopped and joined
+// before run() returns or throws, so nothing outlives it. Ctrl-C: the producer stops at its
+// next frame, the calling thread's checkpoint throws Interrupted.
+#pragma once
+
+#include <functional>
+
+#include "vidmap/io/frame_source.h"
+#include "vidmap/io/run_record.h"
+#include "vidmap/pipeline/frontend.h"
+#include "vidmap/sfm/mapper.h"
+
+namespace vidmap::pipeline {
+
+struct FrontendLoopOptions {
+  int depth = 2;  // keyframes the front end may run ahead of the mapper; 0: one thread
+  // A PairMatchSource reads the mapper's outliers (KLT): the producer waits for the
+  // verification of its keyframes before each frame.
+  bool outliersFeedBack = false;
+};
+
+// Runs the frames of `source` through `frontend` into `mapper` to the end of the source.
+// `checkpoint` runs on the calling thread before each frame is mapped (it may throw, e.g.
+// Interrupted); `afterFrame(frames, keyframes)` after each. Returns the frames read. Stage
+// times go to `record` ("decode", "mapper", and the waits "pipeline.mapper_wait",
+// "pipeline.frontend_wait" when pipelined).
+int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
+                    io::RunRecord& record, const FrontendLoopOptions& options,
+                    const std::function<void(int frames)>& checkpoint,
+                    const std::function<void(int frames, int keyframes)>& afterFrame);
+
+}  // namespace vidmap::pipeline

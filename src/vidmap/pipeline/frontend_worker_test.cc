@@ -1,0 +1,284 @@
+// The pipelined front end (pipeline/frontend_worker.h) against the serial one, on synthetic
+// videos rendered by the synth module:
+//   - the written model (cameras.bin, images.bin, points3D.bin) is the same bytes for pipeline
+//     depths 0 (one thread), 1 and 3 (the latter with one OpenMP thread for both sides) with
+//     descriptors only, and 0 and 2 with KLT tracks (whose outliers flow back from the mapper);
+//   - the guided matching made with one camera and checked against another
+//     (Frontend::produce then finishKeyframe), or made again by the front end
+//     (Frontend::refreshGuide), is the one made with the second camera: the paths a pipelined
+//     run takes when the mapper refines the camera while the front end runs ahead;
+//   - an error in the front end's thread (an unreadable frame mid-run) ends the run with that
+//     error, once; an error on the mapper's side (a progress callback that throws) ends it too,
+//     and the producer thread is joined in both cases (the test would hang or terminate).
+#include "vidmap/pipeline/frontend_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "vidmap/core/error.h"
+#include "vidmap/io/frame_source.h"
+#include "vidmap/pipeline/reconstruct.h"
+#include "vidmap/synth/sequence.h"
+
+namespace vidmap::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path tempRoot() {
+  static const fs::path root = [] {
+    const fs::path p =
+        fs::temp_directory_path() / ("vidmap_worker_test_" + std::to_string(getpid()));
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+  }();
+  return root;
+}
+
+struct TempCleanup : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(tempRoot(), ec);
+  }
+};
+const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+
+// A 320 x 240 orbit of the synthetic room (rendered once per test binary).
+fs::path orbit(int frames, double fps) {
+  const fs::path dir = tempRoot() / ("orbit_" + std::to_string(frames));
+  if (fs::exists(dir / "rgb.txt")) return dir;
+  synth::SequenceOptions o;
+  o.scene = "room";
+  o.path = "orbit";
+  o.frames = frames;
+  o.fps = fps;
+  o.width = 320;
+  o.height = 240;
+  synth::writeSequence(dir, o);
+  return dir;
+}
+
+std::string fileBytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+ReconstructOptions quiet() {
+  ReconstructOptions o;
+  o.device = Device::kCpu;
+  o.progress = false;
+  o.checkFocal = false;
+  return o;
+}
+
+struct Run {
+  std::string model;  // the three binary files
+  ReconstructSummary summary;
+  std::int64_t rechecks = 0, refreshes = 0;
+};
+
+Run reconstructWith(const fs::path& seq, ReconstructOptions o, const std::string& name) {
+  const fs::path out = tempRoot() / name;
+  io::RunRecord record;
+  Run r;
+  r.summary = reconstruct(seq / "rgb.txt", out, o, record);
+  const fs::path m = out / "sparse" / "0";
+  r.model =
+      fileBytes(m / "cameras.bin") + fileBytes(m / "images.bin") + fileBytes(m / "points3D.bin");
+  r.rechecks = record.counts().at("guide_rechecks");
+  r.refreshes = record.counts().at("guide_refreshes");
+  return r;
+}
+
+void expectSameModels(bool klt) {
+  const fs::path seq = orbit(24, 8);
+  ReconstructOptions o = quiet();  // unknown camera: refined while the video goes on (4 fps: 12
+                                   // frames)
+  o.klt = klt;
+  const std::string tag = klt ? "klt" : "desc";
+  o.pipelineDepth = 0;
+  const Run serial = reconstructWith(seq, o, tag + "_serial");
+  ASSERT_FALSE(serial.model.empty());
+  ASSERT_GE(serial.summary.keyframes, 6);
+  EXPECT_EQ(serial.rechecks, 0);  // one thread: the camera is always the mapper's
+  // The mapper behind by one keyframe, and by several with one OpenMP thread for both sides.
+  for (int depth : klt ? std::vector<int>{2} : std::vector<int>{1, 3}) {
+    o.pipelineDepth = depth;
+#if defined(_OPENMP)
+    const int before = omp_get_max_threads();
+    if (depth == 3) omp_set_num_threads(1);
+#endif
+    const Run piped = reconstructWith(seq, o, tag + "_depth" + std::to_string(depth));
+#if defined(_OPENMP)
+    omp_set_num_threads(before);
+#endif
+    EXPECT_TRUE(piped.model == serial.model) << "depth " << depth << ": not the serial model";
+    EXPECT_EQ(piped.summary.keyframes, serial.summary.keyframes);
+    EXPECT_EQ(piped.summary.pairs, serial.summary.pairs);
+    EXPECT_EQ(piped.summary.matches, serial.summary.matches);
+    EXPECT_EQ(piped.summary.kltMatches, serial.summary.kltMatches);
+    std::printf(
+        "  %s, depth %d: %d keyframes, guides made again: %lld by the mapper, %lld by "
+        "the front end\n",
+        tag.c_str(), depth, piped.summary.keyframes, static_cast<long long>(piped.rechecks),
+        static_cast<long long>(piped.refreshes));
+  }
+}
+
+TEST(FrontendLoop, PipelinedGivesTheSerialModel) { expectSameModels(false); }
+
+TEST(FrontendLoop, PipelinedGivesTheSerialModelWithKltTracks) { expectSameModels(true); }
+
+sfm::Camera camera(const std::string& spec) {
+  return sfm::Camera::fromSpec(sfm::CameraSpec::parse(spec), 320, 240, 320, 240);
+}
+
+// The frames of a sequence, decoded.
+std::vector<io::Frame> frames(const fs::path& seq, int n) {
+  io::FrameSourceOptions so;
+  so.allFrames = true;
+  auto src = io::openFrameSource(seq / "rgb.txt", so);
+  std::vector<io::Frame> out;
+  io::Frame f;
+  while (static_cast<int>(out.size()) < n && src->next(f)) out.push_back(f);
+  return out;
+}
+
+TEST(Frontend, AGuideMadeWithAnOldCameraIsMadeAgainWithTheNewOne) {
+  const fs::path seq = orbit(24, 8);
+  std::vector<io::Frame> fr = frames(seq, 24);
+  ASSERT_EQ(fr.size(), 24u);
+  for (size_t i = 0; i < 12; ++i) fr[i] = fr[2 * i];  // 4 fps
+  fr.resize(12);
+  // Two cameras as a mapper would have them before and after a refinement: a different focal
+  // length and distortion (the guide's E and band, and the undistorted keypoints, change).
+  const sfm::Camera before = camera("SIMPLE_RADIAL 300,160,120,0");
+  const sfm::Camera after = camera("SIMPLE_RADIAL 280,160,120,-0.08");
+  FrontendOptions fo;
+  fo.sift.backend = features::Backend::kCpu;
+  fo.match.backend = features::Backend::kCpu;
+  io::RunRecord r1, r2, r3, r4;
+  Frontend serialAfter(fo, r1), serialBefore(fo, r2), rechecked(fo, r3), refreshed(fo, r4);
+  int keyframes = 0, differ = 0;
+  for (const io::Frame& f : fr) {
+    KeyframeOutput a, b, c, d;
+    sfm::TrackedFrame ta, tb, tc, td;
+    const FrameOutcome oa = serialAfter.process(f, after, &a, &ta);
+    const FrameOutcome ob = serialBefore.process(f, before, &b, &tb);
+    const FrameOutcome oc = rechecked.produce(f, before, &c, &tc);
+    const FrameOutcome od = refreshed.produce(f, before, &d, &td);
+    // The gate and the plain matches do not depend on the camera.
+    ASSERT_EQ(oa, ob);
+    ASSERT_EQ(oa, oc);
+    ASSERT_EQ(oa, od);
+    if (oa != FrameOutcome::kKeyframe) continue;
+    rechecked.finishKeyframe(&c, after);
+    // The front end's own refresh (the keypoints of its history undistorted in place), then
+    // the mapper's check, which finds the camera it has.
+    if (d.result.dependsOnCamera) d.result = refreshed.refreshGuide(d, after);
+    refreshed.finishKeyframe(&d, after);
+    ++keyframes;
+    ASSERT_EQ(a.pairs.size(), c.pairs.size());
+    for (size_t p = 0; p < a.pairs.size(); ++p) {
+      EXPECT_EQ(a.pairs[p].image1, c.pairs[p].image1);
+      EXPECT_EQ(a.pairs[p].matches, c.pairs[p].matches);
+      EXPECT_EQ(a.pairs[p].essential, c.pairs[p].essential);
+    }
+    ASSERT_EQ(a.pairs.size(), d.pairs.size());
+    for (size_t p = 0; p < a.pairs.size(); ++p) {
+      EXPECT_EQ(a.pairs[p].matches, d.pairs[p].matches);
+      EXPECT_EQ(a.pairs[p].essential, d.pairs[p].essential);
+    }
+    bool same = a.pairs.size() == b.pairs.size();
+    for (size_t p = 0; same && p < a.pairs.size(); ++p)
+      same =
+          a.pairs[p].matches == b.pairs[p].matches && a.pairs[p].essential == b.pairs[p].essential;
+    differ += !same;
+  }
+  EXPECT_GE(keyframes, 4);
+  // The camera matters (else the check above would hold trivially).
+  EXPECT_GT(differ, 0);
+  EXPECT_EQ(rechecked.stats().guideRechecks, keyframes - 1);  // the first has no pairs
+  EXPECT_EQ(rechecked.stats().guidedMatches, serialAfter.stats().guidedMatches);
+  EXPECT_EQ(refreshed.stats().guideRefreshes, keyframes - 1);
+  EXPECT_EQ(refreshed.stats().guideRechecks, 0);
+  EXPECT_EQ(refreshed.stats().guidedMatches, serialAfter.stats().guidedMatches);
+}
+
+// The frames of a source, with an error at frame `failAt`.
+class FailingSource : public io::FrameSource {
+ public:
+  FailingSource(std::unique_ptr<io::FrameSource> inner, int failAt)
+      : inner_(std::move(inner)), failAt_(failAt) {}
+  const io::FrameSourceInfo& info() const override { return inner_->info(); }
+  bool next(io::Frame& f) override {
+    if (read_++ == failAt_) throw Error("frame " + std::to_string(failAt_) + ": unreadable (test)");
+    return inner_->next(f);
+  }
+
+ private:
+  std::unique_ptr<io::FrameSource> inner_;
+  int failAt_;
+  int read_ = 0;
+};
+
+TEST(FrontendLoop, AnErrorInEitherThreadEndsTheRunOnce) {
+  const fs::path seq = orbit(24, 8);
+  io::FrameSourceOptions so;
+  so.allFrames = true;
+  FrontendOptions fo;
+  fo.sift.backend = features::Backend::kCpu;
+  fo.match.backend = features::Backend::kCpu;
+  const sfm::Camera cam = camera("SIMPLE_RADIAL");
+  for (int depth : {0, 2}) {
+    // The front end's thread: the source fails at frame 10.
+    {
+      io::RunRecord record;
+      Frontend frontend(fo, record);
+      sfm::MapperOptions mo;
+      sfm::Mapper mapper(cam, mo);
+      FailingSource src(io::openFrameSource(seq / "rgb.txt", so), 10);
+      FrontendLoopOptions lo;
+      lo.depth = depth;
+      int mapped = 0;
+      try {
+        runFrontendLoop(
+            src, frontend, mapper, record, lo, [](int) {},
+            [&](int frames, int) { mapped = frames; });
+        ADD_FAILURE() << "depth " << depth << ": no error";
+      } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "frame 10: unreadable (test)") << "depth " << depth;
+      }
+      EXPECT_LE(mapped, 10);
+    }
+    // The mapper's side: the progress callback throws at frame 5.
+    {
+      io::RunRecord record;
+      Frontend frontend(fo, record);
+      sfm::MapperOptions mo;
+      sfm::Mapper mapper(cam, mo);
+      auto src = io::openFrameSource(seq / "rgb.txt", so);
+      FrontendLoopOptions lo;
+      lo.depth = depth;
+      EXPECT_THROW(runFrontendLoop(
+                       *src, frontend, mapper, record, lo, [](int) {},
+                       [](int frames, int) {
+                         if (frames == 5) throw Error("stop at 5");
+                       }),
+                   Error);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vidmap::pipeline

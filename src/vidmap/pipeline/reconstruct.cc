@@ -529,8 +529,14 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     const FocalCheck& fc = sum.models[i].focal;
     if (fc.ran) {
       record.setMetric(k + "focal_rel_uncertainty", std::min(fc.relUncertainty, kUncertaintyCap));
+      record.setMetric(k + "turn_deg", fc.turnDeg);
+      record.setCount(k + "focal_suspect", fc.suspect ? 1 : 0);
       sum.focalUndetermined = sum.focalUndetermined || fc.undetermined;
       sum.focalRelUncertainty = std::max(sum.focalRelUncertainty, fc.relUncertainty);
+      if (fc.suspect) {
+        sum.focalSuspectModels.push_back(static_cast<int>(i));
+        sum.focalSuspectTurnDeg = std::max(sum.focalSuspectTurnDeg, fc.turnDeg);
+      }
     }
   }
   // The focal length as self-calibrated from the first pairs (before any adjustment; 0: the
@@ -539,6 +545,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal / camera0.scale());
   record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
   record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
+  record.setCount(io::kFocalSuspectCount, static_cast<std::int64_t>(sum.focalSuspectModels.size()));
+  record.setMetric(io::kFocalTurnMetric, sum.focalSuspectTurnDeg);
   if (sum.focalRelUncertainty > 0)
     record.setMetric(io::kFocalRelUncertaintyMetric,
                      std::min(sum.focalRelUncertainty, kUncertaintyCap));
@@ -614,8 +622,16 @@ std::string formatSummary(const ReconstructSummary& s) {
     o.precision(2);
     o << '\n';
   }
-  if (s.focalUndetermined && !s.models.empty())
-    o << "  warning: " << io::focalUndeterminedWarning(s.focalRelUncertainty) << "\n";
+  if (s.focalUndetermined && !s.models.empty()) {
+    o << "  warning: "
+      << io::focalUndeterminedWarning(s.focalRelUncertainty, s.focalSuspectTurnDeg);
+    if (!s.focalSuspectModels.empty()) {
+      o << " (suspect:";
+      for (int i : s.focalSuspectModels) o << " sparse/" << i;
+      o << ')';
+    }
+    o << "\n";
+  }
   if (s.dense) {
     o << "  sparse/" << s.denseModel << " ";
     o << formatDenseSummary(s.denseSummary, s.outDir / "dense");

@@ -123,7 +123,11 @@ struct ReconstructSummary {
   // run record's count `focal_undetermined`; the summary, report.html and batch status read it.
   bool focalUndetermined = false;
   double focalRelUncertainty = 0;  // sigma_f / f of the least determined model (0: not checked)
-  std::string inputDamage;         // io::SourceReport::describe(): "" when the input read cleanly
+  // Models whose focal length is undetermined although their views turn (FocalCheck::suspect:
+  // possibly wrong), and the largest turn among them (0: none).
+  std::vector<int> focalSuspectModels;
+  double focalSuspectTurnDeg = 0;
+  std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
   // Keyframes no model holds: "name (reason)", reason as run.json's "unjoined_keyframes".
   std::vector<std::string> unjoined;
   std::vector<ModelSummary> models;

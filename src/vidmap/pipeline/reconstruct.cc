@@ -319,6 +319,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   if (options.frontend.photos && !options.camera.known() && options.checkFocal &&
       options.focalSweep.enabled)
     replay = std::make_unique<MapperInput>();
+  if (replay)
+    mapper.setKeyframeSink(
+        [&replay](const sfm::Keyframe& kf, const std::vector<sfm::PairMatches>& p) {
+          replay->keyframes.push_back(kf);
+          replay->pairs.push_back(p);
+        });
 
   ReconstructSummary sum;
   sum.outDir = out.dir();
@@ -349,10 +355,6 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     const FrameOutcome r = frontend.process(frame, mapper.camera(), &kout, &tracked);
     if (r == FrameOutcome::kKeyframe) {
       auto t = record.stage("mapper");
-      if (replay) {
-        replay->keyframes.push_back(kout.keyframe);
-        replay->pairs.push_back(kout.pairs);
-      }
       mapper.addKeyframe(std::move(kout.keyframe), kout.pairs);
     } else if (r == FrameOutcome::kDropped) {
       mapper.addTrackedFrame(std::move(tracked));

@@ -234,6 +234,11 @@ class Mapper {
   void setOutlierSink(std::function<void(const PairMatches&)> sink) {
     outlierSink_ = std::move(sink);
   }
+  // Called with each keyframe and its pairs as addKeyframe receives them (before any change),
+  // e.g. to keep a photo set's input and map it again (pipeline/focal_sweep.h).
+  void setKeyframeSink(std::function<void(const Keyframe&, const std::vector<PairMatches>&)> sink) {
+    keyframeSink_ = std::move(sink);
+  }
   // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
   void addTrackedFrame(TrackedFrame frame);
   // Finishes the current model (global BA, filtering, re-triangulation), then localises the
@@ -328,6 +333,7 @@ class Mapper {
   bool finished_all_ = false;
   MapperStats stats_;
   std::function<void(const PairMatches&)> outlierSink_;
+  std::function<void(const Keyframe&, const std::vector<PairMatches>&)> keyframeSink_;
 };
 
 }  // namespace vidmap::sfm

@@ -14,7 +14,8 @@
 // a count, then per line "name k11..k33 r11..r33 t1 t2 t3" with P = K [R | t], R world to
 // camera). With named truth each model also gets `centre_error_rel_extent` (the ATE RMSE over
 // the largest distance between two true centres) and `rel_rot_max_deg` (the worst, over all
-// pairs of images, angle between the estimated and the true relative rotation). Prints one
+// pairs of images, angle between the estimated and the true relative rotation; and
+// `rel_rot_mean_deg`, its mean over the pairs). Prints one
 // JSON object.
 #include <algorithm>
 #include <cmath>
@@ -229,15 +230,20 @@ int main(int argc, char** argv) {
             std::sqrt(spread / pairs.size()), std::sqrt(ateOa / pairs.size()));
         if (named) {
           // Every pair of images: the angle between the estimated and the true relative rotation.
-          double worst = 0, extent = 0;
+          double worst = 0, sum = 0, extent = 0;
           for (size_t i = 0; i < pairs.size(); ++i)
             for (size_t j = i + 1; j < pairs.size(); ++j) {
               const Eigen::Quaterniond re = pairs[i].est.q_wc.conjugate() * pairs[j].est.q_wc;
               const Eigen::Quaterniond rg = pairs[i].gt.q_wc.conjugate() * pairs[j].gt.q_wc;
-              worst = std::max(worst, re.angularDistance(rg) * 180 / M_PI);
+              const double a = re.angularDistance(rg) * 180 / M_PI;
+              worst = std::max(worst, a);
+              sum += a;
               extent = std::max(extent, (pairs[i].gt.c - pairs[j].gt.c).norm());
             }
-          std::printf(", \"rel_rot_max_deg\": %.4f, \"truth_extent\": %.6f", worst, extent);
+          const double numPairs = 0.5 * static_cast<double>(pairs.size() * (pairs.size() - 1));
+          std::printf(
+              ", \"rel_rot_max_deg\": %.4f, \"rel_rot_mean_deg\": %.4f, \"truth_extent\": %.6f",
+              worst, sum / numPairs, extent);
           try {
             const sfm::TrajectoryError e = sfm::evaluateTrajectory(pairs);
             std::printf(", \"centre_error_rel_extent\": %.6f", e.ate_rmse / extent);

@@ -102,18 +102,21 @@ def timed(cmd, log):
         _, status, ru = os.wait4(p.pid, 0)
     return os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_utime + ru.ru_stime
 
-def score(sparse, truth):
+def score(sparse, truth, common=None):
     r = {"models": 0, "registered": 0}
     if not os.path.isdir(sparse) or not os.listdir(sparse):
         return r
-    ev = json.loads(subprocess.run([evaluate, "--model", sparse] + truth, check=True,
+    extra = ["--common-with", common] if common else []
+    ev = json.loads(subprocess.run([evaluate, "--model", sparse] + truth + extra, check=True,
                                    capture_output=True, text=True).stdout)
     ms = [m for m in ev["models"] if m["images"] > 0]
     r["models"] = len(ms)
     if ms:
         best = max(ms, key=lambda m: m["images"])
         r["registered"] = best["images"]
-        for k in ("centre_error_rel_extent", "rel_rot_max_deg", "rot_rmse_deg"):
+        r["evaluated"] = best["evaluated"]
+        r["path"] = best["path"]
+        for k in ("centre_error_rel_extent", "rel_rot_max_deg", "rel_rot_mean_deg", "rot_rmse_deg"):
             if k in best:
                 r[k] = best[k]
     return r
@@ -144,8 +147,16 @@ for case in cases.split():
              "exit": rc, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
         if rc == 0:
             rec = json.load(open(os.path.join(work, "run.json")))
-            r["working_width"] = rec["options"]["width"]
+            r["working_width"] = rec["options"]["working_width"]
+            # Models flagged as possibly wrong (pipeline/focal_check.h) and the self-calibration.
+            r["focal_suspect"] = rec["counts"].get("focal_suspect", 0)
+            r["focal_undetermined"] = rec["counts"].get("focal_undetermined", 0)
+            r["refined_focal_px"] = rec["metrics"].get("refined_focal_px")
             r.update(score(os.path.join(work, "sparse"), truth))
+            r["work"] = work
+            if "path" in r:  # whether the scored (largest) model is flagged
+                n = os.path.basename(os.path.normpath(r["path"]))
+                r["largest_focal_suspect"] = rec["counts"].get(f"model_{n}_focal_suspect", 0)
         results.append(r)
         done[effective(w, native)] = r
         print(json.dumps(r), file=sys.stderr, flush=True)
@@ -174,6 +185,17 @@ for case in cases.split():
         r.update(score(os.path.join(work, "sparse"), truth))
         results.append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)
+        # vidmap's largest model scored again on the images COLMAP's largest model holds (the
+        # same images for both, where COLMAP registered fewer).
+        if r["registered"]:
+            for v in results:
+                if v["case"] == case and v["runner"] == "vidmap" and v.get("work") and \
+                        "repeated_of" not in v:
+                    v["on_colmap_images"] = score(os.path.join(v["work"], "sparse"), truth,
+                                                  os.path.join(work, "sparse"))
+                    print(json.dumps({"case": case, "width_option": v["width_option"],
+                                      "on_colmap_images": v["on_colmap_images"]}),
+                          file=sys.stderr, flush=True)
 
 doc = {"bench": "photos", "commit": commit, "host": platform.node(), "cores": os.cpu_count(),
        "results": results}

@@ -145,7 +145,8 @@ std::string readRunRecord(const fs::path& out, ItemStatus* st) {
                              " of frames posed");
     if (counts.value(io::kFocalUndeterminedCount, std::int64_t{0}) != 0)
       st->warnings.push_back(
-          io::focalUndeterminedWarning(metrics.value(io::kFocalRelUncertaintyMetric, 0.0)));
+          io::focalUndeterminedWarning(metrics.value(io::kFocalRelUncertaintyMetric, 0.0),
+                                       metrics.value(io::kFocalTurnMetric, 0.0)));
   }
   return "";
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <vector>
+
+#include <Eigen/Geometry>
 
 #include "vidmap/core/check.h"
 #include "vidmap/sfm/bundle.h"
@@ -13,6 +16,7 @@ void FocalCheckOptions::check() const {
   checkRange("focal_check.step", step, 1e-4, 0.5);
   checkRange("focal_check.noiseFloorPx", noiseFloorPx, 1e-3, 100.0);
   checkRange("focal_check.maxRelUncertainty", maxRelUncertainty, 1e-6, 10.0);
+  checkRange("focal_check.minTurnDeg", minTurnDeg, 0.0, 180.0);
   checkRange("focal_check.maxIterations", maxIterations, 1, 1000);
 }
 
@@ -44,6 +48,15 @@ double adjustedRms(const sfm::Reconstruction& rec, double factor, const FocalChe
 
 }  // namespace
 
+double largestTurnDeg(const sfm::Reconstruction& rec) {
+  std::vector<Eigen::Quaterniond> q;
+  for (const auto& [id, im] : rec.images()) q.emplace_back(im.pose.R);
+  double worst = 0;
+  for (size_t i = 0; i < q.size(); ++i)
+    for (size_t j = i + 1; j < q.size(); ++j) worst = std::max(worst, q[i].angularDistance(q[j]));
+  return worst * 180 / M_PI;
+}
+
 FocalCheck checkFocal(const sfm::Reconstruction& rec, const FocalCheckOptions& o) {
   o.check();
   FocalCheck c;
@@ -61,6 +74,8 @@ FocalCheck checkFocal(const sfm::Reconstruction& rec, const FocalCheckOptions& o
   c.relUncertainty =
       c.deltaChi2 > 0 ? o.step / std::sqrt(c.deltaChi2) : std::numeric_limits<double>::infinity();
   c.undetermined = !(c.relUncertainty <= o.maxRelUncertainty);
+  c.turnDeg = largestTurnDeg(rec);
+  c.suspect = c.undetermined && c.turnDeg >= o.minTurnDeg;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return c;
 }

@@ -11,6 +11,15 @@
 // keypoints' noise (the model's RMS reprojection error, at least noiseFloorPx), gives the
 // standard deviation of the focal length (the curvature of chi-square: sigma_f / f = step /
 // sqrt(delta chi2)). The focal length counts as undetermined above maxRelUncertainty.
+//
+// An undetermined focal length is expected of a translation; of views that turn, it is not: a
+// rotation between the views determines the focal length of a correct model (Hartley, above),
+// so a model whose views turn by minTurnDeg or more and whose focal length is still free is
+// suspect. That is the signature of a wrong model built from a focal guess far from the truth
+// (the Middlebury dino ring: a narrow field of view, 11 degrees, started from the 1.2 x width
+// guess, 4.3 times too short, gives a wrong model whose profile is flat, sigma_f / f 10%;
+// docs/benchmarks.md, "Photo sets: the rings against COLMAP"), and of a view so narrow that
+// the images are nearly affine, where the focal length cannot be measured either.
 #pragma once
 
 #include <limits>
@@ -24,6 +33,7 @@ struct FocalCheckOptions {
   double step = 0.05;               // relative change of the focal length profiled
   double noiseFloorPx = 0.3;        // keypoint noise assumed at least (working pixels)
   double maxRelUncertainty = 0.02;  // sigma_f / f above this: undetermined
+  double minTurnDeg = 10;           // views turning by this much and undetermined: suspect
   int maxIterations = 30;           // of each profiled adjustment
   ba::BackendType backend = ba::BackendType::kCpu;
 
@@ -38,8 +48,13 @@ struct FocalCheck {
   double deltaChi2 = 0;                // the mean rise of chi-square over the two sides
   double relUncertainty = std::numeric_limits<double>::infinity();  // sigma_f / f
   bool undetermined = false;
+  double turnDeg = 0;    // the largest rotation between two of the model's images
+  bool suspect = false;  // undetermined although the views turn by minTurnDeg or more
   double seconds = 0;
 };
+
+// The largest angle of rotation between two of the model's images (degrees).
+double largestTurnDeg(const sfm::Reconstruction& rec);
 
 // Profiles the focal length of `rec` (left as it is: the adjustments run on copies).
 FocalCheck checkFocal(const sfm::Reconstruction& rec, const FocalCheckOptions& options = {});

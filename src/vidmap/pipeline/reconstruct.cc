@@ -61,6 +61,7 @@ void ReconstructOptions::check() const {
                 " is below 64 (0 = native, -1 = automatic)");
   frontend.check();
   focalCheck.check();
+  focalSweep.check();
   mapper.check();
   kltSource.check();
   mvs.check();
@@ -323,6 +324,17 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setOption("klt_source.cuda", ko.cuda);
   }
   ProgressBar bar(info.frameCount, options.progress);
+  // A photo set of an unknown camera keeps the mapper's input for a focal sweep.
+  std::unique_ptr<MapperInput> replay;
+  if (options.frontend.photos && !options.camera.known() && options.checkFocal &&
+      options.focalSweep.enabled)
+    replay = std::make_unique<MapperInput>();
+  if (replay)
+    mapper.setKeyframeSink(
+        [&replay](const sfm::Keyframe& kf, const std::vector<sfm::PairMatches>& p) {
+          replay->keyframes.push_back(kf);
+          replay->pairs.push_back(p);
+        });
 
   ReconstructSummary sum;
   sum.outDir = out.dir();
@@ -361,8 +373,31 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   bar.update(sum.frames, status(), true);
   bar.finish();
 
+  // Whether each model determines an unknown focal length (pipeline/focal_check.h); a photo set
+  // whose models are suspect, or none, is mapped again from other starting focal lengths and
+  // the best run kept (pipeline/focal_sweep.h).
+  FocalCheckOptions fco = options.focalCheck;
+  fco.backend = bb;
+  std::vector<FocalCheck> focal(mapper.models().size());
+  if (options.checkFocal && !options.camera.known()) {
+    auto t = record.stage("focal_check");
+    for (size_t i = 0; i < focal.size(); ++i) focal[i] = checkFocal(*mapper.models()[i], fco);
+  }
+  throwIfInterrupted("after the focal length's check" + untouched);
+  FocalSweep sweep;
+  if (replay && (focal.empty() || std::any_of(focal.begin(), focal.end(),
+                                              [](const FocalCheck& c) { return c.suspect; }))) {
+    auto t = record.stage("focal_sweep");
+    sweep = sweepFocal(*replay, camera0, options.mapper, scoreTrial(mapper, focal), fco,
+                       options.focalSweep);
+    if (sweep.mapper) focal = sweep.focal;
+    sum.focalSweep = sweep.trials;
+    throwIfInterrupted("after the focal sweep" + untouched);
+  }
+  const sfm::Mapper& mapped = sweep.mapper ? *sweep.mapper : mapper;
+
   const FrontendStats& fst = frontend.stats();
-  const sfm::MapperStats& ms = mapper.stats();
+  const sfm::MapperStats& ms = mapped.stats();
   sum.keyframes = fst.keyframes;
   sum.featureless = fst.featureless;
   sum.dropped = fst.dropped;
@@ -408,7 +443,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                      ? std::string("a photo set needs at least two photos with features)")
                      : std::string("the video is too short or the camera does not move; try a "
                                    "higher --fps)")));
-  const auto models = mapper.models();
+  const auto models = mapped.models();
   if (models.empty())
     throw Error(input.string() + ": no model could be started from " +
                 std::to_string(fst.keyframes) + " keyframes (" + std::to_string(ms.pairsVerified) +
@@ -424,15 +459,6 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       m.replace(at, tmp.size(), dir);
     return Error(m);
   };
-  // Whether each model determines an unknown focal length (pipeline/focal_check.h).
-  FocalCheckOptions fco = options.focalCheck;
-  fco.backend = bb;
-  std::vector<FocalCheck> focal(models.size());
-  if (options.checkFocal && !options.camera.known()) {
-    auto t = record.stage("focal_check");
-    for (size_t i = 0; i < models.size(); ++i) focal[i] = checkFocal(*models[i], fco);
-  }
-  throwIfInterrupted("after the focal length's check" + untouched);
   try {
     auto t = record.stage("write");
     for (size_t i = 0; i < models.size(); ++i) {
@@ -531,8 +557,14 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     const FocalCheck& fc = sum.models[i].focal;
     if (fc.ran) {
       record.setMetric(k + "focal_rel_uncertainty", std::min(fc.relUncertainty, kUncertaintyCap));
+      record.setMetric(k + "turn_deg", fc.turnDeg);
+      record.setCount(k + "focal_suspect", fc.suspect ? 1 : 0);
       sum.focalUndetermined = sum.focalUndetermined || fc.undetermined;
       sum.focalRelUncertainty = std::max(sum.focalRelUncertainty, fc.relUncertainty);
+      if (fc.suspect) {
+        sum.focalSuspectModels.push_back(static_cast<int>(i));
+        sum.focalSuspectTurnDeg = std::max(sum.focalSuspectTurnDeg, fc.turnDeg);
+      }
     }
   }
   // The focal length as self-calibrated from the first pairs (before any adjustment; 0: the
@@ -541,6 +573,18 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal / camera0.scale());
   record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
   record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
+  for (size_t i = 0; i < sum.focalSweep.size(); ++i) {
+    const FocalSweepTrial& t = sum.focalSweep[i];
+    const std::string k = "focal_sweep_" + std::to_string(i) + "_";
+    record.setMetric(k + "start_focal_px", t.startFocalPx / camera0.scale());
+    record.setCount(k + "registered", t.registered);
+    record.setCount(k + "observations", t.observations);
+    record.setCount(k + "suspect_models", t.suspect);
+    record.setCount(k + "chosen", t.chosen ? 1 : 0);
+  }
+  record.setCount("focal_sweep_runs", static_cast<std::int64_t>(sum.focalSweep.size()));
+  record.setCount(io::kFocalSuspectCount, static_cast<std::int64_t>(sum.focalSuspectModels.size()));
+  record.setMetric(io::kFocalTurnMetric, sum.focalSuspectTurnDeg);
   if (sum.focalRelUncertainty > 0)
     record.setMetric(io::kFocalRelUncertaintyMetric,
                      std::min(sum.focalRelUncertainty, kUncertaintyCap));
@@ -616,8 +660,25 @@ std::string formatSummary(const ReconstructSummary& s) {
     o.precision(2);
     o << '\n';
   }
-  if (s.focalUndetermined && !s.models.empty())
-    o << "  warning: " << io::focalUndeterminedWarning(s.focalRelUncertainty) << "\n";
+  if (!s.focalSweep.empty()) {
+    o << "  focal sweep (models suspect or none: the mapper again from other starting focal "
+         "lengths, working px):";
+    for (const FocalSweepTrial& t : s.focalSweep)
+      o << ' ' << t.startFocalPx << (t.chosen ? " (kept)" : "") << ": " << t.registered
+        << " images, " << t.observations << " observations, " << t.meanErrorPx << " px, "
+        << t.suspect << " suspect;";
+    o << '\n';
+  }
+  if (s.focalUndetermined && !s.models.empty()) {
+    o << "  warning: "
+      << io::focalUndeterminedWarning(s.focalRelUncertainty, s.focalSuspectTurnDeg);
+    if (!s.focalSuspectModels.empty()) {
+      o << " (suspect:";
+      for (int i : s.focalSuspectModels) o << " sparse/" << i;
+      o << ')';
+    }
+    o << "\n";
+  }
   if (s.dense) {
     o << "  sparse/" << s.denseModel << " ";
     o << formatDenseSummary(s.denseSummary, s.outDir / "dense");

@@ -25,6 +25,7 @@
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/dense_stage.h"
 #include "vidmap/pipeline/focal_check.h"
+#include "vidmap/pipeline/focal_sweep.h"
 #include "vidmap/pipeline/frontend.h"
 #include "vidmap/pipeline/klt_source.h"
 #include "vidmap/sfm/camera.h"
@@ -100,6 +101,9 @@ struct ReconstructOptions {
   // the adjustment's cost, pipeline/focal_check.h); the summary and the report warn when not.
   bool checkFocal = true;
   FocalCheckOptions focalCheck;
+  // A photo set (unknown camera, focal check on) whose models are suspect or none: the mapper
+  // again from longer starting focal lengths, the best run kept (pipeline/focal_sweep.h).
+  FocalSweepOptions focalSweep;
   void check() const;
 };
 
@@ -130,7 +134,12 @@ struct ReconstructSummary {
   // run record's count `focal_undetermined`; the summary, report.html and batch status read it.
   bool focalUndetermined = false;
   double focalRelUncertainty = 0;  // sigma_f / f of the least determined model (0: not checked)
-  std::string inputDamage;         // io::SourceReport::describe(): "" when the input read cleanly
+  // Models whose focal length is undetermined although their views turn (FocalCheck::suspect:
+  // possibly wrong), and the largest turn among them (0: none).
+  std::vector<int> focalSuspectModels;
+  double focalSuspectTurnDeg = 0;
+  std::vector<FocalSweepTrial> focalSweep;  // empty: no sweep ran; else the runs compared
+  std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
   // Keyframes no model holds: "name (reason)", reason as run.json's "unjoined_keyframes".
   std::vector<std::string> unjoined;
   std::vector<ModelSummary> models;

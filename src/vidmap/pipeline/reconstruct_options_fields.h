@@ -122,6 +122,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "bundle adjustment's cost profiled over it; a warning when it does not)",
               0, 1},
     o.checkFocal);
+  v(FieldInfo{"", "focal_sweep",
+              "Photos whose models are suspect (focal length undetermined although the views "
+              "turn) or none: map again from 2, 4 and 8 x the starting focal length, keep the run "
+              "explaining the most observations",
+              0, 1},
+    o.focalSweep.enabled);
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},

@@ -228,8 +228,8 @@ ReportData collectReportData(const fs::path& dir, const ReportOptions& options) 
     return c.contains(name) && c[name].is_number() ? c[name].get<double>() : fallback;
   };
   if (count(io::kFocalUndeterminedCount, 0) != 0)
-    data.warnings.push_back(
-        io::focalUndeterminedWarning(metric(io::kFocalRelUncertaintyMetric, 0)));
+    data.warnings.push_back(io::focalUndeterminedWarning(metric(io::kFocalRelUncertaintyMetric, 0),
+                                                         metric(io::kFocalTurnMetric, 0)));
   if (data.models > 1)
     data.warnings.push_back("the video broke into " + std::to_string(data.models) +
                             " models that could not be merged (tracking lost between them)");

@@ -166,6 +166,7 @@ void Mapper::refreshNormalized() {
 }
 
 void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
+  if (keyframeSink_) keyframeSink_(kf, pairs);
   require(kf.id == static_cast<int>(keyframes_.size()),
           "mapper: keyframe id " + std::to_string(kf.id) + " is not the next (" +
               std::to_string(keyframes_.size()) + ")");

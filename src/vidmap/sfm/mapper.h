@@ -224,6 +224,11 @@ class Mapper {
  public:
   Mapper(const Camera& camera, const MapperOptions& options);
 
+  // Called with each keyframe and its pairs as addKeyframe receives them (before any change),
+  // e.g. to keep a photo set's input and map it again (pipeline/focal_sweep.h).
+  void setKeyframeSink(std::function<void(const Keyframe&, const std::vector<PairMatches>&)> sink) {
+    keyframeSink_ = std::move(sink);
+  }
   // Adds the next keyframe (kf.id must equal the number of keyframes so far) with the matches
   // of its pairs to earlier keyframes, and grows the current model. kf.normalized is filled
   // here. Bad pair indices are a vidmap::Error.
@@ -309,6 +314,7 @@ class Mapper {
   MapperOptions options_;
   Camera camera_;
   KeyframeStore keyframes_;
+  std::function<void(const Keyframe&, const std::vector<PairMatches>&)> keyframeSink_;
   CorrespondenceGraph graph_;
   Triangulator triangulator_;  // on graph_
   Registration registration_;  // on graph_

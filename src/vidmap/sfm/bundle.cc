@@ -63,20 +63,29 @@ std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::ve
     for (const auto& [p, n] : seenBy) kept.push_back(p);
     return kept;
   }
-  const auto rank = [&](PointId a, PointId b) {  // best observed first
-    const int na = seenBy.at(a), nb = seenBy.at(b);
-    if (na != nb) return na > nb;
-    const size_t ta = rec.point(a).track.size(), tb = rec.point(b).track.size();
-    if (ta != tb) return ta > tb;
-    return a < b;
-  };
-  const size_t cap = static_cast<size_t>(options.maxPoints);
+  // The points ranked once, best observed first (ties: the lower id, seenBy's order kept by
+  // the stable sort); the buckets hold ranks.
+  std::vector<PointId> ids;
+  std::vector<std::pair<int, int>> key;  // (-seen by, -track length)
+  ids.reserve(seenBy.size());
+  key.reserve(seenBy.size());
+  for (const auto& [p, n] : seenBy) {
+    ids.push_back(p);
+    key.emplace_back(-n, -static_cast<int>(rec.point(p).track.size()));
+  }
+  std::vector<int> order(ids.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key[a] < key[b]; });
+  std::unordered_map<PointId, int> rankOf;
+  rankOf.reserve(order.size());
+  for (size_t r = 0; r < order.size(); ++r) rankOf[ids[order[r]]] = static_cast<int>(r);
+
   const int g = options.pointGrid;
   const Camera& cam = rec.camera();
   const double cw = std::max(1, cam.width()) / static_cast<double>(g);
   const double ch = std::max(1, cam.height()) / static_cast<double>(g);
   // One bucket per (image, cell), in the images' order, then the cells' raster order.
-  std::vector<std::vector<PointId>> buckets(images.size() * g * g);
+  std::vector<std::vector<int>> buckets(images.size() * g * g);
   for (size_t i = 0; i < images.size(); ++i) {
     const std::vector<PointId>& p3 = rec.image(images[i]).point3d;
     const std::vector<Vec2>& kps = rec.keyframes()[images[i]].keypoints;
@@ -84,11 +93,12 @@ std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::ve
       if (p3[f] == kNoPoint) continue;
       const int cx = std::clamp(static_cast<int>(kps[f].x() / cw), 0, g - 1);
       const int cy = std::clamp(static_cast<int>(kps[f].y() / ch), 0, g - 1);
-      buckets[(i * g + cy) * g + cx].push_back(p3[f]);
+      buckets[(i * g + cy) * g + cx].push_back(rankOf.at(p3[f]));
     }
   }
-  for (auto& b : buckets) std::sort(b.begin(), b.end(), rank);
-  std::set<PointId> taken;
+  for (auto& b : buckets) std::sort(b.begin(), b.end());
+  const size_t cap = static_cast<size_t>(options.maxPoints);
+  std::vector<char> taken(ids.size(), 0);  // by rank
   // Round robin: each pass takes the best point not yet kept of every bucket.
   const auto serve = [&](size_t begin, size_t end) {
     std::vector<size_t> next(buckets.size(), 0);
@@ -96,12 +106,12 @@ std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::ve
     while (any && kept.size() < cap) {
       any = false;
       for (size_t k = begin; k < end && kept.size() < cap; ++k) {
-        auto& b = buckets[k];
-        while (next[k] < b.size() && taken.count(b[next[k]])) ++next[k];
+        const std::vector<int>& b = buckets[k];
+        while (next[k] < b.size() && taken[b[next[k]]]) ++next[k];
         if (next[k] == b.size()) continue;
-        kept.push_back(b[next[k]]);
-        taken.insert(b[next[k]]);
-        ++next[k];
+        const int r = b[next[k]++];
+        taken[r] = 1;
+        kept.push_back(ids[order[r]]);
         any = true;
       }
     }

@@ -238,8 +238,9 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "local_ba_iterations", "Iterations of a local bundle adjustment", 0, 1000},
     m.localBaIterations);
   v(FieldInfo{"mapper", "local_ba_max_points",
-              "Points a local BA refines at most, those seen by the most window images (0: all)", 0,
-              1 << 30},
+              "Points a local BA refines at most, spread over each window image, the new "
+              "keyframe's first (0: all)",
+              0, 1 << 30},
     m.localBaMaxPoints);
   v(FieldInfo{"mapper", "local_ba_max_constant_images",
               "Outside images whose observations hold a local BA (0: all)", 0, 1 << 30},

@@ -51,6 +51,77 @@ BaCamera baCamera(const Camera& cam) {
 
 }  // namespace
 
+std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::vector<int>& images,
+                                        const BundleOptions& options) {
+  options.check();
+  std::map<PointId, int> seenBy;  // by how many of the images
+  for (int id : images)
+    for (PointId p : rec.image(id).point3d)
+      if (p != kNoPoint) ++seenBy[p];
+  std::vector<PointId> kept;
+  if (options.maxPoints == 0 || static_cast<int>(seenBy.size()) <= options.maxPoints) {
+    for (const auto& [p, n] : seenBy) kept.push_back(p);
+    return kept;
+  }
+  // The points ranked once, best observed first (ties: the lower id, seenBy's order kept by
+  // the stable sort); the buckets hold ranks.
+  std::vector<PointId> ids;
+  std::vector<std::pair<int, int>> key;  // (-seen by, -track length)
+  ids.reserve(seenBy.size());
+  key.reserve(seenBy.size());
+  for (const auto& [p, n] : seenBy) {
+    ids.push_back(p);
+    key.emplace_back(-n, -static_cast<int>(rec.point(p).track.size()));
+  }
+  std::vector<int> order(ids.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key[a] < key[b]; });
+  std::unordered_map<PointId, int> rankOf;
+  rankOf.reserve(order.size());
+  for (size_t r = 0; r < order.size(); ++r) rankOf[ids[order[r]]] = static_cast<int>(r);
+
+  const int g = options.pointGrid;
+  const Camera& cam = rec.camera();
+  const double cw = std::max(1, cam.width()) / static_cast<double>(g);
+  const double ch = std::max(1, cam.height()) / static_cast<double>(g);
+  // One bucket per (image, cell), in the images' order, then the cells' raster order.
+  std::vector<std::vector<int>> buckets(images.size() * g * g);
+  for (size_t i = 0; i < images.size(); ++i) {
+    const std::vector<PointId>& p3 = rec.image(images[i]).point3d;
+    const std::vector<Vec2>& kps = rec.keyframes()[images[i]].keypoints;
+    for (size_t f = 0; f < p3.size(); ++f) {
+      if (p3[f] == kNoPoint) continue;
+      const int cx = std::clamp(static_cast<int>(kps[f].x() / cw), 0, g - 1);
+      const int cy = std::clamp(static_cast<int>(kps[f].y() / ch), 0, g - 1);
+      buckets[(i * g + cy) * g + cx].push_back(rankOf.at(p3[f]));
+    }
+  }
+  for (auto& b : buckets) std::sort(b.begin(), b.end());
+  const size_t cap = static_cast<size_t>(options.maxPoints);
+  std::vector<char> taken(ids.size(), 0);  // by rank
+  // Round robin: each pass takes the best point not yet kept of every bucket.
+  const auto serve = [&](size_t begin, size_t end) {
+    std::vector<size_t> next(buckets.size(), 0);
+    bool any = true;
+    while (any && kept.size() < cap) {
+      any = false;
+      for (size_t k = begin; k < end && kept.size() < cap; ++k) {
+        const std::vector<int>& b = buckets[k];
+        while (next[k] < b.size() && taken[b[next[k]]]) ++next[k];
+        if (next[k] == b.size()) continue;
+        const int r = b[next[k]++];
+        taken[r] = 1;
+        kept.push_back(ids[order[r]]);
+        any = true;
+      }
+    }
+  };
+  if (!images.empty()) serve(0, static_cast<size_t>(g) * g);  // the first image's points
+  serve(0, buckets.size());
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
 void BundleOptions::check() const {
   checkRange("bundle.lossScale", lossScale, 1e-300, 1e300);
   checkRange("bundle.maxIterations", maxIterations, 0, 1 << 20);
@@ -59,6 +130,7 @@ void BundleOptions::check() const {
   checkRange("bundle.cudaMinObservations", cudaMinObservations, 0, 1 << 30);
   checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
   checkRange("bundle.maxConstantImages", maxConstantImages, 0, 1 << 30);
+  checkRange("bundle.pointGrid", pointGrid, 1, 1 << 10);
 }
 
 BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableImages,
@@ -86,11 +158,13 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   pointIds.reserve(seenBy.size());
   for (const auto& [p, n] : seenBy) pointIds.push_back(p);
   if (options.maxPoints > 0 && static_cast<int>(pointIds.size()) > options.maxPoints) {
-    std::stable_sort(pointIds.begin(), pointIds.end(),
-                     [&](PointId a, PointId b) { return seenBy.at(a) > seenBy.at(b); });
-    rep.pointsLeftOut = static_cast<int>(pointIds.size()) - options.maxPoints;
-    pointIds.resize(options.maxPoints);
-    std::sort(pointIds.begin(), pointIds.end());
+    std::vector<int> ordered;  // variableImages' order: its first image is served first
+    for (int id : variableImages.empty() ? std::vector<int>(variable.begin(), variable.end())
+                                         : variableImages)
+      if (variable.count(id) && std::find(ordered.begin(), ordered.end(), id) == ordered.end())
+        ordered.push_back(id);
+    pointIds = selectWindowPoints(rec, ordered, options);
+    rep.pointsLeftOut = static_cast<int>(seenBy.size() - pointIds.size());
   }
   // The other images that see them, by the number of refined points they share.
   std::map<int, int> sharedWith;

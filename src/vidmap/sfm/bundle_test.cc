@@ -1,0 +1,115 @@
+#include "vidmap/sfm/bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "vidmap/core/error.h"
+#include "vidmap/sfm/reconstruction.h"
+
+namespace vidmap::sfm {
+namespace {
+
+// A window laid out by hand (640 x 480, 8 x 8 cells of 80 x 60 px): image 0 is the new
+// keyframe, 1 and 2 its neighbours, 3 outside the window.
+// - cluster: 300 points in the top-left cell of images 1 and 2, also seen by 3: the longest
+//   tracks, and the first ids;
+// - spread: 2 points at the centre of every cell of images 1 and 2 (128), tracks of 2;
+// - fresh: 50 points of the new keyframe, seen by it and image 3 only.
+// With room for 250 points, the longest tracks first would keep 250 cluster points: one
+// cell of the 64, and none of the new keyframe's points.
+struct Layout {
+  KeyframeStore keyframes;
+  std::vector<PointId> cluster, spread, fresh;
+};
+
+void addKeypoint(Keyframe& kf, double x, double y) {
+  kf.keypoints.push_back({x, y});
+  kf.colors.push_back({});
+  kf.normalized.push_back({0, 0});
+}
+
+TEST(Bundle, BoundedWindowKeepsPointsSpreadAndTheNewKeyframe) {
+  Layout l;
+  for (int i = 0; i < 4; ++i) {
+    l.keyframes.emplace_back();
+    l.keyframes.back().id = i;
+  }
+  // Keypoints first (the model sizes an image's point list at registration).
+  struct Obs {
+    int image;
+    double x, y;
+  };
+  std::vector<std::vector<Obs>> tracks;
+  for (int k = 0; k < 300; ++k) {
+    const double x = 5 + (k % 20) * 3.5, y = 5 + (k / 20) * 3.5;  // inside 80 x 60
+    tracks.push_back({{1, x, y}, {2, x, y}, {3, x, y}});
+  }
+  for (int cy = 0; cy < 8; ++cy)
+    for (int cx = 0; cx < 8; ++cx)
+      for (int j = 0; j < 2; ++j) {
+        const double x = cx * 80 + 40 + j, y = cy * 60 + 30;
+        tracks.push_back({{1, x, y}, {2, x + 0.5, y}});
+      }
+  for (int k = 0; k < 50; ++k) {
+    const double x = 20 + (k % 10) * 60, y = 40 + (k / 10) * 90;
+    tracks.push_back({{0, x, y}, {3, x, y}});
+  }
+  std::vector<std::vector<FeatureRef>> refs;
+  for (const auto& t : tracks) {
+    refs.emplace_back();
+    for (const Obs& o : t) {
+      Keyframe& kf = l.keyframes[o.image];
+      refs.back().push_back({o.image, static_cast<int>(kf.keypoints.size())});
+      addKeypoint(kf, o.x, o.y);
+    }
+  }
+  const Camera cam =
+      Camera::fromSpec(CameraSpec::parse("PINHOLE 500,500,320,240"), 640, 480, 640, 480);
+  Reconstruction rec(&l.keyframes, cam);
+  for (int i = 0; i < 4; ++i) rec.registerImage(i, geometry::Pose{});
+  for (size_t t = 0; t < refs.size(); ++t) {
+    const PointId p = rec.addPoint({0, 0, 5}, refs[t]);
+    (t < 300 ? l.cluster : t < 428 ? l.spread : l.fresh).push_back(p);
+  }
+
+  BundleOptions o;
+  o.maxPoints = 250;
+  const std::vector<int> window{0, 1, 2};
+  const std::vector<PointId> kept = selectWindowPoints(rec, window, o);
+  ASSERT_EQ(kept.size(), 250u);
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  const std::set<PointId> keptSet(kept.begin(), kept.end());
+  EXPECT_EQ(keptSet.size(), kept.size());
+  // Every point of the new keyframe.
+  for (PointId p : l.fresh) EXPECT_TRUE(keptSet.count(p)) << "point " << p;
+  // Every cell of image 1 holds a kept point.
+  std::set<int> cells;
+  const RegisteredImage& im1 = rec.image(1);
+  for (size_t f = 0; f < im1.point3d.size(); ++f)
+    if (keptSet.count(im1.point3d[f])) {
+      const Vec2& kp = l.keyframes[1].keypoints[f];
+      cells.insert(static_cast<int>(kp.y() / 60) * 8 + static_cast<int>(kp.x() / 80));
+    }
+  EXPECT_EQ(cells.size(), 64u);
+  // One round over the 64 cells of images 1 and 2 takes a cluster point from the top-left
+  // cell of each and 126 spread points (the other cells' two; cell 0's rank below the
+  // cluster's longer tracks); later rounds find points only in the top-left cells.
+  int clusterKept = 0, spreadKept = 0;
+  for (PointId p : l.cluster) clusterKept += keptSet.count(p) ? 1 : 0;
+  for (PointId p : l.spread) spreadKept += keptSet.count(p) ? 1 : 0;
+  EXPECT_EQ(spreadKept, 126);
+  EXPECT_EQ(clusterKept, 250 - 50 - 126);
+
+  // No cap, or a cap above the window's points: all of them.
+  o.maxPoints = 0;
+  EXPECT_EQ(selectWindowPoints(rec, window, o).size(), 300u + 128 + 50);
+  o.maxPoints = 1000;
+  EXPECT_EQ(selectWindowPoints(rec, window, o).size(), 300u + 128 + 50);
+  o.pointGrid = 0;
+  EXPECT_THROW(selectWindowPoints(rec, window, o), Error);
+}
+
+}  // namespace
+}  // namespace vidmap::sfm

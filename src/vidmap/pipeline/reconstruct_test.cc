@@ -421,13 +421,15 @@ int narrowRingWrongModels(bool sweep, ReconstructSummary* out) {
     wrong += right ? 0 : 1;
     EXPECT_TRUE(right || flagged) << "model " << i << " is wrong and not flagged";
     EXPECT_EQ(record.counts().at("model_" + std::to_string(i) + "_focal_suspect"), flagged ? 1 : 0);
-    if (flagged)
+    if (flagged) {
       EXPECT_NE(summary.find("suspect: sparse/" + std::to_string(i)), std::string::npos) << summary;
+    }
   }
   EXPECT_EQ(record.counts().at("focal_suspect"),
             static_cast<std::int64_t>(s.focalSuspectModels.size()));
-  if (!s.focalSuspectModels.empty())
+  if (!s.focalSuspectModels.empty()) {
     EXPECT_NE(summary.find("a model may be wrong"), std::string::npos) << summary;
+  }
   EXPECT_EQ(record.counts().at("focal_sweep_runs"), static_cast<std::int64_t>(s.focalSweep.size()));
   return wrong;
 }

@@ -259,17 +259,39 @@ TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
   EXPECT_LT(a.rotDeg, 0.1);
 }
 
+// Renders the room through `cam` from each pose into tempRoot()/NAME: the frames as
+// rgb/<pattern> (printf of the index), the TUM list titled `title` and the truth, frame i at
+// time i * dt. A set written before is reused.
+fs::path renderRoomSet(const std::string& name, const synth::PinholeCamera& cam,
+                       const std::vector<synth::Pose>& poses, double dt, const char* pattern,
+                       const char* title) {
+  const fs::path dir = tempRoot() / name;
+  if (fs::exists(dir / "rgb.txt")) return dir;
+  fs::create_directories(dir / "rgb");
+  const synth::Scene scene = synth::makeScene("room", 1);
+  std::vector<synth::CameraFrame> frames;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < poses.size(); ++i) {
+    synth::CameraFrame f;
+    f.index = static_cast<int>(i);
+    f.timestamp = static_cast<double>(i) * dt;
+    f.pose = poses[i];
+    frames.push_back(f);
+    char file[64];
+    std::snprintf(file, sizeof file, pattern, static_cast<int>(i));
+    names.push_back(std::string("rgb/") + file);
+    io::writePng(dir / names.back(), synth::renderImage(scene, cam, f.pose));
+  }
+  std::ofstream(dir / "groundtruth.txt") << synth::formatTumTrajectory(frames);
+  std::ofstream(dir / "rgb.txt") << synth::formatTumImageList(frames, names, title);
+  return dir;
+}
+
 // A path the presets do not have: the camera first turns in place (no baseline at all), then
 // walks sideways while it keeps turning. The first model must wait for the translation and
 // register the turning keyframes afterwards.
 fs::path rotationThenTranslation() {
-  const fs::path dir = tempRoot() / "seq_turn_then_walk";
-  if (fs::exists(dir / "rgb.txt")) return dir;
-  fs::create_directories(dir / "rgb");
-  const synth::Scene scene = synth::makeScene("room", 1);
-  const synth::PinholeCamera cam = synth::PinholeCamera::fromHfov(320, 240, 60);
-  std::vector<synth::CameraFrame> frames;
-  std::vector<std::string> names;
+  std::vector<synth::Pose> poses;
   const int n = 24, turn = 8;
   for (int i = 0; i < n; ++i) {
     // Yaw from +25 to -5 degrees in place, then to -25 while the eye moves 3 m along x.
@@ -280,51 +302,27 @@ fs::path rotationThenTranslation() {
     const double a = yaw * M_PI / 180, pitch = -10 * M_PI / 180;
     const Eigen::Vector3d look(-std::sin(a) * std::cos(pitch), std::cos(a) * std::cos(pitch),
                                std::sin(pitch));
-    synth::CameraFrame f;
-    f.index = i;
-    f.timestamp = i / 4.0;
-    f.pose = synth::Pose::lookAt(eye, eye + look);
-    frames.push_back(f);
-    char name[64];
-    std::snprintf(name, sizeof name, "rgb/frame_%06d.png", i);
-    names.push_back(name);
-    io::writePng(dir / name, synth::renderImage(scene, cam, f.pose));
+    poses.push_back(synth::Pose::lookAt(eye, eye + look));
   }
-  std::ofstream(dir / "groundtruth.txt") << synth::formatTumTrajectory(frames);
-  std::ofstream(dir / "rgb.txt") << synth::formatTumImageList(frames, names, "turn then walk");
-  return dir;
+  return renderRoomSet("seq_turn_then_walk", synth::PinholeCamera::fromHfov(320, 240, 60), poses,
+                       0.25, "frame_%06d.png", "turn then walk");
 }
 
 // A photo set of the room (issue 19): 9 photos at wide steps, out along the orbit's arc 30
 // degrees apart and back nearer and lower (the loop revisits its start), read as photos.
 // Every photo must join one model.
 fs::path photoLoop() {
-  const fs::path dir = tempRoot() / "seq_photo_loop";
-  if (fs::exists(dir / "rgb.txt")) return dir;
-  fs::create_directories(dir / "rgb");
-  const synth::Scene scene = synth::makeScene("room", 1);
-  const synth::PinholeCamera cam = synth::PinholeCamera::fromHfov(320, 240, 60);
-  std::vector<synth::CameraFrame> frames;
-  std::vector<std::string> names;
+  std::vector<synth::Pose> poses;
   const double out[] = {-150, -120, -90, -60, -30}, back[] = {-45, -75, -105, -135};
   for (int i = 0; i < 9; ++i) {
     const bool outward = i < 5;
     const double a = (outward ? out[i] : back[i - 5]) * M_PI / 180;
     const double r = outward ? 2.9 : 2.3, h = outward ? 1.6 : 1.2;
-    synth::CameraFrame f;
-    f.index = i;
-    f.timestamp = i;
-    f.pose = synth::Pose::lookAt(Eigen::Vector3d(r * std::cos(a), r * std::sin(a), h),
-                                 Eigen::Vector3d(0, 0, 0.6));
-    frames.push_back(f);
-    char name[64];
-    std::snprintf(name, sizeof name, "rgb/photo_%02d.png", i);
-    names.push_back(name);
-    io::writePng(dir / name, synth::renderImage(scene, cam, f.pose));
+    poses.push_back(synth::Pose::lookAt(Eigen::Vector3d(r * std::cos(a), r * std::sin(a), h),
+                                        Eigen::Vector3d(0, 0, 0.6)));
   }
-  std::ofstream(dir / "groundtruth.txt") << synth::formatTumTrajectory(frames);
-  std::ofstream(dir / "rgb.txt") << synth::formatTumImageList(frames, names, "photo loop");
-  return dir;
+  return renderRoomSet("seq_photo_loop", synth::PinholeCamera::fromHfov(320, 240, 60), poses, 1,
+                       "photo_%02d.png", "photo loop");
 }
 
 TEST(Reconstruct, APhotoLoopAtWideStepsIsOneModel) {
@@ -366,29 +364,14 @@ TEST(Reconstruct, APhotoLoopAtWideStepsIsOneModel) {
 constexpr double kNarrowHfovDeg = 15;
 
 fs::path narrowPhotoRing() {
-  const fs::path dir = tempRoot() / "seq_narrow_ring";
-  if (fs::exists(dir / "rgb.txt")) return dir;
-  fs::create_directories(dir / "rgb");
-  const synth::Scene scene = synth::makeScene("room", 1);
-  const synth::PinholeCamera cam = synth::PinholeCamera::fromHfov(320, 240, kNarrowHfovDeg);
-  std::vector<synth::CameraFrame> frames;
-  std::vector<std::string> names;
+  std::vector<synth::Pose> poses;
   for (int i = 0; i < 10; ++i) {
     const double a = (-150.0 + 8 * i) * M_PI / 180;
-    synth::CameraFrame f;
-    f.index = i;
-    f.timestamp = i;
-    f.pose = synth::Pose::lookAt(Eigen::Vector3d(2.9 * std::cos(a), 2.9 * std::sin(a), 1.6),
-                                 Eigen::Vector3d(0, 0, 0.6));
-    frames.push_back(f);
-    char name[64];
-    std::snprintf(name, sizeof name, "rgb/photo_%02d.png", i);
-    names.push_back(name);
-    io::writePng(dir / name, synth::renderImage(scene, cam, f.pose));
+    poses.push_back(synth::Pose::lookAt(Eigen::Vector3d(2.9 * std::cos(a), 2.9 * std::sin(a), 1.6),
+                                        Eigen::Vector3d(0, 0, 0.6)));
   }
-  std::ofstream(dir / "groundtruth.txt") << synth::formatTumTrajectory(frames);
-  std::ofstream(dir / "rgb.txt") << synth::formatTumImageList(frames, names, "narrow ring");
-  return dir;
+  return renderRoomSet("seq_narrow_ring", synth::PinholeCamera::fromHfov(320, 240, kNarrowHfovDeg),
+                       poses, 1, "photo_%02d.png", "narrow ring");
 }
 
 // Runs the narrow ring as photos; every model must be right or flagged. Returns the number of

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/pipeline/batch_manifest.h"
 #include "vidmap/pipeline/output_folder.h"
 #include "vidmap/synth/sequence.h"
@@ -31,23 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path tempRoot() {
-  static const fs::path root = [] {
-    const fs::path p = fs::temp_directory_path() / ("vidmap_cli_test_" + std::to_string(getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-  }();
-  return root;
-}
-
-struct TempCleanup : ::testing::Environment {
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(tempRoot(), ec);
-  }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+fs::path tempRoot() { return testCacheFolder("cli"); }
 
 // A 320 x 240 orbit of the room, rendered once per binary (24 frames at 8 fps; with FFmpeg
 // also as a video).

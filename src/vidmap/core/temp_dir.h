@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -22,7 +23,10 @@ class TempDir {
     if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder " + pattern);
     path_ = pattern;
   }
+  // Only the process that made the folder removes it: a forked child that exits normally (a
+  // test's helper process) runs static destructors too and must not take the parent's files.
   ~TempDir() {
+    if (::getpid() != owner_) return;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
@@ -34,14 +38,32 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+  pid_t owner_ = ::getpid();
 };
+
+namespace detail {
+// One folder per test process, removed when the program exits.
+inline const TempDir& testRoot() {
+  static const TempDir root("test");
+  return root;
+}
+}  // namespace detail
 
 // A fresh, empty folder `name` for a test, under one folder per process that is removed when
 // the program exits: helpers that hand out paths never share a fixed name in /tmp.
 inline std::filesystem::path testFolder(const std::string& name) {
-  static TempDir root("test");
-  const std::filesystem::path d = root / name;
+  const std::filesystem::path d = detail::testRoot() / name;
   std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// The folder `name` under the same per-process root, made on the first call and kept (not
+// emptied) by later ones: for what a test binary renders once and several tests reuse, such
+// as a synthetic sequence. Each test file passes its own name, so files linked into one
+// binary never share cached inputs by accident.
+inline std::filesystem::path testCacheFolder(const std::string& name) {
+  const std::filesystem::path d = detail::testRoot() / name;
   std::filesystem::create_directories(d);
   return d;
 }

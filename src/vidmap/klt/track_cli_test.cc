@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/image_file.h"
 #include "vidmap/synth/scene2d.h"
 #include "vidmap/synth/warp2d.h"
@@ -45,8 +46,7 @@ ToolRun runTool(const std::string& args) {
 class TrackCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vidmap_track_cli_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
+    dir_ = vidmap::testFolder("track_cli");
     fs::create_directories(dir_ / "frames");
     synth::TexturedSceneOptions o;
     o.width = 320;

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/mvs/depth_map_io.h"
 
 namespace vidmap::mvs {
@@ -13,11 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path tempDir() {
-  fs::path d = fs::temp_directory_path() / ("vidmap_mvs_io_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
+fs::path tempDir() { return testCacheFolder("depth_map_io"); }
 
 TEST(DenseArray, LayoutIsColmaps) {
   DenseArray a{3, 2, 2, {}};

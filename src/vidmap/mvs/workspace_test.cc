@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/image_file.h"
 #include "vidmap/mvs/patch_match.h"
 #include "vidmap/mvs/testing/synthetic.h"
@@ -95,8 +96,7 @@ TEST(Workspace, OneImageIsAnError) {
 
 TEST(Workspace, MissingImagesAreNamedBeforeAnyDecoding) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(32, 24, 3, 1.0);
-  fs::path d = fs::temp_directory_path() / ("vidmap_mvs_ws_" + std::to_string(::getpid()));
-  fs::create_directories(d);
+  const fs::path d = testFolder("workspace_missing");
   io::writePng(d / "view_0.png", s.images.at(1));
   try {
     loadWorkspace(s.model, d, {});
@@ -105,7 +105,6 @@ TEST(Workspace, MissingImagesAreNamedBeforeAnyDecoding) {
     EXPECT_NE(std::string(e.what()).find("2 of 3"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("view_1.png"), std::string::npos) << e.what();
   }
-  fs::remove_all(d);
 }
 
 // A view that shares no sparse point with the others is skipped with its reason; the rest

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 namespace vidmap::pipeline {
 namespace {
@@ -18,8 +19,7 @@ namespace fs = std::filesystem;
 class BatchManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vidmap_batch_manifest_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
+    dir_ = testFolder("batch_manifest");
     fs::create_directories(dir_ / "videos");
     for (const char* v : {"a.mp4", "b.mp4", "c d.mp4"}) std::ofstream(dir_ / "videos" / v) << "x";
   }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/pipeline/batch_item.h"
@@ -94,8 +95,7 @@ class BatchRunnerTest : public ::testing::Test {
     GTEST_SKIP() << "built without nlohmann-json (run.json cannot be read)";
 #endif
     clearStop();
-    dir_ = fs::temp_directory_path() / ("vidmap_batch_runner_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
+    dir_ = testFolder("batch_runner");
     fs::create_directories(dir_ / "in");
     writeCompleteOutput(dir_ / "template", 1);
     // The stand-in for vidmap: `fake reconstruct INPUT -o OUTPUT ARGS...`. It counts its runs

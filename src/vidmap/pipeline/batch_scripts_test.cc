@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 
 #if defined(VIDMAP_HAVE_JSON)
 #include <nlohmann/json.hpp>
@@ -37,8 +38,7 @@ std::string run(const std::string& cmd) {
 class BatchScriptsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vidmap_batch_scripts_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
+    dir_ = testFolder("batch_scripts");
     fs::create_directories(dir_ / "data dir");
   }
   void TearDown() override { fs::remove_all(dir_); }

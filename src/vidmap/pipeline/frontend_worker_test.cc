@@ -25,6 +25,7 @@
 #endif
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/pipeline/reconstruct.h"
 #include "vidmap/synth/sequence.h"
@@ -34,24 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path tempRoot() {
-  static const fs::path root = [] {
-    const fs::path p =
-        fs::temp_directory_path() / ("vidmap_worker_test_" + std::to_string(getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-  }();
-  return root;
-}
-
-struct TempCleanup : ::testing::Environment {
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(tempRoot(), ec);
-  }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+fs::path tempRoot() { return testCacheFolder("frontend_worker"); }
 
 // A 320 x 240 orbit of the synthetic room (rendered once per test binary).
 fs::path orbit(int frames, double fps) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/pipeline/reconstruct.h"
 
 namespace vidmap::pipeline {
@@ -24,10 +25,7 @@ class OutputFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() /
-            ("vidmap_output_folder_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
+    root_ = testFolder(std::string("output_folder_") + info->name());
   }
   void TearDown() override {
     std::error_code ec;

@@ -16,6 +16,7 @@
 #include <cstdio>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/ply.h"
 #include "vidmap/mvs/depth_map_io.h"
@@ -31,24 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path root() {
-  static const fs::path p = [] {
-    const fs::path r =
-        fs::temp_directory_path() / ("vidmap_dense_test_" + std::to_string(getpid()));
-    fs::remove_all(r);
-    fs::create_directories(r);
-    return r;
-  }();
-  return p;
-}
-
-struct Cleanup : ::testing::Environment {
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root(), ec);
-  }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
+fs::path root() { return testCacheFolder("reconstruct_dense"); }
 
 synth::SequenceOptions sequenceOptions() {
   synth::SequenceOptions o;

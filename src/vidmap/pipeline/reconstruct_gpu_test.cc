@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "vidmap/ba/backend.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/features/sift.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/pipeline/reconstruct.h"
@@ -27,9 +28,7 @@ namespace fs = std::filesystem;
 
 TEST(ReconstructGpu, OrbitOnCudaMatchesTheCpuBounds) {
   if (!features::cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device";
-  const fs::path root = fs::temp_directory_path() / ("vidmap_gpu_test_" + std::to_string(getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);  // writeSequence needs the parent folder to exist
+  const fs::path root = testFolder("gpu_orbit");  // writeSequence needs the parent to exist
   synth::SequenceOptions so;
   so.path = "orbit";
   so.frames = 20;
@@ -78,10 +77,7 @@ TEST(ReconstructGpu, OrbitOnCudaMatchesTheCpuBounds) {
 // device bytes of each stage's context. With profiling off no stage claims GPU time.
 TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
   if (!features::cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device";
-  const fs::path root =
-      fs::temp_directory_path() / ("vidmap_gpu_record_" + std::to_string(getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
+  const fs::path root = testFolder("gpu_record");
   synth::SequenceOptions so;
   so.path = "orbit";
   so.frames = 12;

@@ -27,6 +27,7 @@
 #endif
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/image_file.h"
 #include "vidmap/pipeline/reconstruct_options_fields.h"
@@ -42,27 +43,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes the test's folder at the end of the run.
-struct TempCleanup : ::testing::Environment {
-  void TearDown() override;
-};
-
-fs::path tempRoot() {
-  static const fs::path root = [] {
-    const fs::path p =
-        fs::temp_directory_path() / ("vidmap_pipeline_test_" + std::to_string(getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-  }();
-  return root;
-}
-
-void TempCleanup::TearDown() {
-  std::error_code ec;
-  fs::remove_all(tempRoot(), ec);
-}
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempCleanup);
+// Sequences rendered once and reused by several tests; removed when the binary exits.
+fs::path tempRoot() { return testCacheFolder("reconstruct"); }
 
 // Renders (once per test binary) a 320 x 240 (or width x height) sequence of the room.
 fs::path sequence(const std::string& path, int frames, double fps, int width = 320,

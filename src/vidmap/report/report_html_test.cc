@@ -13,6 +13,7 @@
 #include <random>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
 
 namespace vidmap::report {
@@ -21,12 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-fs::path tempDir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("vidmap_report_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path tempDir(const std::string& name) { return testFolder("report_" + name); }
 
 // A model of `points` points seen by `images` cameras on a circle looking at the origin;
 // trajectory.txt beside it with timestamps 0.1 i.

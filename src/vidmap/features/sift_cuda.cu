@@ -128,6 +128,28 @@ constexpr int kDescribeWarps = 2;                    // 2 x 32 x 129 floats = 33
 constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank conflicts
 constexpr int kDescStride = kDescriptorSize + 1;
 
+// One warp's histogram of a square window of half-size W around a point: each lane adds its
+// strided share of the window's pixels into its own row of `rows` (32 rows of kBins, padded to
+// kStride against bank conflicts), then lane b sums bin b over the rows into row 0, which it
+// returns. The order of every sum is fixed, so the histogram does not depend on scheduling.
+// Orientation and descriptor both use it, each with its own per-pixel function from
+// sift_kernels.h (`add(dx, dy, row)`).
+template <int kBins, int kStride, class AddPixel>
+__device__ float* warpWindowHistogram(float (*rows)[kStride], int lane, int W, AddPixel add) {
+  float* h = rows[lane];
+  for (int b = 0; b < kBins; ++b) h[b] = 0;
+  const int side = 2 * W + 1;
+  for (int q = lane; q < side * side; q += 32) add(q % side - W, q / side - W, h);
+  __syncwarp();
+  for (int b = lane; b < kBins; b += 32) {
+    float sum = 0;
+    for (int l = 0; l < 32; ++l) sum += rows[l][b];
+    rows[0][b] = sum;  // only this lane reads or writes bin b now
+  }
+  __syncwarp();
+  return rows[0];
+}
+
 // Grid-stride over the extrema (their number is on the device). Each oriented point goes to
 // the next free slot with its sort key (~bits of |value|: ascending = strongest first).
 __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity,
@@ -149,19 +171,10 @@ __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity
     } else {
       const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
       const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
-      float* h = partial[wib][lane];
-      for (int b = 0; b < kOrientationBins; ++b) h[b] = 0;
-      const int side = 2 * w.W + 1;
-      for (int q = lane; q < side * side; q += 32)
-        orientationPixel(gl, w, q % side - w.W, q / side - w.W, h);
-      __syncwarp();
-      for (int b = lane; b < kOrientationBins; b += 32) {
-        float sum = 0;
-        for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
-        partial[wib][0][b] = sum;  // only this lane reads or writes bin b now
-      }
-      __syncwarp();
-      if (lane == 0) k = orientFromHistogram(partial[wib][0], p, maxOut, out);
+      float* hist = warpWindowHistogram<kOrientationBins, kOrientStride>(
+          partial[wib], lane, w.W,
+          [&](int dx, int dy, float* h) { orientationPixel(gl, w, dx, dy, h); });
+      if (lane == 0) k = orientFromHistogram(hist, p, maxOut, out);
     }
     if (lane == 0) {
       atomicAnd(&claims[g.claim >> 5], ~(1u << (g.claim & 31u)));
@@ -232,22 +245,13 @@ __global__ void kDescribe(const SiftPoint* points, const float2* cs, const Count
     const SiftPoint p = points[i];
     const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
     const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
-    float* h = partial[wib][lane];
-    for (int b = 0; b < kDescriptorSize; ++b) h[b] = 0;
-    const int side = 2 * w.W + 1;
-    for (int q = lane; q < side * side; q += 32)
-      descriptorPixel(gl, w, q % side - w.W, q / side - w.W, h);
-    __syncwarp();
-    for (int b = lane; b < kDescriptorSize; b += 32) {
-      float sum = 0;
-      for (int l = 0; l < 32; ++l) sum += partial[wib][l][b];
-      partial[wib][0][b] = sum;
-    }
-    __syncwarp();
-    if (lane == 0) normalizeDescriptor(partial[wib][0], l1root);
+    float* hist = warpWindowHistogram<kDescriptorSize, kDescStride>(
+        partial[wib], lane, w.W,
+        [&](int dx, int dy, float* h) { descriptorPixel(gl, w, dx, dy, h); });
+    if (lane == 0) normalizeDescriptor(hist, l1root);
     __syncwarp();
     float* o = desc + static_cast<long>(i) * kDescriptorSize;
-    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = partial[wib][0][b];
+    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = hist[b];
     __syncwarp();
   }
 }

@@ -19,17 +19,10 @@ t0=$(date +%s)
 stamp() { echo "[$1] $(( $(date +%s) - t0 )) s" >> $S; (cd $OUT && tar czf sift.tgz s && cp s/summary.txt summary.txt); }
 BEFORE=${BEFORE:-}
 if has build; then
-  build() {  # source dir, build dir, no-FMA flag, targets...
-    local src=$1 dir=$2 f=$3
-    shift 3
-    cmake -S $src -B $dir -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DVIDMAP_CUDA_NO_FMA=$f > $L/build_$(basename $dir).log 2>&1 &&
-      cmake --build $dir -j 6 -t "$@" >> $L/build_$(basename $dir).log 2>&1
-    echo "[build $dir] rc=$?" >> $S
-  }
-  build . build-nofma ON features_cuda_test &
-  build . build-fma OFF features_bench features_cuda_test &
-  [ -n "$BEFORE" ] && build $BEFORE build-before OFF features_bench &
+  source "$(dirname "$0")/device_lib.sh"
+  device_build . build-nofma ON features_cuda_test &
+  device_build . build-fma OFF features_bench features_cuda_test &
+  [ -n "$BEFORE" ] && device_build $BEFORE build-before OFF features_bench &
   wait
   stamp build
 fi

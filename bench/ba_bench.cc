@@ -6,12 +6,18 @@
 //   ba_bench [--threads N] [--backends cpu,cuda] [--ceres dense,sparse,iterative|none]
 //            [--vidmap-solvers auto,dense,iterative] [--max-iterations N] [--out FILE]
 //            [--verbose]    (vidmap's preprocessor phases and iterations on stderr)
+//            [--reps N]     (each vidmap solve N times after the warm-up; medians reported)
+//            [--cuda-graphs on|off|both]  (the CUDA backend's graph path, its phase path, or
+//                                          both; per LM iteration: host ms, and with graphs
+//                                          the GPU ms of the replays from CUDA events)
 //            [problem ...]        (BAL files or synthetic:IMAGESxPOINTS[:MODEL]; default: the
 //                                  BAL problems of shared/data/bal)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +27,7 @@
 #include "vidmap/ba/solver.h"
 #include "vidmap/core/build_info.h"
 #include "vidmap/core/parallel.h"
+#include "vidmap/gpu/context.h"
 #if defined(VIDMAP_HAVE_CERES)
 #include "vidmap/ba/peer/ceres_peer.h"
 #endif
@@ -37,6 +44,13 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +60,8 @@ int main(int argc, char** argv) {
                            vidmapSolvers = {"auto"}, problems;
   std::string outPath;
   bool verbose = false;
+  int reps = 1;
+  std::string graphs = "on";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -64,6 +80,10 @@ int main(int argc, char** argv) {
       maxIterations = std::stoi(next());
     else if (a == "--out")
       outPath = next();
+    else if (a == "--reps")
+      reps = std::max(1, std::stoi(next()));
+    else if (a == "--cuda-graphs")
+      graphs = next();
     else if (a == "--verbose")
       verbose = true;
     else if (a.rfind("--", 0) == 0) {
@@ -78,9 +98,12 @@ int main(int argc, char** argv) {
                  "no problems: pass BAL files or synthetic:IxP, or provide shared/data/bal\n");
     return 2;
   }
-  // Start the CUDA driver and the solver libraries before timing anything.
+  // Start the CUDA driver and the solver libraries before timing anything. CUDA solves run on
+  // one context, whose profiler times the graph replays.
+  std::optional<gpu::Context> ctx;
   for (const auto& backend : backends)
     if (backend == "cuda" && ba::cudaBackendAvailable()) {
+      if (!ctx) ctx.emplace(0);
       ba::SyntheticOptions so;
       so.numImages = 4;
       so.numPoints = 50;
@@ -89,6 +112,7 @@ int main(int argc, char** argv) {
         ba::Options ow;
         ow.backend = ba::BackendType::kCuda;
         ow.linearSolver = ls;
+        ow.context = &*ctx;
         ba::solve(warm, ow);
       }
     }
@@ -117,48 +141,79 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "skipping cuda: no CUDA backend or device\n");
         continue;
       }
-      for (const auto& vs : vidmapSolvers) {
-        ba::Options ov = o;
-        ov.backend = backend == "cuda" ? ba::BackendType::kCuda : ba::BackendType::kCpu;
-        ov.linearSolver = vs == "dense"       ? ba::LinearSolverType::kDenseSchur
-                          : vs == "iterative" ? ba::LinearSolverType::kIterativeSchur
-                                              : ba::LinearSolverType::kAuto;
-        ba::Problem p = problem;
-        ba::Summary s;
-        try {
-          s = ba::solve(p, ov);
-        } catch (const std::exception& e) {
-          bench::JsonLine j;
-          emit(j.add("problem", pname)
-                   .add("solver", std::string("vidmap-") + backend)
-                   .add("error", e.what()));
-          continue;
-        }
-        bench::JsonLine j;
-        j.add("problem", pname)
-            .add("solver", std::string("vidmap-") + backend)
-            .add("linear_solver", ba::toString(s.linearSolver))
-            .add("threads", s.numThreads)
-            .add("images", s.numImages)
-            .add("points", s.numPoints)
-            .add("observations", s.numObservations)
-            .add("initial_cost", s.initialCost)
-            .add("final_cost", s.finalCost)
-            .add("iterations", s.numIterations())
-            .add("successful", s.numSuccessfulSteps)
-            .add("linear_iterations", s.numLinearSolverIterations)
-            .add("termination", ba::toString(s.termination))
-            .add("total_s", s.totalSeconds)
-            .add("per_iteration_s", s.minimizerSeconds / std::max(1, s.numIterations()))
-            .add("preprocessor_s", s.preprocessorSeconds)
-            .add("jacobian_s", s.jacobianEvaluationSeconds)
-            .add("residual_s", s.residualEvaluationSeconds)
-            .add("schur_s", s.schurSeconds)
-            .add("linear_solve_s", s.linearSolveSeconds)
-            .add("back_substitution_s", s.backSubstitutionSeconds)
-            .add("commit", build::kGitCommit);
-        emit(j);
+      std::vector<int> graphModes = {1};
+      if (backend == "cuda") {
+        if (graphs == "off") graphModes = {0};
+        if (graphs == "both") graphModes = {1, 0};
       }
+      for (const auto& vs : vidmapSolvers)
+        for (const int graphMode : graphModes) {
+          ba::Options ov = o;
+          ov.backend = backend == "cuda" ? ba::BackendType::kCuda : ba::BackendType::kCpu;
+          ov.linearSolver = vs == "dense"       ? ba::LinearSolverType::kDenseSchur
+                            : vs == "iterative" ? ba::LinearSolverType::kIterativeSchur
+                                                : ba::LinearSolverType::kAuto;
+          ov.cudaGraphs = graphMode == 1;
+          if (backend == "cuda") ov.context = &*ctx;
+          ba::Summary s;
+          std::vector<double> total, perIteration, iterationMedian, gpuPerIteration;
+          try {
+            for (int r = 0; r < reps; ++r) {
+              ba::Problem p = problem;
+              if (ctx) ctx->profiler().reset();
+              s = ba::solve(p, ov);
+              const int its = std::max(1, s.numIterations());
+              total.push_back(s.totalSeconds);
+              perIteration.push_back(s.minimizerSeconds / its);
+              std::vector<double> itTimes;
+              for (size_t k = 1; k < s.iterations.size(); ++k)
+                itTimes.push_back(s.iterations[k].iterationTimeSeconds);
+              iterationMedian.push_back(median(itTimes));
+              if (backend == "cuda") {
+                double ms = 0.0;
+                for (const auto& k : ctx->profiler().stats())
+                  if (k.name == "ba_step_graph" || k.name == "ba_linearize_graph") ms += k.gpuMs;
+                gpuPerIteration.push_back(ms / its);
+              }
+            }
+          } catch (const std::exception& e) {
+            bench::JsonLine j;
+            emit(j.add("problem", pname)
+                     .add("solver", std::string("vidmap-") + backend)
+                     .add("error", e.what()));
+            continue;
+          }
+          bench::JsonLine j;
+          j.add("problem", pname)
+              .add("solver", std::string("vidmap-") + backend)
+              .add("linear_solver", ba::toString(s.linearSolver))
+              .add("threads", s.numThreads)
+              .add("images", s.numImages)
+              .add("points", s.numPoints)
+              .add("observations", s.numObservations)
+              .add("initial_cost", s.initialCost)
+              .add("final_cost", s.finalCost)
+              .add("iterations", s.numIterations())
+              .add("successful", s.numSuccessfulSteps)
+              .add("linear_iterations", s.numLinearSolverIterations)
+              .add("termination", ba::toString(s.termination))
+              .add("reps", reps)
+              .add("total_s", median(total))
+              .add("per_iteration_s", median(perIteration))
+              .add("iteration_ms_median", 1e3 * median(iterationMedian))
+              .add("preprocessor_s", s.preprocessorSeconds)
+              .add("jacobian_s", s.jacobianEvaluationSeconds)
+              .add("residual_s", s.residualEvaluationSeconds)
+              .add("schur_s", s.schurSeconds)
+              .add("linear_solve_s", s.linearSolveSeconds)
+              .add("back_substitution_s", s.backSubstitutionSeconds)
+              .add("commit", build::kGitCommit);
+          if (backend == "cuda") {
+            j.add("launch_mode", s.launchMode);
+            if (graphMode == 1) j.add("graph_gpu_ms_per_iteration", median(gpuPerIteration));
+          }
+          emit(j);
+        }
     }
 #if defined(VIDMAP_HAVE_CERES)
     const bool joint =

@@ -1,6 +1,8 @@
 // The interface between the Levenberg-Marquardt driver (solver.cc, Ceres' trust-region logic)
 // and the backends that own the parameters and do the heavy work (cpu_backend.cc, the oracle,
-// and cuda_backend.cu). Only scalars cross it per iteration.
+// and cuda_backend.cu). Only scalars cross it per iteration. A backend may compute ahead: the
+// CUDA backend's graph path evaluates the candidate with the step and returns it from
+// evaluateCandidate.
 #pragma once
 
 #include <memory>
@@ -47,6 +49,15 @@ class Backend {
   virtual void evaluateCandidate(double* cost, double* stepNorm) = 0;
   virtual void acceptCandidate() = 0;
   virtual double parameterNorm() = 0;
+  // Accepts the candidate and linearizes there: the new parameter norm, then linearize(false).
+  // The CUDA backend does the three in one launch and one read-back.
+  virtual bool acceptAndLinearize(double* parameterNorm, double* cost, double* gradientMaxNorm) {
+    acceptCandidate();
+    *parameterNorm = this->parameterNorm();
+    return linearize(false, cost, gradientMaxNorm);
+  }
+  // How the backend launches its work (Summary::launchMode); empty on the CPU.
+  virtual std::string launchMode() const { return {}; }
   virtual Parameters parameters() = 0;
   virtual int numThreads() const { return 1; }
   PhaseTimes times;

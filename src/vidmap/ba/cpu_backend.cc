@@ -115,12 +115,13 @@ class CpuBackend final : public Backend {
   }
 
   void setDamping(double radius) {
+    checks_ = StepChecks();  // the first phase of a step
     D2F_.resize(s_.nF);
     for (int c = 0; c < s_.nF; ++c) D2F_[c] = clampDiag(colF_[c]) / radius;
   }
 
   // Point elimination: Vinv_j = (V_j + De_j^2)^-1 and P_a = Jp_a Vinv_j.
-  bool eliminatePoints(double radius, std::string* message) {
+  void eliminatePoints(double radius) {
     const int nv = static_cast<int>(s_.varPoints.size());
     std::vector<char> bad(nv, 0);
     parallelFor(nv, [&](std::int64_t v) {
@@ -137,13 +138,15 @@ class CpuBackend final : public Backend {
         pointProjector(rec(a), Vi, &P_[6 * a]);
       }
     });
+    checks_.pointsPositive = true;
+    checks_.pointsMessage.clear();
     for (int v = 0; v < nv; ++v)
       if (bad[v]) {
-        *message = "the 3x3 block of point " + std::to_string(s_.varPoints[v]) +
-                   " is not positive definite";
-        return false;
+        checks_.pointsPositive = false;
+        checks_.pointsMessage = "the 3x3 block of point " + std::to_string(s_.varPoints[v]) +
+                                " is not positive definite";
+        break;
       }
-    return true;
   }
 
   // Reduced right-hand side, folded.
@@ -171,21 +174,21 @@ class CpuBackend final : public Backend {
     for (int c = 0; c < s_.nF; ++c) S_(c, c) += D2F_[c];
   }
 
-  bool solveExplicit(std::string* message) {
+  void solveExplicit() {
     Eigen::LLT<Eigen::MatrixXd, Eigen::Upper> llt(S_);
-    if (llt.info() != Eigen::Success) {
-      *message = "the reduced camera system is not positive definite";
-      return false;
-    }
+    checks_.systemPositive = llt.info() == Eigen::Success;
+    if (!checks_.systemPositive) return;
     Eigen::Map<Eigen::VectorXd> y(yF_.data(), s_.nF);
     y = llt.solve(Eigen::Map<const Eigen::VectorXd>(rhsF_.data(), s_.nF));
-    return true;
   }
 
-  bool stepFinite() const { return allFinite(yF_); }
+  void checkStep() { checks_.stepFinite = allFinite(yF_); }
+
+  StepChecks stepChecks() const { return checks_; }
+  LinearizationScalars linearization() const { return lin_; }
 
   // y_P = Vinv (g_P - W' y_E) per point.
-  bool backSubstitute() {
+  void backSubstitute() {
     gather(yF_, yE_);
     const int nv = static_cast<int>(s_.varPoints.size());
     parallelFor(nv, [&](std::int64_t v) {
@@ -203,11 +206,11 @@ class CpuBackend final : public Backend {
     bool finite = true;
     for (int j : s_.varPoints)
       for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(yP_[3 * j + k]);
-    return finite;
+    checks_.pointStepFinite = finite;
   }
 
-  double modelCostChange() {
-    return chunkedSum(s_.numObs(), [&](std::int64_t a) {
+  void modelCostChange() {
+    checks_.modelCostChange = chunkedSum(s_.numObs(), [&](std::int64_t a) {
       const int j = s_.obsPoint[a];
       return ba::modelCostChange<C>(rec(a), &yE_[static_cast<size_t>(s_.obsImage[a]) * C],
                                     s_.pointCol[j] >= 0 ? &yP_[3 * j] : nullptr);
@@ -311,8 +314,8 @@ class CpuBackend final : public Backend {
     return &x.intrinsics[static_cast<size_t>(s_.imageCamera[image]) * s_.K];
   }
 
-  double evaluateAll() {
-    return chunkedSum(s_.numObs(), [&](std::int64_t a) {
+  void evaluateAll() {
+    lin_.cost = chunkedSum(s_.numObs(), [&](std::int64_t a) {
       const int i = s_.obsImage[a], j = s_.obsPoint[a];
       return evaluateObservation<M, R, C>(loss_, &x_.rotation[4 * i], &x_.translation[3 * i],
                                           intrinsicsOf(x_, i), &x_.points[3 * j], &s_.obsXY[2 * a],
@@ -368,7 +371,7 @@ class CpuBackend final : public Backend {
   }
 
   // max |x - Plus(x, -g)| with the unscaled gradient g = J'r.
-  double gradientMax() {
+  void gradientMax() {
     double mx = 0.0, sq = 0.0;
     auto unscaled = [&](int m) { return m >= 0 ? gF_[m] / scaleF_[m] : 0.0; };
     for (int i = 0; i < s_.numImages; ++i) {
@@ -393,7 +396,7 @@ class CpuBackend final : public Backend {
         const double g = -gP_[3 * j + k] / scaleP_[3 * j + k];
         mx = std::max(mx, std::fabs(x - (x + g)));
       }
-    return mx;
+    lin_.gradientMaxNorm = mx;
   }
 
   // Expanded per-image vectors to the reduced columns (fold_maps.h).
@@ -479,7 +482,7 @@ class CpuBackend final : public Backend {
   };
 
   // Block Jacobi: per image its exclusive columns, per shared camera its columns.
-  bool buildPreconditioner(std::string* message) {
+  void buildPreconditioner() {
     const std::vector<double>& D2F = D2F_;
     blocks_.clear();
     const bool schur = o_.preconditioner == PreconditionerType::kSchurJacobi;
@@ -535,13 +538,13 @@ class CpuBackend final : public Backend {
       Eigen::MatrixXd inv = llt.solve(Eigen::MatrixXd::Identity(Mb.rows(), Mb.cols()));
       blocks[b].inv.assign(inv.data(), inv.data() + inv.size());
     });
+    checks_.systemPositive = true;
     for (size_t b = 0; b < blocks.size(); ++b)
       if (bad[b]) {
-        *message = "a block of the preconditioner is not positive definite";
-        return false;
+        checks_.systemPositive = false;
+        return;
       }
     blocks_ = std::move(blocks);
-    return true;
   }
 
   // Shared camera blocks: sum of Jint'Jint minus, per point, W_q Vinv W_q' with
@@ -688,6 +691,8 @@ class CpuBackend final : public Backend {
   FoldMaps maps_;
   std::vector<Block> blocks_;
   Eigen::MatrixXd S_;
+  StepChecks checks_;  // the step's scalars, as the phases leave them
+  LinearizationScalars lin_;
 };
 
 template <CameraModel M, RotationType R>

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +36,71 @@ inline void check(cusolverStatus_t s, const char* what) {
                 std::to_string(static_cast<int>(s)));
 }
 #define VM_SOLVER(call) check((call), #call)
+
+// One cuSOLVER handle per host thread and device, kept between solves: creating one (with the
+// cuBLAS handle and workspace behind it) costs more than several LM iterations of a mapper's
+// local window. A solve sets its stream on it.
+inline cusolverDnHandle_t threadSolverHandle(int device) {
+  struct Cache {
+    cusolverDnHandle_t h = nullptr;
+    int device = -1;
+    ~Cache() {
+      if (h) cusolverDnDestroy(h);
+    }
+  };
+  thread_local Cache c;
+  if (c.h && c.device != device) {
+    cusolverDnDestroy(c.h);
+    c.h = nullptr;
+  }
+  if (!c.h) {
+    VM_SOLVER(cusolverDnCreate(&c.h));
+    c.device = device;
+  }
+  return c.h;
+}
+
+// Pinned host memory of one solve's scalars, kept per host thread between solves (pinning
+// costs a page-table update); a second solve alive on the same thread gets its own block.
+class PinnedBlock {
+ public:
+  explicit PinnedBlock(size_t bytes) : bytes_(bytes) {
+    Cache& c = cache();
+    if (c.p && !c.inUse && c.bytes >= bytes) {
+      p_ = c.p, c.inUse = true, cached_ = true;
+    } else {
+      VIDMAP_CUDA_CHECK(cudaHostAlloc(&p_, bytes, cudaHostAllocDefault));
+      if (!c.p && !c.inUse) c.p = p_, c.bytes = bytes, c.inUse = true, cached_ = true;
+    }
+    std::memset(p_, 0, bytes);
+  }
+  ~PinnedBlock() {
+    if (cached_)
+      cache().inUse = false;
+    else if (p_)
+      cudaFreeHost(p_);
+  }
+  PinnedBlock(const PinnedBlock&) = delete;
+  PinnedBlock& operator=(const PinnedBlock&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  struct Cache {
+    void* p = nullptr;
+    size_t bytes = 0;
+    bool inUse = false;
+    ~Cache() {
+      if (p) cudaFreeHost(p);
+    }
+  };
+  static Cache& cache() {
+    thread_local Cache c;
+    return c;
+  }
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+  bool cached_ = false;
+};
 
 inline double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -276,29 +343,227 @@ class CudaBackend final : public Backend {
         std::max<size_t>({static_cast<size_t>(s_.numImages), static_cast<size_t>(s_.numCameras),
                           static_cast<size_t>(nVar_), 1}));
     partial_.resize(4096);
-    scalar_.resize(1);
+    scal_.resize(kNumSlots);
+    scal_.zero();
+    radius_.resize(1);
+    host_ = static_cast<HostScalars*>(pinned_.get());
+    // Graphs replay fixed launches: the explicit system (conjugate gradients decide on the host
+    // as they go).
+    graphs_ = o_.cudaGraphs && explicit_;
     if (explicit_ && s_.nF > 0) {
       S_.resize(static_cast<size_t>(s_.nF) * s_.nF);
-      VM_SOLVER(cusolverDnCreate(&solver_));
+      solver_ = threadSolverHandle(ctx_.device());
       VM_SOLVER(cusolverDnSetStream(solver_, st_));
       int lwork = 0;
       VM_SOLVER(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(),
                                             s_.nF, &lwork));
       work_.resize(std::max(lwork, 1));
-      info_.resize(1);
     }
   }
 
   ~CudaBackend() override {
-    if (solver_) cusolverDnDestroy(solver_);
+    destroyPlan(stepPlan_);
+    destroyPlan(linearizePlan_);
+    if (solver_) cusolverDnSetStream(solver_, nullptr);  // the kept handle outlives our stream
   }
 
   bool linearize(bool computeScaling, double* cost, double* gradientMaxNorm) override {
     return linearizeSteps(*this, o_, computeScaling, cost, gradientMaxNorm, times);
   }
 
+  // The graph path (Options::cudaGraphs, explicit system): the step, the candidate's Plus and
+  // cost, and the read-back of their scalars are one replay and one wait; so are the
+  // acceptance, the parameter norm and the linearisation at the new point. Otherwise the phases
+  // of lm_step.h are launched one by one, each phase waited for (its time in the Summary).
   StepResult computeStep(double radius) override {
-    return computeStepSteps(*this, explicit_, s_.nF, radius, times);
+    if (!graphs_) return computeStepSteps(*this, explicit_, s_.nF, radius, times);
+    const double t0 = now();
+    StepResult res;
+    host_->radius = radius;  // read by the replay's first copy
+    runPlan(stepPlan_, "ba_step_graph", [&] {
+      PhaseTimes queued;  // the time to queue the phases: the step is timed as a whole
+      stepPhases(*this, explicit_, s_.nF, radius, queued, &res);
+      candidatePhases();
+      enqueueFetch();
+    });
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    candidateReady_ = true;
+    const StepResult out = stepResult(stepChecksFromHost(), explicit_, s_.nF, true, res);
+    times.schur += now() - t0;
+    return out;
+  }
+
+  bool acceptAndLinearize(double* parameterNorm, double* cost, double* gradientMaxNorm) override {
+    if (!graphs_) return Backend::acceptAndLinearize(parameterNorm, cost, gradientMaxNorm);
+    const double t0 = now();
+    runPlan(linearizePlan_, "ba_linearize_graph", [&] {
+      acceptCandidate();
+      parameterNormPhases();
+      linearizePhases(*this, o_, false);
+      enqueueFetch();
+    });
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+    *parameterNorm = parameterNormScalar();
+    const LinearizationScalars l = linearizationScalars();
+    *cost = l.cost;
+    *gradientMaxNorm = l.gradientMaxNorm;
+    times.jacobian += now() - t0;
+    return std::isfinite(l.cost);
+  }
+
+  std::string launchMode() const override {
+    if (!graphs_) return graphNote_.empty() ? "phases" : "phases (" + graphNote_ + ")";
+    return solverOutside_ ? "graphs, cuSOLVER outside (" + graphNote_ + ")" : "graphs";
+  }
+
+  // --- Scalars: every reduction lands in a slot of one device array, read back in one copy
+  // into pinned memory when the host needs them.
+  enum Slot {
+    kCost,
+    kGradImages,
+    kGradCameras,
+    kGradPoints,
+    kNormImages,
+    kNormCameras,
+    kNormPoints,
+    kPointsBad,
+    kPreconditionerBad,
+    kStepSum,
+    kPointStepSum,
+    kModelCostChange,
+    kStepSqImages,
+    kStepSqCameras,
+    kStepSqPoints,
+    kCandidateCost,
+    kCg,
+    kInfo,
+    kInfoPotrs,
+    kNumSlots
+  };
+  struct HostScalars {
+    double v[kNumSlots];
+    double radius;
+  };
+  double* slotPtr(int k) { return scal_.data() + k; }
+  // cuSOLVER's int info in a double slot (zeroed before the int is written).
+  int* infoSlot(int k) { return reinterpret_cast<int*>(scal_.data() + k); }
+  int hostInfo(int k) const {
+    int i = 0;
+    std::memcpy(&i, &host_->v[k], sizeof(int));
+    return i;
+  }
+  void enqueueFetch() {
+    VIDMAP_CUDA_CHECK(
+        cudaMemcpyAsync(host_->v, scal_.data(), sizeof(host_->v), cudaMemcpyDeviceToHost, st_));
+  }
+  void fetchScalars() {
+    enqueueFetch();
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+  }
+  StepChecks stepChecksFromHost() const {
+    StepChecks c;
+    c.pointsPositive = !(host_->v[kPointsBad] > 0.0);
+    c.systemPositive = explicit_ ? hostInfo(kInfo) == 0 : !(host_->v[kPreconditionerBad] > 0.0);
+    c.stepFinite = std::isfinite(host_->v[kStepSum]);
+    c.pointStepFinite = std::isfinite(host_->v[kPointStepSum]);
+    c.modelCostChange = host_->v[kModelCostChange];
+    return c;
+  }
+  StepChecks stepChecks() {
+    fetchScalars();
+    return stepChecksFromHost();
+  }
+
+  // A profiler scope, except while a graph is captured (its events would be captured too: the
+  // replay is timed as a whole instead).
+  std::optional<gpu::KernelProfiler::Scope> timed(const char* name) {
+    if (capturing_) return std::nullopt;
+    return ctx_.profiler().time(name, ctx_.stream());
+  }
+
+  // --- Graphs. A plan is the replay of one batch: captured graphs, and between them (when
+  // cuSOLVER cannot be captured) its calls launched directly.
+  struct PlanStep {
+    cudaGraphExec_t exec = nullptr;
+    bool cholesky = false;  // launch enqueueCholesky() here
+  };
+  using Plan = std::vector<PlanStep>;
+
+  static void destroyPlan(Plan& p) {
+    for (auto& s : p)
+      if (s.exec) cudaGraphExecDestroy(s.exec);
+    p.clear();
+  }
+
+  void beginCapture() {
+    VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(st_, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+  }
+  void endCapture() {
+    capturing_ = false;
+    cudaGraph_t g = nullptr;
+    VIDMAP_CUDA_CHECK(cudaStreamEndCapture(st_, &g));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    VIDMAP_CUDA_CHECK(e);
+    capturePlan_.push_back(PlanStep{exec, false});
+  }
+  // Leaves a failed capture: the stream back to normal, the error cleared.
+  void abandonCapture() {
+    if (capturing_) {
+      cudaGraph_t g = nullptr;
+      cudaStreamEndCapture(st_, &g);
+      if (g) cudaGraphDestroy(g);
+      capturing_ = false;
+    }
+    cudaGetLastError();
+    destroyPlan(capturePlan_);
+  }
+
+  void replay(const Plan& p) {
+    for (const PlanStep& s : p) {
+      if (s.exec) VIDMAP_CUDA_CHECK(cudaGraphLaunch(s.exec, st_));
+      if (s.cholesky) enqueueCholesky();
+    }
+  }
+
+  // Replays `plan`, capturing it from `enqueue` the first time. When the capture fails with
+  // cuSOLVER inside, it is tried again with cuSOLVER outside; when that fails too, this
+  // backend launches its phases one by one from then on (the reason in launchMode()).
+  template <class F>
+  void runPlan(Plan& plan, const char* name, F&& enqueue) {
+    if (plan.empty()) {
+      queued_ = true;
+      while (true) {
+        try {
+          beginCapture();
+          enqueue();
+          endCapture();
+          plan = std::move(capturePlan_);
+          capturePlan_.clear();
+          break;
+        } catch (const std::exception& e) {
+          abandonCapture();
+          if (!solverOutside_ && explicit_ && s_.nF > 0) {
+            solverOutside_ = true;
+            graphNote_ = std::string("capture with cuSOLVER failed: ") + e.what();
+            destroyPlan(stepPlan_);  // captured with cuSOLVER inside, or empty
+            destroyPlan(linearizePlan_);
+            continue;
+          }
+          graphs_ = false;
+          queued_ = false;
+          graphNote_ = std::string("graph capture failed: ") + e.what();
+          destroyPlan(stepPlan_);
+          destroyPlan(linearizePlan_);
+          enqueue();  // this time launched directly
+          return;
+        }
+      }
+    }
+    auto timer = ctx_.profiler().time(name, ctx_.stream());
+    replay(plan);
   }
 
   // The phases of lm_step.h on device arrays, in stream order; endPhase synchronises.
@@ -332,15 +597,21 @@ class CudaBackend final : public Backend {
     });
   }
 
+  // The radius travels through pinned memory, so that a replayed step reads the current one.
   void setDamping(double radius) {
+    host_->radius = radius;
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(radius_.data(), &host_->radius, sizeof(double),
+                                      cudaMemcpyHostToDevice, st_));
     const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
     double* D2 = D2F_.data();
     const double* cF = colF_.data();
-    forEach(st_, s_.nF, [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / radius; });
+    const double* rad = radius_.data();
+    forEach(st_, s_.nF, [=] __device__(int c) { D2[c] = fmin(fmax(cF[c], minD), maxD) / *rad; });
   }
 
-  bool eliminatePoints(double radius, std::string* message) {
+  void eliminatePoints(double) {
     const double minD = o_.minLmDiagonal, maxD = o_.maxLmDiagonal;
+    const double* rad = radius_.data();
     const int* vp = varPoints_.data();
     const double* V0 = V0_.data();
     double* Vinv = Vinv_.data();
@@ -350,6 +621,7 @@ class CudaBackend final : public Backend {
     double* bad = itemTmp_.data();
     forEach(st_, nVar_, [=] __device__(int v) {
       const int j = vp[v];
+      const double radius = *rad;
       const double* V = V0 + 6 * j;
       const double d2[3] = {fmin(fmax(V[0], minD), maxD) / radius,
                             fmin(fmax(V[3], minD), maxD) / radius,
@@ -365,11 +637,7 @@ class CudaBackend final : public Backend {
         pointProjector(rec + static_cast<size_t>(a) * RS, Vi, P + 6 * static_cast<size_t>(a));
       }
     });
-    if (nVar_ > 0 && reduce(itemTmp_.data(), nVar_, true) > 0.0) {
-      *message = "the 3x3 block of a point is not positive definite";
-      return false;
-    }
-    return true;
+    reduce(itemTmp_.data(), nVar_, true, kPointsBad);
   }
 
   // Reduced right-hand side per image, folded.
@@ -391,20 +659,23 @@ class CudaBackend final : public Backend {
 
   void computeSegments() {
     if (nSeg_ == 0) return;
-    auto timer = ctx_.profiler().time("ba_segments", ctx_.stream());
+    auto timer = timed("ba_segments");
     segmentKernel<C><<<nSeg_, 128, 0, st_>>>(
         segStart_.data(), pairA_.data(), pairB_.data(), rec_.data(), P_.data(),
         explicit_ || o_.preconditioner == PreconditionerType::kSchurJacobi, segB_.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
-  void endPhase() { VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_)); }
+  // Waits only when timing the phases (the plain path); a queued step waits once, at its end.
+  void endPhase() {
+    if (!queued_) VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
+  }
 
   void zeroStep() { yF_.zero(); }
 
   void buildExplicitSchur() {
     S_.zero();
-    auto timer = ctx_.profiler().time("ba_fold_schur", ctx_.stream());
+    auto timer = timed("ba_fold_schur");
     double* S = S_.data();
     const double* B = segB_.data();
     const int *fs = foldMatStart_.data(), *fsrc = foldMatSrc_.data();
@@ -420,31 +691,33 @@ class CudaBackend final : public Backend {
     forEach(st_, n, [=] __device__(int c) { S[static_cast<size_t>(c) * n + c] += D2[c]; });
   }
 
-  // Row-major upper = column-major lower.
-  bool solveExplicit(std::string* message) {
-    auto timer = ctx_.profiler().time("ba_potrf_potrs", ctx_.stream());
-    VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
-                               work_.data(), static_cast<int>(work_.size()), info_.data()));
-    int info = 0;
-    VIDMAP_CUDA_CHECK(
-        cudaMemcpyAsync(&info, info_.data(), sizeof(int), cudaMemcpyDeviceToHost, st_));
-    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-    if (info != 0) {
-      *message = "the reduced camera system is not positive definite";
-      return false;
+  // Row-major upper = column-major lower. potrf's info goes to a scalar slot; potrs runs on
+  // whatever potrf left (a failed factor's step is refused from the flag) with an info of its
+  // own. While a graph is captured without cuSOLVER, the capture is cut around these calls.
+  void solveExplicit() {
+    if (capturing_ && solverOutside_) {  // the replay launches them between two graphs
+      endCapture();
+      capturePlan_.push_back(PlanStep{nullptr, true});
+      beginCapture();
+      return;
     }
+    enqueueCholesky();
+  }
+
+  void enqueueCholesky() {
+    auto timer = timed("ba_potrf_potrs");
+    VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
+                               work_.data(), static_cast<int>(work_.size()), infoSlot(kInfo)));
     VIDMAP_CUDA_CHECK(cudaMemcpyAsync(yF_.data(), rhsF_.data(), s_.nF * sizeof(double),
                                       cudaMemcpyDeviceToDevice, st_));
     VM_SOLVER(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, 1, S_.data(), s_.nF,
-                               yF_.data(), s_.nF, info_.data()));
-    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-    return true;
+                               yF_.data(), s_.nF, infoSlot(kInfoPotrs)));
   }
 
-  bool stepFinite() { return s_.nF == 0 || std::isfinite(reduce(yF_.data(), s_.nF, false)); }
+  void checkStep() { reduce(yF_.data(), s_.nF, false, kStepSum); }
 
   // y_P = Vinv (g_P - W' y_E) per point.
-  bool backSubstitute() {
+  void backSubstitute() {
     gather(yF_.data(), yE_.data());
     const int* vp = varPoints_.data();
     const int *ps = pointObsStart_.data(), *po = pointObs_.data(), *oi = obsImage_.data();
@@ -465,10 +738,10 @@ class CudaBackend final : public Backend {
       sym3Times(Vinv + 9 * static_cast<size_t>(j), acc, yP + 3 * j);
       chk[v] = yP[3 * j] + yP[3 * j + 1] + yP[3 * j + 2];
     });
-    return nVar_ == 0 || std::isfinite(reduce(itemTmp_.data(), nVar_, false));
+    reduce(itemTmp_.data(), nVar_, false, kPointStepSum);
   }
 
-  double modelCostChange() {
+  void modelCostChange() {
     const double *rec = rec_.data(), *yE = yE_.data(), *yP = yP_.data();
     const int *oi = obsImage_.data(), *op = obsPoint_.data(), *pc = pointCol_.data();
     double* out = obsTmp_.data();
@@ -478,7 +751,7 @@ class CudaBackend final : public Backend {
                                       yE + static_cast<size_t>(oi[a]) * C,
                                       pc[j] >= 0 ? yP + 3 * j : nullptr);
     });
-    return reduce(obsTmp_.data(), nObs_, false);
+    reduce(obsTmp_.data(), nObs_, false, kModelCostChange);
   }
 
   void scaleStep() {
@@ -494,9 +767,8 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void evaluateCandidate(double* cost, double* stepNorm) override {
-    const double t0 = now();
-    double sq = 0.0;
+  // Candidate = Plus(x, delta), the squared step norm's parts and the candidate's cost.
+  void candidatePhases() {
     {
       const double *rot = rot_.data(), *trans = trans_.data(), *dF = deltaF_.data();
       double *cRot = cRot_.data(), *cTrans = cTrans_.data(), *out = itemTmp_.data();
@@ -524,7 +796,7 @@ class CudaBackend final : public Backend {
           }
         out[i] = s;
       });
-      sq += reduce(itemTmp_.data(), s_.numImages, false);
+      reduce(itemTmp_.data(), s_.numImages, false, kStepSqImages);
     }
     {
       const double *intr = intr_.data(), *dF = deltaF_.data();
@@ -542,7 +814,7 @@ class CudaBackend final : public Backend {
           }
         out[c] = s;
       });
-      sq += reduce(itemTmp_.data(), s_.numCameras, false);
+      reduce(itemTmp_.data(), s_.numCameras, false, kStepSqCameras);
     }
     {
       const double *pts = pts_.data(), *dP = deltaP_.data();
@@ -558,10 +830,30 @@ class CudaBackend final : public Backend {
         }
         out[v] = s;
       });
-      if (nVar_ > 0) sq += reduce(itemTmp_.data(), nVar_, false);
+      reduce(itemTmp_.data(), nVar_, false, kStepSqPoints);
     }
+    costAt(cRot_, cTrans_, cIntr_, cPts_, kCandidateCost);
+  }
+
+  void candidateScalars(double* cost, double* stepNorm) const {
+    double sq = 0.0;
+    sq += host_->v[kStepSqImages];
+    sq += host_->v[kStepSqCameras];
+    if (nVar_ > 0) sq += host_->v[kStepSqPoints];
     *stepNorm = std::sqrt(sq);
-    *cost = costAt(cRot_, cTrans_, cIntr_, cPts_);
+    *cost = host_->v[kCandidateCost];
+  }
+
+  void evaluateCandidate(double* cost, double* stepNorm) override {
+    if (candidateReady_) {  // computed with the step (the graph path)
+      candidateReady_ = false;
+      candidateScalars(cost, stepNorm);
+      return;
+    }
+    const double t0 = now();
+    candidatePhases();
+    fetchScalars();
+    candidateScalars(cost, stepNorm);
     times.residual += now() - t0;
   }
 
@@ -570,7 +862,20 @@ class CudaBackend final : public Backend {
   }
 
   double parameterNorm() override {
+    parameterNormPhases();
+    fetchScalars();
+    return parameterNormScalar();
+  }
+
+  double parameterNormScalar() const {
     double sq = 0.0;
+    sq += host_->v[kNormImages];
+    sq += host_->v[kNormCameras];
+    if (nVar_ > 0) sq += host_->v[kNormPoints];
+    return std::sqrt(sq);
+  }
+
+  void parameterNormPhases() {
     {
       const double *rot = rot_.data(), *trans = trans_.data();
       const std::uint8_t *rv = rotVaries_.data(), *tv = transVaries_.data();
@@ -583,7 +888,7 @@ class CudaBackend final : public Backend {
           for (int k = 0; k < 3; ++k) s += trans[3 * i + k] * trans[3 * i + k];
         out[i] = s;
       });
-      sq += reduce(itemTmp_.data(), s_.numImages, false);
+      reduce(itemTmp_.data(), s_.numImages, false, kNormImages);
     }
     {
       const double* intr = intr_.data();
@@ -595,9 +900,9 @@ class CudaBackend final : public Backend {
           for (int k = 0; k < K; ++k) s += intr[K * c + k] * intr[K * c + k];
         out[c] = s;
       });
-      sq += reduce(itemTmp_.data(), s_.numCameras, false);
+      reduce(itemTmp_.data(), s_.numCameras, false, kNormCameras);
     }
-    if (nVar_ > 0) {
+    {
       const double* pts = pts_.data();
       const int* vp = varPoints_.data();
       double* out = itemTmp_.data();
@@ -605,9 +910,8 @@ class CudaBackend final : public Backend {
         const double* X = pts + 3 * vp[v];
         out[v] = X[0] * X[0] + X[1] * X[1] + X[2] * X[2];
       });
-      sq += reduce(itemTmp_.data(), nVar_, false);
+      reduce(itemTmp_.data(), nVar_, false, kNormPoints);
     }
-    return std::sqrt(sq);
   }
 
   Parameters parameters() override {
@@ -620,9 +924,14 @@ class CudaBackend final : public Backend {
   }
 
   // (Helpers are public: nvcc's extended lambdas cannot live in private member functions.)
-  // Deterministic sum (or max) of n doubles on the device.
-  double reduce(const double* v, int n, bool isMax) {
-    if (n <= 0) return 0.0;
+  // Deterministic sum (or max) of n doubles on the device, into scalar slot `slot` (0 when
+  // n = 0); nothing waits.
+  void reduce(const double* v, int n, bool isMax, int slot) {
+    double* out = slotPtr(slot);
+    if (n <= 0) {
+      VIDMAP_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(double), st_));
+      return;
+    }
     const int chunk = 4096;
     int blocks = (n + chunk - 1) / chunk;
     if (blocks > static_cast<int>(partial_.size())) partial_.resize(blocks);
@@ -632,15 +941,20 @@ class CudaBackend final : public Backend {
       reduceKernel<false><<<blocks, kThreads, 0, st_>>>(v, n, chunk, partial_.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
     if (isMax)
-      reduceKernel<true><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
+      reduceKernel<true><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, out);
     else
-      reduceKernel<false><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, scalar_.data());
+      reduceKernel<false><<<1, kThreads, 0, st_>>>(partial_.data(), blocks, blocks, out);
     VIDMAP_CUDA_CHECK_LAUNCH();
-    double r = 0.0;
+  }
+
+  // The same, read back now (conjugate gradients' scalars).
+  double reduceNow(const double* v, int n, bool isMax) {
+    if (n <= 0) return 0.0;
+    reduce(v, n, isMax, kCg);
     VIDMAP_CUDA_CHECK(
-        cudaMemcpyAsync(&r, scalar_.data(), sizeof(double), cudaMemcpyDeviceToHost, st_));
+        cudaMemcpyAsync(&host_->v[kCg], slotPtr(kCg), sizeof(double), cudaMemcpyDeviceToHost, st_));
     VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st_));
-    return r;
+    return host_->v[kCg];
   }
 
   void updateScaleE() {
@@ -653,8 +967,8 @@ class CudaBackend final : public Backend {
     });
   }
 
-  double evaluateAll() {
-    auto timer = ctx_.profiler().time("ba_evaluate", ctx_.stream());
+  void evaluateAll() {
+    auto timer = timed("ba_evaluate");
     const LossParams L = loss_;
     const double *rot = rot_.data(), *trans = trans_.data(), *intr = intr_.data(),
                  *pts = pts_.data();
@@ -669,12 +983,12 @@ class CudaBackend final : public Backend {
                                             xy + 2 * a, sE + static_cast<size_t>(i) * C, sP + 3 * j,
                                             rec + static_cast<size_t>(a) * RS);
     });
-    return reduce(obsTmp_.data(), nObs_, false);
+    reduce(obsTmp_.data(), nObs_, false, kCost);
   }
 
-  double costAt(DeviceArray<double>& rotA, DeviceArray<double>& transA, DeviceArray<double>& intrA,
-                DeviceArray<double>& ptsA) {
-    auto timer = ctx_.profiler().time("ba_cost", ctx_.stream());
+  void costAt(DeviceArray<double>& rotA, DeviceArray<double>& transA, DeviceArray<double>& intrA,
+              DeviceArray<double>& ptsA, int slot) {
+    auto timer = timed("ba_cost");
     const LossParams L = loss_;
     const double *rot = rotA.data(), *trans = transA.data(), *intr = intrA.data(),
                  *pts = ptsA.data();
@@ -687,7 +1001,7 @@ class CudaBackend final : public Backend {
           observationCost<M, R>(L, rot + 4 * i, trans + 3 * i,
                                 intr + static_cast<size_t>(ic[i]) * K, pts + 3 * j, xy + 2 * a);
     });
-    return reduce(obsTmp_.data(), nObs_, false);
+    reduce(obsTmp_.data(), nObs_, false, slot);
   }
 
   void reduceImages() {
@@ -723,8 +1037,7 @@ class CudaBackend final : public Backend {
     });
   }
 
-  double gradientMax() {
-    double mx = 0.0;
+  void gradientMax() {
     const double *gF = gF_.data(), *sF = scaleF_.data();
     {
       const double *rot = rot_.data(), *trans = trans_.data();
@@ -746,7 +1059,7 @@ class CudaBackend final : public Backend {
           }
         out[i] = m;
       });
-      mx = std::max(mx, reduce(itemTmp_.data(), s_.numImages, true));
+      reduce(itemTmp_.data(), s_.numImages, true, kGradImages);
     }
     {
       const double* intr = intr_.data();
@@ -764,9 +1077,9 @@ class CudaBackend final : public Backend {
           }
         out[c] = m;
       });
-      mx = std::max(mx, reduce(itemTmp_.data(), s_.numCameras, true));
+      reduce(itemTmp_.data(), s_.numCameras, true, kGradCameras);
     }
-    if (nVar_ > 0) {
+    {
       const double *pts = pts_.data(), *gP = gP_.data(), *sP = scaleP_.data();
       const int* vp = varPoints_.data();
       double* out = itemTmp_.data();
@@ -780,9 +1093,24 @@ class CudaBackend final : public Backend {
         }
         out[v] = m;
       });
-      mx = std::max(mx, reduce(itemTmp_.data(), nVar_, true));
+      reduce(itemTmp_.data(), nVar_, true, kGradPoints);
     }
-    return mx;
+  }
+
+  LinearizationScalars linearization() {
+    fetchScalars();
+    return linearizationScalars();
+  }
+
+  LinearizationScalars linearizationScalars() const {
+    LinearizationScalars l;
+    l.cost = host_->v[kCost];
+    double mx = 0.0;
+    mx = std::max(mx, host_->v[kGradImages]);
+    mx = std::max(mx, host_->v[kGradCameras]);
+    if (nVar_ > 0) mx = std::max(mx, host_->v[kGradPoints]);
+    l.gradientMaxNorm = mx;
+    return l;
   }
 
   void buildFoldMaps() {
@@ -815,7 +1143,7 @@ class CudaBackend final : public Backend {
 
   // y = S x without forming S.
   void schurTimes(const double* x, double* y) {
-    auto timer = ctx_.profiler().time("ba_schur_product", ctx_.stream());
+    auto timer = timed("ba_schur_product");
     gather(x, xE_.data());
     {
       const double *rec = rec_.data(), *xE = xE_.data();
@@ -866,7 +1194,7 @@ class CudaBackend final : public Backend {
 
   // Block Jacobi: blocks of each image's exclusive columns (from the diagonal segment) and of
   // each shared camera; inverted in place.
-  bool buildPreconditioner(std::string* message) {
+  void buildPreconditioner() {
     if (precOffset_.size() == 0) {
       std::vector<int> off, size, inv, img;
       int acc = 0;
@@ -944,11 +1272,7 @@ class CudaBackend final : public Backend {
       bad[b] = ok ? 0.0 : 1.0;
       for (int e = 0; e < n * n; ++e) inv[invStart[b] + e] = A[e];
     });
-    if (numBlocks_ > 0 && reduce(itemTmp_.data(), numBlocks_, true) > 0.0) {
-      *message = "a block of the preconditioner is not positive definite";
-      return false;
-    }
-    return true;
+    reduce(itemTmp_.data(), numBlocks_, true, kPreconditionerBad);
   }
 
   void applyPreconditioner(const double* r, double* z) {
@@ -968,7 +1292,7 @@ class CudaBackend final : public Backend {
   double dot(const double* a, const double* b) {
     double* t = cgDot_.data();
     forEach(st_, s_.nF, [=] __device__(int i) { t[i] = a[i] * b[i]; });
-    return reduce(cgDot_.data(), s_.nF, false);
+    return reduceNow(cgDot_.data(), s_.nF, false);
   }
 
   // The loop of conjugate_gradients.h on device arrays of size nF; the scalars it decides on
@@ -1005,7 +1329,7 @@ class CudaBackend final : public Backend {
       const double *y = yv.data(), *b = bv.data(), *r = rv.data();
       double* t = be.cgDot_.data();
       forEach(st, n, [=] __device__(int i) { t[i] = -y[i] * (b[i] + r[i]); });
-      return be.reduce(t, n, false);
+      return be.reduceNow(t, n, false);
     }
   };
 
@@ -1038,13 +1362,21 @@ class CudaBackend final : public Backend {
   DeviceArray<double> foldMatFactor_{ctx_};
   size_t foldMatTargetHost_ = 0;
   DeviceArray<double> rec_{ctx_}, P_{ctx_}, u_{ctx_}, obsTmp_{ctx_}, itemTmp_{ctx_}, partial_{ctx_},
-      scalar_{ctx_};
+      scal_{ctx_}, radius_{ctx_};
+  PinnedBlock pinned_{sizeof(HostScalars)};
+  HostScalars* host_ = nullptr;  // in pinned_
+  bool graphs_ = false;          // replay the batches as graphs
+  bool queued_ = false;          // phases queued without waiting (graph capture or replay)
+  bool capturing_ = false;
+  bool solverOutside_ = false;   // cuSOLVER's calls between the captured graphs
+  bool candidateReady_ = false;  // the last step's replay evaluated its candidate too
+  std::string graphNote_;
+  Plan stepPlan_, linearizePlan_, capturePlan_;
   DeviceArray<double> scaleE_{ctx_}, gE_{ctx_}, colE_{ctx_}, rhsE_{ctx_}, yE_{ctx_}, xE_{ctx_};
   DeviceArray<double> scaleF_{ctx_}, gF_{ctx_}, colF_{ctx_}, rhsF_{ctx_}, yF_{ctx_}, deltaF_{ctx_},
       D2F_{ctx_};
   DeviceArray<double> scaleP_{ctx_}, V0_{ctx_}, gP_{ctx_}, Vinv_{ctx_}, yP_{ctx_}, deltaP_{ctx_};
   DeviceArray<double> segB_{ctx_}, S_{ctx_}, work_{ctx_};
-  DeviceArray<int> info_{ctx_};
   cusolverDnHandle_t solver_ = nullptr;
   DeviceArray<int> precOffset_{ctx_}, precSize_{ctx_}, precInvStart_{ctx_}, precOwner_{ctx_},
       diagSeg_{ctx_}, camConst_{ctx_};

@@ -170,6 +170,74 @@ TEST(CudaBackend, BalLadybugMatchesCpu) {
       << sc.fullReport() << sg.fullReport();
 }
 
+// The graph path (each iteration two graph replays and two read-backs of device scalars) and
+// the phase-by-phase path launch the same kernels in the same order: the same trajectory,
+// iteration by iteration, bit for bit, on a local-BA-sized window, a quaternion problem with
+// a robust loss, and a problem whose steps all fail (its flags read from the device).
+TEST(CudaBackend, GraphsGiveThePhasePathsTrajectory) {
+  SKIP_WITHOUT_GPU();
+  struct GraphCase {
+    const char* name;
+    CameraModel model;
+    RotationType rotation;
+    LossType loss;
+    int images, points;
+    bool failing;
+  };
+  for (const GraphCase& c :
+       {GraphCase{"window", CameraModel::kSimpleRadial, RotationType::kAngleAxis, LossType::kHuber,
+                  10, 350, false},
+        GraphCase{"quaternion_cauchy", CameraModel::kPinhole, RotationType::kQuaternion,
+                  LossType::kCauchy, 6, 150, false},
+        GraphCase{"failing", CameraModel::kSimpleRadial, RotationType::kAngleAxis,
+                  LossType::kTrivial, 4, 40, true}}) {
+    SCOPED_TRACE(c.name);
+    SyntheticOptions so;
+    so.model = c.model;
+    so.rotation = c.rotation;
+    so.numImages = c.images;
+    so.numPoints = c.points;
+    so.outlierFraction = c.loss == LossType::kTrivial ? 0.0 : 0.05;
+    const Problem p = makeSyntheticScene(so).initial;
+    Options o;
+    o.backend = BackendType::kCuda;
+    o.loss = c.loss;
+    o.lossScale = 1.5;
+    o.gauge = Gauge::kFirstImageAndScale;
+    if (c.failing) {
+      o.minLmDiagonal = o.maxLmDiagonal = 1e300;
+      o.initialTrustRegionRadius = 1e-300;
+      o.minTrustRegionRadius = 0.0;
+    }
+    Problem a = p, b = p;
+    o.cudaGraphs = true;
+    const Summary sg = solve(a, o);
+    o.cudaGraphs = false;
+    const Summary sp = solve(b, o);
+    EXPECT_EQ(sg.launchMode.rfind("graphs", 0), 0u) << sg.launchMode;
+    EXPECT_EQ(sp.launchMode, "phases");
+    EXPECT_EQ(sg.termination, sp.termination);
+    EXPECT_EQ(sg.message, sp.message);
+    ASSERT_EQ(sg.iterations.size(), sp.iterations.size()) << sg.fullReport() << sp.fullReport();
+    for (size_t k = 0; k < sg.iterations.size(); ++k) {
+      const IterationSummary &g = sg.iterations[k], &q = sp.iterations[k];
+      EXPECT_EQ(g.cost, q.cost) << "iteration " << k;
+      EXPECT_EQ(g.gradientMaxNorm, q.gradientMaxNorm) << "iteration " << k;
+      EXPECT_EQ(g.stepNorm, q.stepNorm) << "iteration " << k;
+      EXPECT_EQ(g.relativeDecrease, q.relativeDecrease) << "iteration " << k;
+      EXPECT_EQ(g.stepIsSuccessful, q.stepIsSuccessful) << "iteration " << k;
+      EXPECT_EQ(g.linearSolverIterations, q.linearSolverIterations) << "iteration " << k;
+    }
+    EXPECT_EQ(sg.finalCost, sp.finalCost);
+    EXPECT_EQ(maxRelativeDifference(a, b), 0.0);
+    if (c.failing) {
+      EXPECT_EQ(sg.termination, TerminationType::kFailure) << sg.message;
+    } else {
+      EXPECT_GE(sg.numSuccessfulSteps, 2);
+    }
+  }
+}
+
 TEST(CudaBackend, BadInputFailsCleanly) {
   SKIP_WITHOUT_GPU();
   SyntheticOptions so;

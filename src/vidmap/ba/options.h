@@ -70,6 +70,12 @@ struct Options {
   // The CUDA backend runs on this context (its kernels and memory are counted there, for the
   // run record) when given; otherwise on a context of its own on device 0. Not owned.
   gpu::Context* context = nullptr;
+  // The CUDA backend replays each LM iteration's launches of the explicit system as two CUDA
+  // graphs (the step with the candidate's cost; the acceptance with the linearisation there),
+  // each followed by one read-back of its scalars, instead of launching and waiting for each
+  // phase. Same kernels in the same order: the same results. Off: per-phase times in the
+  // Summary.
+  bool cudaGraphs = true;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.
@@ -113,8 +119,16 @@ struct Summary {
   int numCamerasUnobserved = 0;
   std::string gauge;  // what the gauge option held, if anything
 
+  // How the CUDA backend launched its work: "graphs" (Options::cudaGraphs), "graphs, cuSOLVER
+  // outside (why)", "phases" (one launch and wait per phase, with why when graphs failed);
+  // empty on the CPU.
+  std::string launchMode;
+
   // Seconds. schur: point elimination, reduced system (or preconditioner) assembly;
-  // linearSolve: Cholesky or conjugate gradients; minimizer: the whole LM loop.
+  // linearSolve: Cholesky or conjugate gradients; minimizer: the whole LM loop. With CUDA
+  // graphs the phases of a replay are not timed apart: schur holds the whole step (with the
+  // solve, the back-substitution and the candidate's cost), jacobian the acceptance and the
+  // linearisation.
   double preprocessorSeconds = 0.0;
   double jacobianEvaluationSeconds = 0.0;
   double residualEvaluationSeconds = 0.0;

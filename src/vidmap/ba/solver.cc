@@ -152,6 +152,7 @@ Summary solve(Problem& problem, const Options& options) {
     sum.schurSeconds = be->times.schur;
     sum.linearSolveSeconds = be->times.linearSolve;
     sum.backSubstitutionSeconds = be->times.backSubstitution;
+    sum.launchMode = be->launchMode();
     sum.minimizerSeconds = now() - tMin;
     sum.totalSeconds = now() - tStart;
     return sum;
@@ -251,9 +252,7 @@ Summary solve(Problem& problem, const Options& options) {
                               ? std::numeric_limits<double>::lowest()
                               : (xCost - candCost) / step.modelCostChange;
     if (it.relativeDecrease > options.minRelativeDecrease) {
-      be->acceptCandidate();
-      xNorm = be->parameterNorm();
-      if (!be->linearize(false, &xCost, &it.gradientMaxNorm))
+      if (!be->acceptAndLinearize(&xNorm, &xCost, &it.gradientMaxNorm))
         return finish(TerminationType::kFailure,
                       "Residual and Jacobian evaluation failed at an accepted point.");
       it.cost = xCost + sum.fixedCost;

@@ -72,6 +72,7 @@ std::string Summary::fullReport() const {
   if (!gauge.empty()) line("  gauge: %s", gauge.c_str());
   line("  linear solver %s, backend %s, threads %d", toString(linearSolver), toString(backend),
        numThreads);
+  if (!launchMode.empty()) line("  launches: %s", launchMode.c_str());
   line("  cost: initial %.12e, final %.12e, fixed %.6e", initialCost, finalCost, fixedCost);
   line("  iterations %d (successful %d, unsuccessful %d), linear solver iterations %d",
        numIterations(), numSuccessfulSteps, numUnsuccessfulSteps, numLinearSolverIterations);

@@ -245,6 +245,10 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "local_ba_max_constant_images",
               "Outside images whose observations hold a local BA (0: all)", 0, 1 << 30},
     m.localBaMaxConstantImages);
+  v(FieldInfo{"mapper", "ba_cuda_min_observations",
+              "With --device cuda, bundle adjustments of fewer observations run on the CPU", 0,
+              1 << 30},
+    m.baCudaMinObservations);
   v(FieldInfo{"mapper", "global_ba_iterations", "Iterations of a global bundle adjustment", 0,
               1000},
     m.globalBaIterations);

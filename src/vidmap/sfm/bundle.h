@@ -29,10 +29,14 @@ struct BundleOptions {
   double functionTolerance = 1e-6;
   ba::BackendType backend = ba::BackendType::kCpu;
   // With backend kCuda, a problem of fewer observations runs on the CPU, where the CUDA
-  // backend's fixed cost per solve (allocations, uploads, solver handle) would exceed the CPU's
+  // backend's fixed cost per solve (allocations, uploads, graph capture) would exceed the CPU's
   // whole solve. Measured on the H200 (docs/benchmarks.md, "Bounded local BA"): 6 images and
-  // 3000 observations solve in 7.0 ms on CUDA and 8.5 ms on the host's CPU; 12000 in 9.6 ms
-  // against 46 ms. So CUDA pays from a few thousand observations on.
+  // 3000 observations solve in 7.0 ms on CUDA and 8.5 ms on the host's CPU. With CUDA graphs
+  // (docs/benchmarks.md, "Small CUDA bundle adjustments") a CUDA LM iteration costs about
+  // 0.3 ms up to 4000 observations and the mapper's CPU iteration about 0.24 us per
+  // observation: the crossover of the mapper's windows is near 1500 observations. The default
+  // stays 3000 until a lower one is shown to keep the models' accuracy (on TUM fr1-rpy 1500
+  // changed the model: the windows' solver choice perturbs the mapper's path).
   int cudaMinObservations = 3000;
   int numThreads = 0;
 

@@ -53,6 +53,7 @@ void MapperOptions::check() const {
   checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
   checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
+  checkRange("mapper.baCudaMinObservations", baCudaMinObservations, 0, 1 << 30);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
@@ -439,6 +440,7 @@ bool Mapper::initializeFrom(int a, int b) {
     bo.maxIterations = options_.globalBaIterations;
     bo.loss = ba::LossType::kSoftL1;
     bo.backend = options_.backend;
+    bo.cudaMinObservations = options_.baCudaMinObservations;
     bo.gpuContext = options_.globalBaContext;
     adjustBundle(*active_, {}, bo);
     ++stats_.globalBa;
@@ -600,6 +602,7 @@ void Mapper::localBundle(int id) {
   bo.maxIterations = options_.localBaIterations;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
+  bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.maxPoints = options_.localBaMaxPoints;
   bo.maxConstantImages = options_.localBaMaxConstantImages;
   BundleReport rep;
@@ -633,6 +636,7 @@ void Mapper::globalBundle(double functionTolerance) {
   bo.functionTolerance = functionTolerance;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
+  bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.gpuContext = options_.globalBaContext;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
   BundleReport rep;

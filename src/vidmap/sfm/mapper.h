@@ -125,6 +125,9 @@ struct MapperOptions {
   // its cost at most localBaIterations times that: tens of milliseconds on one core.
   int localBaMaxPoints = 2000;
   int localBaMaxConstantImages = 8;
+  // With the CUDA backend, a bundle adjustment of fewer observations runs on the CPU
+  // (BundleOptions::cudaMinObservations: the measured crossover).
+  int baCudaMinObservations = BundleOptions{}.cudaMinObservations;
   int globalBaIterations = 50;
   // The global BA schedule (the rule is at the top of this file): a milestone when the image
   // count grew by globalBaGrowth since the last one; there, a global BA when the mean

@@ -233,6 +233,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "min_tri_angle", "Smallest triangulation angle of a kept point (deg)", 0,
               90},
     m.minTriAngleDeg);
+  v(FieldInfo{"mapper", "min_tri_depth_fraction",
+              "New points nearer than this fraction of the image's median depth are refused (0: "
+              "none)",
+              0, 1},
+    m.minTriDepthFraction);
   v(FieldInfo{"mapper", "local_ba_images", "Images in a local bundle adjustment", 2, 1000},
     m.localBaImages);
   v(FieldInfo{"mapper", "local_ba_iterations", "Iterations of a local bundle adjustment", 0, 1000},
@@ -249,6 +254,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "With --device cuda, bundle adjustments of fewer observations run on the CPU", 0,
               1 << 30},
     m.baCudaMinObservations);
+  v(FieldInfo{"mapper", "ba_min_parallax",
+              "Bundle adjustments hold the points their observations see with less parallax "
+              "than this (deg; 0: none held)",
+              0, 90},
+    m.baMinParallaxDeg);
   v(FieldInfo{"mapper", "global_ba_iterations", "Iterations of a global bundle adjustment", 0,
               1000},
     m.globalBaIterations);

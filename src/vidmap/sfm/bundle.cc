@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <set>
@@ -131,6 +132,7 @@ void BundleOptions::check() const {
   checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
   checkRange("bundle.maxConstantImages", maxConstantImages, 0, 1 << 30);
   checkRange("bundle.pointGrid", pointGrid, 1, 1 << 10);
+  checkRange("bundle.minParallaxDeg", minParallaxDeg, 0.0, 90.0);
 }
 
 BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableImages,
@@ -217,12 +219,15 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     slot[id] = static_cast<int>(prob.images.size());
     prob.images.push_back(ip);
   }
+  std::vector<Vec3> centres;
+  for (int id : order) centres.push_back(rec.image(id).pose.center());
+  const double minParallaxCos = std::cos(options.minParallaxDeg * M_PI / 180);
   for (PointId pid : pointIds) {
     const Point3D& p = rec.point(pid);
     ba::Point3 q;
     q.xyz = {p.X.x(), p.X.y(), p.X.z()};
     const int pi = static_cast<int>(prob.points.size());
-    prob.points.push_back(q);
+    const size_t first = prob.observations.size();
     for (const FeatureRef& o : p.track) {
       const auto it = slot.find(o.image);
       if (it == slot.end()) continue;  // an image beyond maxConstantImages
@@ -230,6 +235,19 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
       const Vec2 px = bc.raw ? kp : cam.undistortPixel(kp);
       prob.observations.push_back({it->second, pi, px.x(), px.y()});
     }
+    // The parallax the problem sees: the rays of the point's observations against the first's
+    // (at least half the largest angle between two of them, by the triangle inequality).
+    if (options.minParallaxDeg > 0 && prob.observations.size() - first >= 2) {
+      const Vec3 r0 = (p.X - centres[prob.observations[first].image]).normalized();
+      double minCos = 1;
+      for (size_t k = first + 1; k < prob.observations.size(); ++k)
+        minCos = std::min(minCos, r0.dot((p.X - centres[prob.observations[k].image]).normalized()));
+      if (minCos > minParallaxCos) {
+        q.constant = true;
+        ++rep.pointsHeld;
+      }
+    }
+    prob.points.push_back(q);
   }
 
   ba::Options bo;

@@ -63,6 +63,13 @@ struct BundleOptions {
   int maxPoints = 0;
   int maxConstantImages = 0;
   int pointGrid = 8;  // cells per side of an image for maxPoints' selection (1 to 1024)
+  // A point whose observations in the problem see it from one place (the largest angle between
+  // the ray of its first observation and those of the others below this, degrees) has no depth
+  // in the problem: it is held, as a point of one view is (0: none held). Free, it would slide
+  // along its rays (a null direction of the problem, where only the damping and round-off
+  // move it). In rotation-heavy video, where registration keeps the centre of the keyframe
+  // before (registration.h), a local window may hold only keyframes of one centre.
+  double minParallaxDeg = 0;
 
   void check() const;                  // throws vidmap::Error naming the bad field and its range
   gpu::Context* gpuContext = nullptr;  // the CUDA backend's context (ba::Options::context)
@@ -72,6 +79,7 @@ struct BundleReport {
   bool ran = false;
   int images = 0, constantImages = 0, points = 0, observations = 0, iterations = 0;
   int pointsLeftOut = 0;        // points of the variable images beyond maxPoints
+  int pointsHeld = 0;           // refined points held for want of parallax (minParallaxDeg)
   int observationsLeftOut = 0;  // of the refined points, by images beyond maxConstantImages
   double initialRmsPx = 0, finalRmsPx = 0;
   bool usable = false;

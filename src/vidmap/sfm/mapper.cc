@@ -49,8 +49,10 @@ void MapperOptions::check() const {
   checkRange("mapper.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
   checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
   checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
+  checkRange("mapper.minTriDepthFraction", minTriDepthFraction, 0.0, 1.0);
   checkRange("mapper.localBaImages", localBaImages, 2, 1000);
   checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
+  checkRange("mapper.baMinParallaxDeg", baMinParallaxDeg, 0.0, 90.0);
   checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
   checkRange("mapper.baCudaMinObservations", baCudaMinObservations, 0, 1 << 30);
@@ -111,6 +113,7 @@ TriangulatorOptions MapperOptions::triangulator() const {
   TriangulatorOptions o;
   o.maxReprojErrorPx = maxReprojErrorPx;
   o.minAngleDeg = minTriAngleDeg;
+  o.minDepthFraction = minTriDepthFraction;
   o.verbose = verbose;
   return o;
 }
@@ -442,6 +445,7 @@ bool Mapper::initializeFrom(int a, int b) {
     bo.backend = options_.backend;
     bo.cudaMinObservations = options_.baCudaMinObservations;
     bo.gpuContext = options_.globalBaContext;
+    bo.minParallaxDeg = options_.baMinParallaxDeg;
     adjustBundle(*active_, {}, bo);
     ++stats_.globalBa;
   }
@@ -605,6 +609,7 @@ void Mapper::localBundle(int id) {
   bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.maxPoints = options_.localBaMaxPoints;
   bo.maxConstantImages = options_.localBaMaxConstantImages;
+  bo.minParallaxDeg = options_.baMinParallaxDeg;
   BundleReport rep;
   bo.gpuContext = options_.localBaContext;
   {
@@ -615,11 +620,11 @@ void Mapper::localBundle(int id) {
   if (options_.verbose)
     std::fprintf(
         stderr,
-        "mapper: local BA %d: %d images (%d constant), %d points (%d left out), %d "
+        "mapper: local BA %d: %d images (%d constant), %d points (%d left out, %d held), %d "
         "observations (%d left out), %d iterations, rms %.3f -> %.3f px, %.1f ms (cpu %.1f ms; "
         "%s: preprocessor %.1f ms, minimizer %.1f ms)\n",
-        id, rep.images, rep.constantImages, rep.points, rep.pointsLeftOut, rep.observations,
-        rep.observationsLeftOut, rep.iterations, rep.initialRmsPx, rep.finalRmsPx,
+        id, rep.images, rep.constantImages, rep.points, rep.pointsLeftOut, rep.pointsHeld,
+        rep.observations, rep.observationsLeftOut, rep.iterations, rep.initialRmsPx, rep.finalRmsPx,
         rep.seconds * 1e3, rep.cpuSeconds * 1e3, rep.backend, rep.preprocessorSeconds * 1e3,
         rep.minimizerSeconds * 1e3);
   std::vector<PointId> cand;
@@ -639,6 +644,7 @@ void Mapper::globalBundle(double functionTolerance) {
   bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.gpuContext = options_.globalBaContext;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
+  bo.minParallaxDeg = options_.baMinParallaxDeg;
   BundleReport rep;
   {
     Timer t(&stats_.globalBaSeconds);

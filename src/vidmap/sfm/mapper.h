@@ -116,8 +116,15 @@ struct MapperOptions {
   // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;
   // low-parallax points still fix the rotation, and BA moves their depth as parallax grows.
   double minTriAngleDeg = 0.25;
+  // New points nearer than this fraction of the median depth of the image are refused
+  // (TriangulatorOptions::minDepthFraction: the rays of nearly coincident centres).
+  double minTriDepthFraction = 0.05;
 
   int localBaImages = 6;  // the new keyframe and its most connected registered images
+  // Every adjustment (local, global, the initial pair's) holds the points its observations see
+  // with less parallax than this (BundleOptions::minParallaxDeg, degrees): their depth is not
+  // in the problem. 0.01 degrees is 0.09 px of disparity at f = 500 px.
+  double baMinParallaxDeg = 0.01;
   int localBaIterations = 25;
   // Bounds of a local BA (BundleOptions::maxPoints, maxConstantImages: the rule is there), so
   // that its cost stays flat as tracks grow long and features dense (0: none). With these,

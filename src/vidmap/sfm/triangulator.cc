@@ -1,5 +1,6 @@
 #include "vidmap/sfm/triangulator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@ namespace vidmap::sfm {
 void TriangulatorOptions::check() const {
   checkRange("triangulator.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
   checkRange("triangulator.minAngleDeg", minAngleDeg, 0.0, 90.0);
+  checkRange("triangulator.minDepthFraction", minDepthFraction, 0.0, 1.0);
 }
 
 Triangulator::Triangulator(const CorrespondenceGraph& graph, const TriangulatorOptions& options)
@@ -51,6 +53,18 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
   to.min_angle_deg = options_.minAngleDeg;
   const geometry::Pinhole pin = camera.pinhole();
   const KeyframeStore& keyframes = rec.keyframes();
+  const geometry::Pose& pose = rec.image(id).pose;
+  // The nearest depth a new point may have (minDepthFraction of the image's median depth).
+  double minDepth = 0;
+  if (options_.minDepthFraction > 0) {
+    std::vector<double> depth;
+    for (PointId p : rec.image(id).point3d)
+      if (p != kNoPoint) depth.push_back(pose.apply(rec.point(p).X).z());
+    if (depth.size() >= 10) {
+      std::nth_element(depth.begin(), depth.begin() + depth.size() / 2, depth.end());
+      minDepth = options_.minDepthFraction * depth[depth.size() / 2];
+    }
+  }
   for (int k = 0; k < graph_.numKeypoints(id); ++k) {
     if (rec.pointOf(id, k) != kNoPoint) continue;
     const auto& corr = graph_.correspondences(id, k);
@@ -117,6 +131,10 @@ void Triangulator::triangulateImage(Reconstruction& rec, const Camera& camera, i
     }
     if (!t.ok()) {
       ++refused[refusalKey(t.status)];
+      continue;
+    }
+    if (pose.apply(t.X).z() < minDepth) {
+      ++refused["too_near"];
       continue;
     }
     // Each image once in a track (the graph may hold two keypoints of one image).

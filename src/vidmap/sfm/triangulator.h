@@ -37,6 +37,16 @@ struct TriangulatorOptions {
   // A new point needs this triangulation angle (degrees); low-parallax points still fix the
   // rotation, and BA moves their depth as parallax grows.
   double minAngleDeg = 0.25;
+  // A new point nearer to the image than this fraction of the median depth of the points the
+  // image already sees is refused ("too_near"; 0: no test; images with fewer than 10 points are
+  // not tested). Views whose centres nearly coincide (a keyframe registered as a rotation about
+  // the one before, registration.h, whose translation a bundle adjustment then nudged by 1e-6
+  // of the depth) have rays of noisy keypoints that meet just before the cameras, at an angle
+  // that passes minAngleDeg, and the two-view fallback, which keeps the largest angle, chose
+  // them: on TUM fr1-rpy (H200) such points pulled the median depth of the rotating keyframes
+  // from 20 to 1e-9 over 20 keyframes, and the model split (docs/benchmarks.md, "The mapper on
+  // the CPU: one model on fr1-rpy").
+  double minDepthFraction = 0.05;
   bool verbose = false;  // one line per triangulateImage on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
@@ -47,7 +57,7 @@ struct TriangulatorStats {
   std::int64_t continued = 0;  // observations that continued a track
   // New points refused, by reason: "degenerate", "behind_camera", "large_error",
   // "small_angle" (geometry::TriangulationStatus), "no_agreeing_views" (no two views of the
-  // track agree after the joint solution failed).
+  // track agree after the joint solution failed), "too_near" (minDepthFraction).
   std::map<std::string, std::int64_t> refused;
 };
 

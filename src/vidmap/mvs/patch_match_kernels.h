@@ -168,7 +168,8 @@ VIDMAP_HD inline float pmHwFraction(float f) { return floorf(f * 256.0f + 0.5f) 
 // texture fetch does the whole sample (its blend is not specified bit for bit, so the CPU
 // twin models it to within a stated tolerance: patch_match_cuda_test.cc). The texture fetch
 // does not wait for the bounds test (clamped addressing makes any coordinate safe), so a
-// thread can have many fetches in flight; *v is 0 where the sample is outside and not read.
+// thread can have many fetches in flight. Outside the image *v is the clamped texel there,
+// and 0 on the path that reads memory (which reads nothing then); callers drop the window.
 VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float* v) {
   const bool inside = x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f;
 #if defined(__CUDA_ARCH__)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
@@ -113,11 +114,12 @@ void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
             m->height};
   const int w = m->width, h = m->height;
   parallelFor(h, [&](std::int64_t y) {
+    float weights[kWindowSamples];
     for (int x = 0; x < w; ++x) {
       if (initialise)
-        pmInitPixel(P, S, x, static_cast<int>(y));
+        pmInitPixel<1>(P, S, x, static_cast<int>(y), weights);
       else
-        pmRescorePixel(P, S, x, static_cast<int>(y));
+        pmRescorePixel<1>(P, S, x, static_cast<int>(y), weights);
     }
   });
   const int half = (w + 1) / 2;
@@ -125,10 +127,11 @@ void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
     P.perturbation = perturbationAt(o, it);
     for (int colour = 0; colour < 2; ++colour) {
       parallelFor(h, [&](std::int64_t y) {
+        float weights[kWindowSamples];
         for (int i = 0; i < half; ++i) {
           int px, py;
           if (pmColourPixel(static_cast<int>(y) * half + i, colour, w, h, &px, &py))
-            pmUpdatePixel(P, S, px, py, 2 * it + colour);
+            pmUpdatePixel<1>(P, S, px, py, 2 * it + colour, weights);
         }
       });
     }
@@ -351,6 +354,14 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
     auto t0 = std::chrono::steady_clock::now();
     std::int64_t maxPixels = plan.workingBytes / workingBytes(1);
     cuda.beginPass(maxPixels);
+    // The host's share of a reference (the copy of the unfiltered planes, the filter) runs on
+    // a worker while the device computes the next reference; the maps are allocated at once,
+    // in parallel, rather than one at a time between the kernels.
+    if (!geo && !init)
+      parallelFor(static_cast<std::int64_t>(refs.size()), [&](std::int64_t i) {
+        res.photometric[refs[i]].resize(ws.views[refs[i]].width, ws.views[refs[i]].height);
+      });
+    std::vector<std::future<void>> post;
     std::vector<const std::uint8_t*> gray(n, nullptr);
     std::vector<const float*> depth(n, nullptr);
     std::vector<PmGray> grayDev(n);
@@ -374,8 +385,6 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
         m = std::move(unfiltered[r]);
       else if (init)
         m = (*init)[r];
-      else
-        m.resize(ws.views[r].width, ws.views[r].height);
       PmParams P = makeParams(ws, r, geo, o, gray, depth);
       P.ref.stride = grayDev[r].stride;
       for (int k = 0; k < P.numSources; ++k) {
@@ -384,9 +393,13 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
       }
       cuda.run(P, !geo && !init, geo ? o.geometricIterations : o.photometricIterations, o,
                geo ? "geometric" : "photometric", &m);
-      if (!geo && geometric) unfiltered[r] = m;
-      filterByCost(&m, o.maxCost);
+      post.push_back(std::async(std::launch::async, [&, r, geo] {
+        DepthMap& done = geo ? res.geometric[r] : res.photometric[r];
+        if (!geo && geometric) unfiltered[r] = done;
+        filterByCost(&done, o.maxCost);
+      }));
     }
+    for (std::future<void>& f : post) f.get();
     cuda.endPass();
     (geo ? res.stats.geometricMs : res.stats.photometricMs) = msSince(t0);
     res.stats.uploads += plan.uploads;

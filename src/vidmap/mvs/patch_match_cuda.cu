@@ -19,16 +19,23 @@ constexpr int kBlock = 128;
 // windows of its threads overlap more in the texture cache than along one row.
 constexpr int kBlockX = 16, kBlockY = 8;
 
-// Experiment knobs for docs/benchmarks.md (section "mvs speed (issue 14, helper dense)"), read
-// once: VIDMAP_MVS_MIN_BLOCKS = the launch bound's blocks per SM of the kernels that run
-// (8: at most 64 registers, the default; 1: no cap) and VIDMAP_MVS_ROWS = 1 for the former
-// one-row-per-block mapping.
+// Experiment knobs for docs/benchmarks.md (sections "mvs speed (issue 14, helper dense)" and
+// "mvs speed to the goals (issue 14, helper dense2)"), read once: VIDMAP_MVS_MIN_BLOCKS = the
+// launch bound's blocks per SM of the kernels that run (8: at most 64 registers, the default;
+// 6: 80; 5: 96; 1: no cap), VIDMAP_MVS_ROWS = 1 for the former one-row-per-block mapping,
+// VIDMAP_MVS_LOCAL_WINDOW = 1 for the window weights in the thread's local memory rather than
+// shared memory, VIDMAP_MVS_EARLY_EXIT = 0 to score every source of every hypothesis. None
+// changes a result.
 struct Knobs {
   int minBlocks = 8;
   bool rows = false;
+  bool localWindow = false;
+  bool earlyExit = true;
   Knobs() {
     if (const char* e = std::getenv("VIDMAP_MVS_MIN_BLOCKS")) minBlocks = std::atoi(e);
     if (const char* e = std::getenv("VIDMAP_MVS_ROWS")) rows = std::atoi(e) != 0;
+    if (const char* e = std::getenv("VIDMAP_MVS_LOCAL_WINDOW")) localWindow = std::atoi(e) != 0;
+    if (const char* e = std::getenv("VIDMAP_MVS_EARLY_EXIT")) earlyExit = std::atoi(e) != 0;
   }
 };
 const Knobs& knobs() {
@@ -36,19 +43,40 @@ const Knobs& knobs() {
   return k;
 }
 
-template <int kMinBlocks>
+// The window's 36 weights per thread: in shared memory, sample k of thread t at
+// [k * kBlock + t] (consecutive threads in consecutive banks), or in local memory.
+template <bool kShared>
+struct WindowStorage;
+template <>
+struct WindowStorage<true> {
+  static constexpr int kStride = kBlock;
+  float* w;
+  __device__ WindowStorage() {
+    __shared__ float weights[kWindowSamples * kBlock];
+    w = weights + threadIdx.x;
+  }
+};
+template <>
+struct WindowStorage<false> {
+  static constexpr int kStride = 1;
+  float w[kWindowSamples];
+};
+
+template <int kMinBlocks, bool kShared>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     initKernel(const PmParams P, const PmState S, int initialise) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= S.width * S.height) return;
   const int x = i % S.width, y = i / S.width;
+  WindowStorage<kShared> win;
+  constexpr int kStride = WindowStorage<kShared>::kStride;
   if (initialise)
-    pmInitPixel(P, S, x, y);
+    pmInitPixel<kStride>(P, S, x, y, &win.w[0]);
   else
-    pmRescorePixel(P, S, x, y);
+    pmRescorePixel<kStride>(P, S, x, y, &win.w[0]);
 }
 
-template <int kMinBlocks>
+template <int kMinBlocks, bool kShared>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     updateKernel(const PmParams P, const PmState S, int colour, int it, int rows) {
   int x, y;
@@ -61,18 +89,20 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     const int half = (S.width + 1) / 2;
     if (i >= half || !pmColourPixel(row * half + i, colour, S.width, S.height, &x, &y)) return;
   }
-  pmUpdatePixel(P, S, x, y, it);
+  WindowStorage<kShared> win;
+  pmUpdatePixel<WindowStorage<kShared>::kStride>(P, S, x, y, it, &win.w[0]);
 }
 
-template <int kMinBlocks>
+template <int kMinBlocks, bool kShared>
 void launch(const PmParams& P, const PmState& S, bool initialise, int iterations,
             const PatchMatchOptions& o, const std::string& prefix, gpu::Context& ctx) {
   PmParams Q = P;
+  Q.earlyExit = knobs().earlyExit ? 1 : 0;
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream().handle());
   const size_t n = static_cast<size_t>(S.width) * S.height;
   {
     auto t = ctx.profiler().time(prefix + (initialise ? "_init" : "_rescore"), ctx.stream());
-    initKernel<kMinBlocks>
+    initKernel<kMinBlocks, kShared>
         <<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(Q, S, initialise ? 1 : 0);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
@@ -84,7 +114,7 @@ void launch(const PmParams& P, const PmState& S, bool initialise, int iterations
     Q.perturbation = perturbationAt(o, it);
     for (int colour = 0; colour < 2; ++colour) {
       auto t = ctx.profiler().time(prefix + "_propagate", ctx.stream());
-      updateKernel<kMinBlocks>
+      updateKernel<kMinBlocks, kShared>
           <<<grid, kBlock, 0, stream>>>(Q, S, colour, 2 * it + colour, knobs().rows ? 1 : 0);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
@@ -215,12 +245,16 @@ void PatchMatchCuda::run(const PmParams& P, bool initialise, int iterations,
     m.nz.uploadAsync(std::span<const float>(state->normal.data() + 2 * n, n), m.ctx.stream());
   }
   const std::string prefix = std::string("mvs_") + pass;
-  if (knobs().minBlocks >= 8)
-    launch<8>(P, S, initialise, iterations, o, prefix, m.ctx);
+  if (knobs().localWindow)
+    launch<8, false>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (knobs().minBlocks >= 8)
+    launch<8, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else if (knobs().minBlocks >= 6)
-    launch<6>(P, S, initialise, iterations, o, prefix, m.ctx);
+    launch<6, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (knobs().minBlocks >= 5)
+    launch<5, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else
-    launch<1>(P, S, initialise, iterations, o, prefix, m.ctx);
+    launch<1, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   m.depth.downloadAsync(std::span<float>(state->depth), m.ctx.stream());
   m.nx.downloadAsync(std::span<float>(state->normal.data(), n), m.ctx.stream());
   m.ny.downloadAsync(std::span<float>(state->normal.data() + n, n), m.ctx.stream());

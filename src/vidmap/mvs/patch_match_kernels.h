@@ -78,6 +78,9 @@ struct PmParams {
   float geomRegularizer = 0.3f;
   float geomMaxCost = 3.0f;
   std::uint32_t seed = 1;
+  // 1: hypotheses stop scoring sources once they cannot win (exact: pmHypothesisCost); 0 for
+  // the measurement of what that saves.
+  int earlyExit = 1;
   float colorWeight[256];               // exp(-dI^2 / (2 sigma_c^2)) for |dI| in grey levels
   float spatialWeight[kWindowSamples];  // exp(-r^2 / (2 sigma_s^2)) per window sample
   PmSource src[kMaxSources];
@@ -163,16 +166,23 @@ VIDMAP_HD inline float pmHwFraction(float f) { return floorf(f * 256.0f + 0.5f) 
 // Bilinear sample in grey levels; false outside the image (the 2x2 support must be inside).
 // With hwFilter the weights are rounded as the texture unit rounds them, and on the device a
 // texture fetch does the whole sample (its blend is not specified bit for bit, so the CPU
-// twin models it to within a stated tolerance: patch_match_cuda_test.cc).
+// twin models it to within a stated tolerance: patch_match_cuda_test.cc). The texture fetch
+// does not wait for the bounds test (clamped addressing makes any coordinate safe), so a
+// thread can have many fetches in flight. Outside the image *v is the clamped texel there,
+// and 0 on the path that reads memory (which reads nothing then); callers drop the window.
 VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float* v) {
-  if (!(x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f)) return false;
+  const bool inside = x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f;
 #if defined(__CUDA_ARCH__)
   if (g.tex) {
     // Texel centres at integer + 0.5 in unnormalised coordinates; values read as v / 255.
     *v = 255.0f * tex2D<float>(static_cast<cudaTextureObject_t>(g.tex), x + 0.5f, y + 0.5f);
-    return true;
+    return inside;
   }
 #endif
+  if (!inside) {
+    *v = 0.0f;
+    return false;
+  }
   int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
   int x1 = x0 + 1 < g.width ? x0 + 1 : x0;
   int y1 = y0 + 1 < g.height ? y0 + 1 : y0;
@@ -189,22 +199,33 @@ VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float*
 // ---- the reference window, read once per pixel and iteration ------------------------------
 
 // Grey levels are whole numbers: four to a word, so the window takes 9 registers rather than
-// 36 on the device (the update kernel's register count decides its occupancy).
+// 36 on the device (the update kernel's register count decides its occupancy). The 36
+// weights live where the caller puts them, sample k at w[k * Stride]: on the CPU a local
+// array (Stride 1); on the device shared memory interleaved over the block's threads
+// (Stride = threads per block: no bank conflicts), which keeps them out of the thread's local
+// memory, whose 1024 resident stacks per SM overflowed the L1 and went to L2 at every sample.
+template <int Stride>
 struct PmWindow {
   std::uint32_t v[kWindowSamples / 4];  // grey levels, sample k in byte k % 4 of word k / 4
-  float w[kWindowSamples];              // bilateral weights
+  float* w = nullptr;                   // bilateral weights
   float sumW = 0, sumWV = 0, sumWVV = 0;
+  VIDMAP_HD float weight(int k) const { return w[k * Stride]; }
 };
 
-VIDMAP_HD inline float pmWindowValue(const PmWindow& win, int k) {
+template <int Stride>
+VIDMAP_HD inline float pmWindowValue(const PmWindow<Stride>& win, int k) {
   return static_cast<float>((win.v[k >> 2] >> (8 * (k & 3))) & 0xFFu);
 }
 
 VIDMAP_HD inline int pmWindowOffset(int i) { return -kWindowRadius + kWindowStep * i; }
 
-VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, PmWindow* win) {
+// Reads the window of (x, y) into win, its weights into `weights` (kWindowSamples * Stride).
+template <int Stride>
+VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, float* weights,
+                                   PmWindow<Stride>* win) {
   float centre = pmGrayAt(P.ref, x, y);
   float sw = 0, swv = 0, swvv = 0;
+  win->w = weights;
   for (int k = 0; k < kWindowSamples / 4; ++k) win->v[k] = 0;
   for (int j = 0; j < kWindowSide; ++j) {
     for (int i = 0; i < kWindowSide; ++i) {
@@ -214,7 +235,7 @@ VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, PmWindow* wi
       int di = static_cast<int>(d < 0 ? -d : d);
       float w = P.colorWeight[di] * P.spatialWeight[k];
       win->v[k >> 2] |= static_cast<std::uint32_t>(v) << (8 * (k & 3));
-      win->w[k] = w;
+      weights[k * Stride] = w;
       sw += w;
       swv += w * v;
       swvv += w * v * v;
@@ -249,28 +270,34 @@ VIDMAP_HD inline bool pmHomography(const PmParams& P, const PmSource& s, const f
   return true;
 }
 
-// 1 - bilateral-weighted NCC of the reference window and its warp into source s.
-VIDMAP_HD inline float pmPhotometricCost(const PmWindow& win, const PmSource& s, const float* H,
-                                         int x, int y) {
+// 1 - bilateral-weighted NCC of the reference window and its warp into source s. Every
+// sample is taken and the window's validity (all of it in front of the source and inside its
+// image) decided at the end, the same result as stopping at the first bad sample, but with no
+// exit between the samples, so the device issues their fetches back to back.
+template <int Stride>
+VIDMAP_HD inline float pmPhotometricCost(const PmWindow<Stride>& win, const PmSource& s,
+                                         const float* H, int x, int y) {
   float sws = 0, swss = 0, swrs = 0;
+  bool valid = true;
   for (int j = 0; j < kWindowSide; ++j) {
     float v = static_cast<float>(y + pmWindowOffset(j));
     for (int i = 0; i < kWindowSide; ++i) {
       float u = static_cast<float>(x + pmWindowOffset(i));
       float hz = H[6] * u + H[7] * v + H[8];
-      if (!(hz > 1e-7f)) return kMaxCost;
+      valid = valid & (hz > 1e-7f);
       float iz = 1.0f / hz;  // one division per sample, not two
       float su = (H[0] * u + H[1] * v + H[2]) * iz;
       float sv = (H[3] * u + H[4] * v + H[5]) * iz;
       float g;
-      if (!pmSampleBilinear(s.gray, su, sv, &g)) return kMaxCost;
+      valid = valid & pmSampleBilinear(s.gray, su, sv, &g);
       int k = j * kWindowSide + i;
-      float w = win.w[k];
+      float w = win.weight(k);
       sws += w * g;
       swss += w * g * g;
       swrs += w * g * pmWindowValue(win, k);
     }
   }
+  if (!valid) return kMaxCost;
   float inv = 1.0f / win.sumW;
   float mr = win.sumWV * inv, ms = sws * inv;
   float varR = win.sumWVV * inv - mr * mr;
@@ -313,10 +340,24 @@ VIDMAP_HD inline float pmGeometricError(const PmParams& P, const PmSource& s, co
   return e < P.geomMaxCost ? e : P.geomMaxCost;
 }
 
+// Costs below this are "not rejected": the bound of a hypothesis that is scored in full.
+constexpr float kNoBound = 3.0e38f;
+
 // The aggregated cost of hypothesis (depth, n) at pixel (x, y): the mean of the topK
 // smallest per-source costs. Depths outside [depthMin, depthMax] cost more than any other.
-VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow& win, int x, int y,
-                                        float depth, const float* n) {
+//
+// `bound` is the cost the hypothesis must beat (the pixel's best so far). Every per-source
+// cost is >= 0, so once fewer than topK sources are left, the mean of the k best can be no
+// lower than the mean with zeros in the places the sources left could take; when that lower
+// bound already reaches `bound`, the rest is not scored and the bound is returned (>= bound:
+// the hypothesis loses, as it would have). The lower bound is summed in the order the full
+// mean is, zeros first, so in floating point too it never exceeds the full mean (rounding is
+// monotone): an exact early exit, the kept hypotheses and their costs are unchanged (ACMM and
+// Gipuma score every source of every hypothesis; COLMAP samples sources instead).
+template <int Stride>
+VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride>& win, int x,
+                                        int y, float depth, const float* n,
+                                        float bound = kNoBound) {
   const float kRejected = 1e6f;
   if (!(depth >= P.depthMin && depth <= P.depthMax)) return kRejected;
   float ray[3];
@@ -326,51 +367,66 @@ VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow& win, 
   float rl2 = ray[0] * ray[0] + ray[1] * ray[1] + 1.0f;
   if (!(rn < 0 && rn * rn > 0.01f * rl2)) return kRejected;
   float X[3] = {ray[0] * depth, ray[1] * depth, depth};
+  // The kMaxTopK best costs in ascending order, in fixed places (registers on the device);
+  // the first k are the aggregate's.
   float best[kMaxTopK];
-  int k = P.topK < P.numSources ? P.topK : P.numSources;
-  for (int i = 0; i < k; ++i) best[i] = kRejected;
+  const int k = P.topK < P.numSources ? P.topK : P.numSources;
+  for (int i = 0; i < kMaxTopK; ++i) best[i] = kRejected;
   for (int si = 0; si < P.numSources; ++si) {
     const PmSource& s = P.src[si];
     float H[9];
     float c = pmHomography(P, s, X, n, H) ? pmPhotometricCost(win, s, H, x, y) : kMaxCost;
     if (P.geometric) c += P.geomRegularizer * pmGeometricError(P, s, X, x, y);
-    // Insert into the sorted list of the k best.
-    if (c < best[k - 1]) {
-      int j = k - 1;
-      while (j > 0 && best[j - 1] > c) {
-        best[j] = best[j - 1];
-        --j;
+    // Insert into the sorted list (a NaN cost is never inserted).
+    for (int i = 0; i < kMaxTopK; ++i) {
+      if (c < best[i]) {
+        float t = best[i];
+        best[i] = c;
+        c = t;
       }
-      best[j] = c;
+    }
+    const int left = P.numSources - 1 - si;
+    if (left > 0 && left < k) {
+      float lower = 0;
+      for (int i = 0; i < kMaxTopK; ++i)
+        if (i < k - left) lower += best[i];
+      lower = lower / static_cast<float>(k);
+      if (lower >= bound) return lower;
     }
   }
   float sum = 0;
-  for (int i = 0; i < k; ++i) sum += best[i];
+  for (int i = 0; i < kMaxTopK; ++i)
+    if (i < k) sum += best[i];
   return sum / static_cast<float>(k);
 }
 
 // ---- the updates --------------------------------------------------------------------------
+// Each takes the storage of the pixel's window weights (kWindowSamples * Stride floats).
 
 // A random hypothesis (depth uniform in the range, normal facing the camera) and its cost.
-VIDMAP_HD inline void pmInitPixel(const PmParams& P, const PmState& S, int x, int y) {
+template <int Stride>
+VIDMAP_HD inline void pmInitPixel(const PmParams& P, const PmState& S, int x, int y,
+                                  float* weights) {
   long i = static_cast<long>(y) * S.width + x;
   float ray[3], n[3];
   pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
   float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, 0xFFFF, 0);
   pmRandomNormal(P, x, y, 0xFFFF, 1, ray, n);
-  PmWindow win;
-  pmLoadWindow(P, x, y, &win);
+  PmWindow<Stride> win;
+  pmLoadWindow(P, x, y, weights, &win);
   S.depth[i] = d, S.nx[i] = n[0], S.ny[i] = n[1], S.nz[i] = n[2];
   S.cost[i] = pmHypothesisCost(P, win, x, y, d, n);
 }
 
 // The cost of the pixel's present hypothesis (the geometric pass starts from the photometric
 // result with costs that include the geometric term).
-VIDMAP_HD inline void pmRescorePixel(const PmParams& P, const PmState& S, int x, int y) {
+template <int Stride>
+VIDMAP_HD inline void pmRescorePixel(const PmParams& P, const PmState& S, int x, int y,
+                                     float* weights) {
   long i = static_cast<long>(y) * S.width + x;
   float n[3] = {S.nx[i], S.ny[i], S.nz[i]};
-  PmWindow win;
-  pmLoadWindow(P, x, y, &win);
+  PmWindow<Stride> win;
+  pmLoadWindow(P, x, y, weights, &win);
   S.cost[i] = pmHypothesisCost(P, win, x, y, S.depth[i], n);
 }
 
@@ -383,11 +439,14 @@ VIDMAP_HD inline void pmNeighbourOffset(int k, int* dx, int* dy) {
 }
 
 // One red-black update of pixel (x, y): the hypotheses of its eight neighbours, a random
-// perturbation of its own and a fresh random one; keeps the cheapest.
-VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, int y, int it) {
+// perturbation of its own and a fresh random one; keeps the cheapest. Each candidate is
+// scored against the best so far (pmHypothesisCost's exact early exit).
+template <int Stride>
+VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, int y, int it,
+                                    float* weights) {
   long i = static_cast<long>(y) * S.width + x;
-  PmWindow win;
-  pmLoadWindow(P, x, y, &win);
+  PmWindow<Stride> win;
+  pmLoadWindow(P, x, y, weights, &win);
   float bestD = S.depth[i];
   float bestN[3] = {S.nx[i], S.ny[i], S.nz[i]};
   float bestC = S.cost[i];
@@ -402,7 +461,7 @@ VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, 
     // Propagation copies planes verbatim, so neighbours often hold the best plane itself:
     // its cost is bestC exactly and it cannot win; skipping it changes no result.
     if (d == bestD && n[0] == bestN[0] && n[1] == bestN[1] && n[2] == bestN[2]) continue;
-    float c = pmHypothesisCost(P, win, x, y, d, n);
+    float c = pmHypothesisCost(P, win, x, y, d, n, P.earlyExit ? bestC : kNoBound);
     if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
   }
   float ray[3];
@@ -415,7 +474,7 @@ VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, 
     n[1] = bestN[1] + e * (2.0f * pmUniform(P, x, y, it, 2) - 1.0f);
     n[2] = bestN[2] + e * (2.0f * pmUniform(P, x, y, it, 3) - 1.0f);
     if (pmOrientNormal(n, ray)) {
-      float c = pmHypothesisCost(P, win, x, y, d, n);
+      float c = pmHypothesisCost(P, win, x, y, d, n, P.earlyExit ? bestC : kNoBound);
       if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
     }
   }
@@ -423,7 +482,7 @@ VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, 
     float n[3];
     float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, it, 4);
     pmRandomNormal(P, x, y, it, 5, ray, n);
-    float c = pmHypothesisCost(P, win, x, y, d, n);
+    float c = pmHypothesisCost(P, win, x, y, d, n, P.earlyExit ? bestC : kNoBound);
     if (c < bestC) bestC = c, bestD = d, bestN[0] = n[0], bestN[1] = n[1], bestN[2] = n[2];
   }
   S.depth[i] = bestD, S.nx[i] = bestN[0], S.ny[i] = bestN[1], S.nz[i] = bestN[2];

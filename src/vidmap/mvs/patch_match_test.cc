@@ -1,6 +1,7 @@
 // PatchMatch on the CPU (the oracle) against scenes with exact depth.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "vidmap/core/parallel.h"
@@ -67,6 +68,86 @@ TEST(PatchMatchKernels, CounterHashIsUniform) {
   for (int b : bins) EXPECT_NEAR(b, n / 10, n / 10 * 0.1);
   EXPECT_EQ(pmUniform(P, 5, 6, 7, 8), pmUniform(P, 5, 6, 7, 8));
   EXPECT_NE(pmUniform(P, 5, 6, 7, 8), pmUniform(P, 5, 6, 8, 8));
+}
+
+// pmHypothesisCost's early exit keeps every decision: against a bound, a hypothesis returns
+// its full cost when that is below the bound and a value at or above the bound otherwise.
+TEST(PatchMatchKernels, EarlyExitKeepsTheDecision) {
+  testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 6, 1.2);
+  Workspace ws = facadeWorkspace(s);
+  std::vector<const std::uint8_t*> gray;
+  for (const View& v : ws.views) gray.push_back(v.gray.data());
+  const int ref = 2;
+  PmParams P = makeParams(ws, ref, false, PatchMatchOptions{}, gray,
+                          std::vector<const float*>(ws.views.size(), nullptr));
+  ASSERT_GT(P.numSources, P.topK);  // fewer sources than topK left happens before the last
+  float weights[kWindowSamples];
+  int exits = 0, below = 0;
+  for (int y = 6; y < 42; y += 3) {
+    for (int x = 6; x < 58; x += 3) {
+      PmWindow<1> win;
+      pmLoadWindow(P, x, y, weights, &win);
+      float ray[3], n[3];
+      pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
+      for (int draw = 0; draw < 4; ++draw) {
+        const float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, draw, 0);
+        pmRandomNormal(P, x, y, draw, 1, ray, n);
+        const float full = pmHypothesisCost(P, win, x, y, d, n);
+        for (float bound : {0.5f * full, full, std::nextafter(full, 10.0f), 1.5f * full + 0.01f,
+                            2.0f * pmUniform(P, x, y, draw, 9)}) {
+          const float c = pmHypothesisCost(P, win, x, y, d, n, bound);
+          if (full < bound) {
+            EXPECT_EQ(c, full) << x << "," << y;
+            ++below;
+          } else {
+            EXPECT_GE(c, bound) << x << "," << y;
+            exits += c != full;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(exits, 100);  // the exit is taken, and hypotheses below the bound are kept
+  EXPECT_GT(below, 100);
+  // A whole pass with and without the exit: the same maps, bit for bit.
+  DepthMap a, b;
+  a.resize(ws.views[ref].width, ws.views[ref].height), b = a;
+  PatchMatchOptions o;
+  runReferenceCpu(P, true, 2, o, &a);
+  P.earlyExit = 0;
+  runReferenceCpu(P, true, 2, o, &b);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.normal, b.normal);
+  EXPECT_EQ(a.cost, b.cost);
+}
+
+// The window is valid only when every sample is inside the source: all 36 samples are taken
+// (no exit between them) and the decision falls at the end, exactly at the image's edge.
+TEST(PatchMatchKernels, WindowLeavingTheSourceCostsTheMaximum) {
+  const int W = 40, H = 30;
+  std::vector<std::uint8_t> img(W * H);
+  for (int i = 0; i < W * H; ++i) img[i] = static_cast<std::uint8_t>((i * 7919u) >> 3);
+  PmParams P;
+  for (float& w : P.colorWeight) w = 1.0f;
+  for (float& w : P.spatialWeight) w = 1.0f;
+  P.ref = {img.data(), W, H, W};
+  PmSource src;
+  src.gray = P.ref;
+  const float identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  float weights[kWindowSamples];
+  auto cost = [&](int x, int y, const float* Hm) {
+    PmWindow<1> win;
+    pmLoadWindow(P, x, y, weights, &win);
+    return pmPhotometricCost(win, src, Hm, x, y);
+  };
+  EXPECT_NEAR(cost(W - 6, 10, identity), 0.0f, 1e-5f);  // samples up to x = W - 1: inside
+  EXPECT_EQ(cost(W - 5, 10, identity), kMaxCost);       // the last column at x = W
+  EXPECT_NEAR(cost(5, 5, identity), 0.0f, 1e-5f);
+  EXPECT_EQ(cost(4, 5, identity), kMaxCost);  // the first column at x = -1
+  EXPECT_EQ(cost(5, 4, identity), kMaxCost);  // the first row at y = -1
+  // Behind the source camera for the window's lower rows only (hz = 15.5 - y).
+  const float behind[9] = {1, 0, 0, 0, 1, 0, 0, -1, 15.5f};
+  EXPECT_EQ(cost(20, 12, behind), kMaxCost);
 }
 
 struct FacadeRun {

@@ -2,7 +2,10 @@
 // becomes a keyframe when the image has moved enough since the last keyframe (the median
 // displacement of the features it shares with it, in working pixels) or when too long has passed;
 // otherwise it is dropped (and only localised at the end). The displacements may come from
-// descriptor matches against the last keyframe or from tracks alive since it.
+// descriptor matches against the last keyframe or from tracks alive since it. Tracks may demand
+// more motion (trackMinMotionPx): they carry the features from one keyframe to the next, so the
+// matches between keyframes farther apart do not rest on descriptors alone (the joins of
+// pipeline/klt_source.h); measured in docs/benchmarks.md, "KLT tracks that pay".
 #pragma once
 
 #include <vector>
@@ -10,12 +13,16 @@
 namespace vidmap::sfm {
 
 struct KeyframeGateOptions {
-  double minMotionPx = 8;    // median displacement of a keyframe, at 640 px (scaled by width)
-  double maxGapSeconds = 1;  // a frame this long after the last keyframe is one
-  int minMatches = 20;       // fewer displacements: the motion is unknown, a keyframe
+  double minMotionPx = 8;       // median displacement of a keyframe, at 640 px (scaled by width)
+  double trackMinMotionPx = 8;  // the same when the displacements are those of tracks
+  double maxGapSeconds = 1;     // a frame this long after the last keyframe is one
+  int minMatches = 20;          // fewer displacements: the motion is unknown, a keyframe
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
+
+// Where the displacements come from.
+enum class GateMotion { kMatches, kTracks };
 
 struct KeyframeDecision {
   bool keyframe = true;
@@ -29,9 +36,9 @@ class KeyframeGate {
 
   // The decision for a frame `secondsSinceKeyframe` after the last keyframe, whose features
   // moved by `displacementsPx` (working pixels; taken by value: reordered to find the median)
-  // in an image `width` pixels wide.
+  // in an image `width` pixels wide, measured by `from` (its threshold).
   KeyframeDecision decide(std::vector<double> displacementsPx, double secondsSinceKeyframe,
-                          int width) const;
+                          int width, GateMotion from = GateMotion::kMatches) const;
 
   const KeyframeGateOptions& options() const { return options_; }
 

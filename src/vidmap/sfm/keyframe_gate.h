@@ -2,10 +2,9 @@
 // becomes a keyframe when the image has moved enough since the last keyframe (the median
 // displacement of the features it shares with it, in working pixels) or when too long has passed;
 // otherwise it is dropped (and only localised at the end). The displacements may come from
-// descriptor matches against the last keyframe or from tracks alive since it. Tracks may demand
-// more motion (trackMinMotionPx): they carry the features from one keyframe to the next, so the
-// matches between keyframes farther apart do not rest on descriptors alone (the joins of
-// pipeline/klt_source.h); measured in docs/benchmarks.md, "KLT tracks that pay".
+// descriptor matches against the last keyframe or from tracks alive since it, each with a
+// threshold of its own (trackMinMotionPx for tracks: they carry the features from one keyframe
+// to the next, so keyframes farther apart stay linked by the joins of pipeline/klt_source.h).
 #pragma once
 
 #include <vector>
@@ -13,10 +12,14 @@
 namespace vidmap::sfm {
 
 struct KeyframeGateOptions {
-  double minMotionPx = 8;       // median displacement of a keyframe, at 640 px (scaled by width)
-  double trackMinMotionPx = 8;  // the same when the displacements are those of tracks
-  double maxGapSeconds = 1;     // a frame this long after the last keyframe is one
-  int minMatches = 20;          // fewer displacements: the motion is unknown, a keyframe
+  double minMotionPx = 8;  // median displacement of a keyframe, at 640 px (scaled by width)
+  // The same when the displacements are those of tracks. 24 px halves the CPU time of a
+  // rotating video at all frames, but the median displacement is no measure of parallax: on a
+  // forward path it keeps a keyframe a second only and the model fails to start, so the
+  // default is the descriptors' (docs/benchmarks.md, "KLT tracks that pay").
+  double trackMinMotionPx = 8;
+  double maxGapSeconds = 1;  // a frame this long after the last keyframe is one
+  int minMatches = 20;       // fewer displacements: the motion is unknown, a keyframe
 
   void check() const;  // throws vidmap::Error naming the bad field
 };

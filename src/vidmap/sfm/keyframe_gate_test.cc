@@ -38,6 +38,7 @@ TEST(KeyframeGate, APanFiresAtTheStatedDisplacementNotBefore) {
 
 TEST(KeyframeGate, TracksUseTheirOwnThreshold) {
   KeyframeGateOptions o;
+  EXPECT_EQ(o.trackMinMotionPx, o.minMotionPx);  // by default the same
   o.trackMinMotionPx = 24;
   const KeyframeGate gate(o);
   // The same pan of 1.5 px per frame: descriptor matches fire at 9 px (frame 6), tracks at

@@ -105,7 +105,9 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       if (!s->gateMotion(last.id, &motion, &seen)) continue;
       gated = true;
       ++stats_.trackGated;
-      if (!gate_.decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width())
+      if (!gate_
+               .decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width(),
+                       sfm::GateMotion::kTracks)
                .keyframe) {
         ++stats_.dropped;
         *dropped = std::move(seen);

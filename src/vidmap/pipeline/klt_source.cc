@@ -19,6 +19,7 @@ namespace vidmap::pipeline {
 void KltSourceOptions::check() const {
   checkRange("klt.joinRadiusPx", joinRadiusPx, 0.01, 100.0);
   checkRange("klt.capacity", capacity, 16, klt::kMaxCapacity);
+  if (levels != 0) checkRange("klt.levels", levels, 1, klt::kMaxLevels);
   checkRange("klt.chainKeyframes", chainKeyframes, 1, 1000);
   checkRange("klt.minGateTracks", minGateTracks, 1, 1000000);
 }
@@ -155,6 +156,7 @@ void KltSource::reset(int width, int height) {
   height_ = height;
   klt::Options o = klt::optionsFor(width);
   o.capacity = options_.capacity;
+  if (options_.levels > 0) o.levels = options_.levels;
   try {
     o.checkFrame(width, height);
   } catch (const Error&) {

@@ -35,6 +35,7 @@ struct KltSourceOptions {
   // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
   bool fillIn = false;
   int capacity = 4096;     // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
+  int levels = 0;          // pyramid levels (0: klt::optionsFor(width), 5 at 640 px)
   int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
   int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
   bool cuda = false;       // the CUDA backend of the tracker (builds with it only)

@@ -98,6 +98,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "tracks only"},
     TextField{[&o] { return std::string(o.kltSource.fillIn ? "on" : "off"); },
               [&o](const std::string& s) { o.kltSource.fillIn = parseOnOff("klt_fill_in", s); }});
+  v(FieldInfo{"", "klt_capacity", "Most alive KLT tracks (--klt on)", 16, klt::kMaxCapacity},
+    o.kltSource.capacity);
+  v(FieldInfo{"", "klt_levels",
+              "Pyramid levels of the KLT tracker (0: by width, 5 at 640 px; else 1-8)", 0,
+              klt::kMaxLevels},
+    o.kltSource.levels);
   v(FieldInfo{"", "folder",
               "An image folder is read as the frames of one video (video: sampled at --fps like a "
               "video), as photos (photos: every image), or by its names and sizes (auto: numbered "
@@ -161,6 +167,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "Keyframe gate: median motion (px at 640 px) below which a frame is dropped", 0,
               10000},
     o.frontend.gate.minMotionPx);
+  v(FieldInfo{"frontend", "klt_min_motion_px",
+              "Keyframe gate on KLT tracks (--klt on): median track motion (px at 640 px) below "
+              "which a frame is dropped",
+              0, 10000},
+    o.frontend.gate.trackMinMotionPx);
   v(FieldInfo{"frontend", "max_gap_s", "Keyframe gate: a keyframe at least this often (seconds)", 0,
               1e6},
     o.frontend.gate.maxGapSeconds);

@@ -664,6 +664,20 @@ TEST(Reconstruct, KltTracksOnOrbit) {
   }
   EXPECT_FALSE(bytes[0].empty());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the model depends on the number of threads";
+  // The tracks' own gate threshold: demanding more motion of the tracks keeps fewer keyframes,
+  // SIFT still runs only on them, and every frame is still posed (keyframes and localised).
+  int keyframes[2] = {0, 0};
+  for (int run = 0; run < 2; ++run) {
+    o.frontend.gate.trackMinMotionPx = run == 0 ? 8 : 48;
+    const fs::path out = tempRoot() / ("out_klt_gate" + std::to_string(run));
+    io::RunRecord record;
+    const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
+    ASSERT_EQ(s.models.size(), 1u);
+    EXPECT_EQ(s.siftCalls, s.keyframes + s.featureless);
+    EXPECT_EQ(s.registered + s.localized, s.frames - s.featureless);
+    keyframes[run] = s.keyframes;
+  }
+  EXPECT_LT(keyframes[1], keyframes[0]);
 }
 
 TEST(Reconstruct, MergesPairsOfASecondSource) {

@@ -8,6 +8,7 @@ namespace vidmap::sfm {
 
 void KeyframeGateOptions::check() const {
   checkRange("gate.minMotionPx", minMotionPx, 0.0, 10000.0);
+  checkRange("gate.trackMinMotionPx", trackMinMotionPx, 0.0, 10000.0);
   checkRange("gate.maxGapSeconds", maxGapSeconds, 0.0, 1e6);
   checkRange("gate.minMatches", minMatches, 1, 1000000);
 }
@@ -16,16 +17,18 @@ KeyframeGate::KeyframeGate(const KeyframeGateOptions& options) : options_(option
   options_.check();
 }
 
-KeyframeDecision KeyframeGate::decide(std::vector<double> d, double secondsSinceKeyframe,
-                                      int width) const {
+KeyframeDecision KeyframeGate::decide(std::vector<double> d, double secondsSinceKeyframe, int width,
+                                      GateMotion from) const {
   KeyframeDecision out;
   if (static_cast<int>(d.size()) < options_.minMatches) return out;
   std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
   out.motionKnown = true;
   out.medianMotionPx = d[d.size() / 2];
   const double scale = width / 640.0;
-  out.keyframe = !(out.medianMotionPx < options_.minMotionPx * scale &&
-                   secondsSinceKeyframe < options_.maxGapSeconds);
+  const double minMotion =
+      from == GateMotion::kTracks ? options_.trackMinMotionPx : options_.minMotionPx;
+  out.keyframe =
+      !(out.medianMotionPx < minMotion * scale && secondsSinceKeyframe < options_.maxGapSeconds);
   return out;
 }
 

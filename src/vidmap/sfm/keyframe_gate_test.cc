@@ -36,6 +36,35 @@ TEST(KeyframeGate, APanFiresAtTheStatedDisplacementNotBefore) {
   EXPECT_NEAR(d.medianMotionPx, 7.9, 0.07);
 }
 
+TEST(KeyframeGate, TracksUseTheirOwnThreshold) {
+  KeyframeGateOptions o;
+  EXPECT_EQ(o.trackMinMotionPx, o.minMotionPx);  // by default the same
+  o.trackMinMotionPx = 24;
+  const KeyframeGate gate(o);
+  // The same pan of 1.5 px per frame: descriptor matches fire at 9 px (frame 6), tracks at
+  // 24 px (frame 16; 22.5 px at frame 15 is below).
+  int byMatches = -1, byTracks = -1;
+  for (int k = 1; k <= 29; ++k) {
+    if (byMatches < 0 && gate.decide(moved(1.5 * k), k / 30.0, 640).keyframe) byMatches = k;
+    if (byTracks < 0 && gate.decide(moved(1.5 * k), k / 30.0, 640, GateMotion::kTracks).keyframe)
+      byTracks = k;
+  }
+  EXPECT_EQ(byMatches, 6);
+  EXPECT_EQ(byTracks, 16);
+  // Scaled by width as the other: 48 px at 1280 px.
+  EXPECT_FALSE(gate.decide(moved(47.5), 0.1, 1280, GateMotion::kTracks).keyframe);
+  EXPECT_TRUE(gate.decide(moved(48.5), 0.1, 1280, GateMotion::kTracks).keyframe);
+  // The gap still fires a keyframe without the motion.
+  EXPECT_TRUE(gate.decide(moved(1), 1.0, 640, GateMotion::kTracks).keyframe);
+  o.trackMinMotionPx = -0.5;
+  try {
+    KeyframeGate g(o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gate.trackMinMotionPx"), std::string::npos);
+  }
+}
+
 TEST(KeyframeGate, AStillCameraFiresOnlyAfterTheGap) {
   KeyframeGateOptions o;
   o.maxGapSeconds = 0.5;

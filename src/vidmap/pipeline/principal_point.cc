@@ -13,6 +13,7 @@ namespace vidmap::pipeline {
 void PrincipalPointOptions::check() const {
   checkRange("principal_point.noiseFloorPx", noiseFloorPx, 1e-3, 100.0);
   checkRange("principal_point.minDeltaChi2", minDeltaChi2, 0.0, 1e6);
+  checkRange("principal_point.maxRelSigma", maxRelSigma, 0.0, 1.0);
   checkRange("principal_point.maxShiftFraction", maxShiftFraction, 0.0, 0.5);
   checkRange("principal_point.maxIterations", maxIterations, 1, 1000);
 }
@@ -75,6 +76,8 @@ PrincipalPointFit refinePrincipalPoint(sfm::Reconstruction& rec, const FocalChec
                               : std::numeric_limits<double>::infinity();
   if (!(f.deltaChi2 >= o.minDeltaChi2)) {
     f.reason = "chi2";
+  } else if (!(f.sigmaPx <= o.maxRelSigma * freed.camera().meanFocal())) {
+    f.reason = "sigma";
   } else if (f.shiftPx > o.maxShiftFraction * std::max(cam.width(), cam.height())) {
     f.reason = "shift";
   } else {

@@ -62,6 +62,7 @@ void ReconstructOptions::check() const {
   frontend.check();
   focalCheck.check();
   focalSweep.check();
+  principalPoint.check();
   mapper.check();
   kltSource.check();
   mvs.check();
@@ -272,10 +273,15 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   if (options.autoFirstOctave) {
     // Frames sampled densely in time (10 per second or more) share most of their view with
     // their neighbours, and the features of the frame at its own size suffice (a third of
-    // them, a third of the time). Sparser samples (the default 4 fps, photo sets) and small
-    // frames take the doubled image, as COLMAP does. A folder of video frames is a video.
+    // them, a third of the time). Sparser samples (the default 4 fps) and small frames take
+    // the doubled image, as COLMAP does. A folder of video frames is a video. Photos take it up
+    // to their default width (kPhotoWidth): a photo set's few wide-baseline views are as
+    // accurate as their keypoints, and at 1280 px the doubled image halves the fountain's
+    // camera error once the principal point is refined, at twice the SIFT time
+    // (docs/benchmarks.md, "Photo sets: fountain every second and the dino ring").
     const bool dense = info.sequential && info.fps >= 10;
-    options.frontend.sift.firstOctave = info.width <= (dense ? 639 : 1000) ? -1 : 0;
+    const int doubledUpTo = dense ? 639 : options.frontend.photos ? kPhotoWidth : 1000;
+    options.frontend.sift.firstOctave = info.width <= doubledUpTo ? -1 : 0;
   }
   const sfm::Camera camera0 = sfm::Camera::fromSpec(options.camera, info.nativeWidth,
                                                     info.nativeHeight, info.width, info.height);
@@ -443,12 +449,31 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                      ? std::string("a photo set needs at least two photos with features)")
                      : std::string("the video is too short or the camera does not move; try a "
                                    "higher --fps)")));
-  const auto models = mapped.models();
+  std::vector<const sfm::Reconstruction*> models = mapped.models();
   if (models.empty())
     throw Error(input.string() + ": no model could be started from " +
                 std::to_string(fst.keyframes) + " keyframes (" + std::to_string(ms.pairsVerified) +
                 " verified pairs): no pair of views has enough baseline (a static camera, a "
                 "pure rotation, or too little overlap between frames)");
+
+  // A photo set's principal point, refined in the models that determine it
+  // (pipeline/principal_point.h): the refined copies replace the mapper's models in the outputs.
+  std::vector<PrincipalPointFit> pp(models.size());
+  std::vector<std::unique_ptr<sfm::Reconstruction>> refined;
+  if (options.frontend.photos && options.principalPoint.enabled && options.checkFocal &&
+      !options.camera.known()) {
+    auto t = record.stage("principal_point");
+    PrincipalPointOptions po = options.principalPoint;
+    po.backend = bb;
+    for (size_t i = 0; i < models.size(); ++i) {
+      auto copy = std::make_unique<sfm::Reconstruction>(*models[i]);
+      pp[i] = refinePrincipalPoint(*copy, focal[i], po);
+      if (!pp[i].refined) continue;
+      models[i] = copy.get();
+      refined.push_back(std::move(copy));
+    }
+  }
+  throwIfInterrupted("after the principal point's refinement" + untouched);
 
   // Outputs. A write failure (a full disk) names the output folder, not the hidden temporary
   // one the files go to first.
@@ -472,6 +497,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
       sum.models.push_back(summarize(rec));
       sum.models.back().focal = focal[i];
+      sum.models.back().principalPoint = pp[i];
       sum.registered += rec.numImages();
       sum.localized += static_cast<int>(rec.localized().size());
     }
@@ -565,6 +591,17 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
         sum.focalSuspectModels.push_back(static_cast<int>(i));
         sum.focalSuspectTurnDeg = std::max(sum.focalSuspectTurnDeg, fc.turnDeg);
       }
+    }
+    const PrincipalPointFit& pf = sum.models[i].principalPoint;
+    if (pf.ran) {
+      // Native pixels, as the written cameras; the test's numbers and the verdict.
+      const double native = 1 / camera0.scale();
+      record.setCount(k + "principal_point_refined", pf.refined ? 1 : 0);
+      if (!pf.refined) record.setOption(k + "principal_point_kept_because", pf.reason);
+      record.setMetric(k + "principal_point_shift_px", pf.shiftPx * native);
+      record.setMetric(k + "principal_point_sigma_px",
+                       std::min(pf.sigmaPx * native, kUncertaintyCap));
+      record.setMetric(k + "principal_point_delta_chi2", pf.deltaChi2);
     }
   }
   // The focal length as self-calibrated from the first pairs (before any adjustment; 0: the

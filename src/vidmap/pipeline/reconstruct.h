@@ -28,6 +28,7 @@
 #include "vidmap/pipeline/focal_sweep.h"
 #include "vidmap/pipeline/frontend.h"
 #include "vidmap/pipeline/klt_source.h"
+#include "vidmap/pipeline/principal_point.h"
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/mapper.h"
 
@@ -67,7 +68,8 @@ struct ReconstructOptions {
   bool klt = false;
   KltSourceOptions kltSource;
   // SIFT's first octave: -1 (the image doubled, as COLMAP's default) up to 1000 px of working
-  // width, 0 above; videos and lists sampled at 10 fps or more (--all-frames): 0 from 640 px.
+  // width (photos: up to kPhotoWidth), 0 above; videos and lists sampled at 10 fps or more
+  // (--all-frames): 0 from 640 px.
   bool autoFirstOctave = true;
   sfm::MapperOptions mapper;
   // Keyframes the front end (decode, SIFT, matching, the gate, KLT) may run ahead of the
@@ -104,6 +106,9 @@ struct ReconstructOptions {
   // A photo set (unknown camera, focal check on) whose models are suspect or none: the mapper
   // again from longer starting focal lengths, the best run kept (pipeline/focal_sweep.h).
   FocalSweepOptions focalSweep;
+  // A photo set (unknown camera, focal check on): the principal point refined in each model
+  // whose focal length is determined and which determines the point (pipeline/principal_point.h).
+  PrincipalPointOptions principalPoint;
   void check() const;
 };
 
@@ -115,6 +120,7 @@ struct ModelSummary {
   int firstKeyframe = 0, lastKeyframe = 0;
   std::vector<double> cameraParams;           // COLMAP convention, native size
   FocalCheck focal;                           // ran: the camera was unknown and checked
+  PrincipalPointFit principalPoint;           // ran: a photo set's model, its focal checked
   std::vector<std::string> cameraParamNames;  // "f", "cx", "cy", "k", ...
 };
 

@@ -134,6 +134,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "explaining the most observations",
               0, 1},
     o.focalSweep.enabled);
+  v(FieldInfo{"", "principal_point",
+              "Photos, unknown camera: refine the principal point in each model whose focal length "
+              "is determined and which fixes the point (a likelihood-ratio test; else it stays at "
+              "the image centre)",
+              0, 1},
+    o.principalPoint.enabled);
   v(FieldInfo{"", "progress", "A progress bar when stderr is a terminal", 0, 1}, o.progress);
   v(FieldInfo{"", "groundtruth",
               "TUM trajectory (camera to world) drawn over the model in report.html"},
@@ -146,7 +152,8 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     o.frontend.sift.maxFeatures);
   v(FieldInfo{"frontend", "sift_first_octave",
               "-1 doubles the image before the first octave, 0 does not; 'auto': -1 up to 1000 px "
-              "of working width, else 0 (videos and lists at 10 fps or more: 0 from 640 px)",
+              "of working width (photos: 1280), else 0 (videos and lists at 10 fps or more: 0 "
+              "from 640 px)",
               -1, 0},
     TextField{[&o] {
                 return o.autoFirstOctave ? std::string("auto")

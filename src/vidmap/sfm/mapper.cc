@@ -688,7 +688,7 @@ void Mapper::filterPoints(const std::vector<PointId>& candidates) {
       }
     }
     if (deleted) continue;
-    if (rec.triangulationAngleDeg(id) < options_.minTriAngleDeg) rec.deletePoint(id);
+    if (!rec.triangulationAngleAtLeast(id, options_.minTriAngleDeg)) rec.deletePoint(id);
   }
 }
 

@@ -202,14 +202,15 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
   std::set<std::pair<PointId, PointId>> links, lowAngle;
   std::map<PointId, bool> wellSeen;  // big's points, memoised
   for (const auto& [pid, p] : small.points()) {
-    const bool smallOk = small.triangulationAngleDeg(pid) >= options_.minAlignAngleDeg;
+    const bool smallOk = small.triangulationAngleAtLeast(pid, options_.minAlignAngleDeg);
     for (const FeatureRef& o : p.track)
       for (const FeatureRef& r : graph_.correspondences(o.image, o.feature)) {
         const PointId q = big.pointOf(r.image, r.feature);
         if (q == kNoPoint || links.count({pid, q}) || lowAngle.count({pid, q})) continue;
         auto it = wellSeen.find(q);
         if (it == wellSeen.end())
-          it = wellSeen.emplace(q, big.triangulationAngleDeg(q) >= options_.minAlignAngleDeg).first;
+          it = wellSeen.emplace(q, big.triangulationAngleAtLeast(q, options_.minAlignAngleDeg))
+                   .first;
         (smallOk && it->second ? links : lowAngle).insert({pid, q});
       }
   }

@@ -111,6 +111,22 @@ double Reconstruction::triangulationAngleDeg(PointId id) const {
   return best * 180.0 / M_PI;
 }
 
+bool Reconstruction::triangulationAngleAtLeast(PointId id, double minDeg) const {
+  const Point3D& p = points_.at(id);
+  std::vector<Vec3> rays;
+  rays.reserve(p.track.size());
+  for (const FeatureRef& o : p.track)
+    rays.push_back((p.X - images_.at(o.image).pose.center()).normalized());
+  // The same expression per pair as triangulationAngleDeg: rounding is monotone, so the
+  // maximum reaches minDeg exactly when one pair does.
+  const size_t n = rays.size();
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = n; j-- > i + 1;)
+      if (std::acos(std::clamp(rays[i].dot(rays[j]), -1.0, 1.0)) * 180.0 / M_PI >= minDeg)
+        return true;
+  return false;
+}
+
 void Reconstruction::updateErrors() {
   for (auto& [id, p] : points_) {
     double s = 0;

@@ -112,6 +112,11 @@ class Reconstruction {
   double reprojectionError(const Vec3& X, FeatureRef obs) const;
   // The largest angle (degrees) between two rays of a point's track.
   double triangulationAngleDeg(PointId id) const;
+  // triangulationAngleDeg(id) >= minDeg, decided the same way, but stopping at the first pair
+  // of rays that reaches minDeg and trying the ends of the track first (the views furthest
+  // apart in a video): the filter after every local BA asks this of thousands of points whose
+  // tracks hold tens of views, and the full maximum over all pairs was most of its time.
+  bool triangulationAngleAtLeast(PointId id, double minDeg) const;
   // Sets Point3D::error of every point.
   void updateErrors();
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -70,6 +71,38 @@ TEST(Reconstruction, KeepsObservationsConsistent) {
   EXPECT_EQ(r.point(1).track.size(), 2u);
   EXPECT_EQ(r.pointOf(0, 0), kNoPoint);
   EXPECT_GT(r.triangulationAngleDeg(1), 1.0);
+}
+
+// Six views on a line 0.1 apart, a point 5 ahead of the first: the widest pair of rays is the
+// first and last view, atan(0.5 / 5). The early-stopping test agrees with the full maximum at
+// every threshold, including the maximum itself and the next double above it.
+TEST(Reconstruction, TriangulationAngleAtLeastDecidesAsTheMaximum) {
+  KeyframeStore kfs;
+  Reconstruction rec(
+      &kfs, Camera::fromSpec(CameraSpec::parse("PINHOLE 500,500,320,240"), 640, 480, 640, 480));
+  const Vec3 X{0, 0, 5};
+  std::vector<FeatureRef> track;
+  for (int i = 0; i < 6; ++i) {
+    geometry::Pose pose;
+    pose.t = {-0.1 * i, 0, 0};
+    Keyframe kf;
+    kf.id = i;
+    kf.name = "v" + std::to_string(i) + ".png";
+    kf.keypoints.push_back(rec.camera().project(pose.apply(X)));
+    kf.colors.push_back({0, 0, 0});
+    kfs.push_back(kf);
+    rec.registerImage(i, pose);
+    track.push_back({i, 0});
+  }
+  const PointId id = rec.addPoint(X, track);
+  const double truth = std::atan2(0.5, 5.0) * 180.0 / M_PI;
+  const double widest = rec.triangulationAngleDeg(id);
+  EXPECT_NEAR(widest, truth, 1e-9);
+  for (double m :
+       {0.0, 1.0, truth - 1e-6, widest, std::nextafter(widest, 90.0), truth + 1e-6, 90.0})
+    EXPECT_EQ(rec.triangulationAngleAtLeast(id, m), widest >= m) << m;
+  EXPECT_TRUE(rec.triangulationAngleAtLeast(id, widest));
+  EXPECT_FALSE(rec.triangulationAngleAtLeast(id, std::nextafter(widest, 90.0)));
 }
 
 TEST(Reconstruction, ExportsAValidColmapModelAndPly) {

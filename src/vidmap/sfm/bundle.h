@@ -37,10 +37,11 @@ struct BundleOptions {
   // 3000 observations solve in 7.0 ms on CUDA and 8.5 ms on the host's CPU. With CUDA graphs
   // (docs/benchmarks.md, "Small CUDA bundle adjustments") a CUDA LM iteration costs about
   // 0.3 ms up to 4000 observations and the mapper's CPU iteration about 0.24 us per
-  // observation: the crossover of the mapper's windows is near 1500 observations. The default
-  // stays 3000 until a lower one is shown to keep the models' accuracy (on TUM fr1-rpy 1500
-  // changed the model: the windows' solver choice perturbs the mapper's path).
-  int cudaMinObservations = 3000;
+  // observation: the crossover of the mapper's windows is near 1500 observations. At 1500
+  // against 3000 on the H200 (docs/benchmarks.md, "The CUDA crossover at 1500 observations"):
+  // fr1-rpy all frames 4.65 -> 3.91 s, rotation error 4.02 -> 3.79 deg; tum-fr1-xyz all
+  // frames 34.4 -> 33.5 s with ATE 14.39 / 14.40 mm; xyz and fr1-rpy at 4 fps the same models.
+  int cudaMinObservations = 1500;
   int numThreads = 0;
 
   // Bounds of a local adjustment (0: none), so that its cost does not grow with the length of

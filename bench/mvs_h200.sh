@@ -11,14 +11,7 @@ B=$1 OUT=$2 FOUNTAIN=$3 MID=$4 TUM=$5
 MB=$B/bench/mvs_bench
 V=$B/src/vidmap/cli/vidmap
 mkdir -p "$OUT"
-run() {  # NAME SECONDS COMMAND...: stdout to OUT/NAME.json, stderr and wall time to the log
-  local name=$1 limit=$2
-  shift 2
-  echo "== $name: $*" >>"$OUT/log.txt"
-  local t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$OUT/$name.json" 2>>"$OUT/log.txt"
-  echo "rc $? wall $(awk "BEGIN{print $(date +%s.%N) - $t0}") s" >>"$OUT/log.txt"
-}
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
 run syn640_s5 30 $MB synthetic --width 640 --height 480 --views 6 --sources 5 --reps 3
 run syn640_s3 30 $MB synthetic --width 640 --height 480 --views 6 --sources 3 --reps 3
 run syn640_s8 30 $MB synthetic --width 640 --height 480 --views 9 --sources 8 --reps 3

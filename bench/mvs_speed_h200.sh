@@ -11,14 +11,7 @@
 set -u
 BEFORE=$1 AFTER=$2 CTEST=$3 FOUNTAIN=$4 OUT=$5
 mkdir -p "$OUT"
-run() {  # NAME SECONDS COMMAND...: stdout to OUT/NAME.json, stderr and wall time to the log
-  local name=$1 limit=$2
-  shift 2
-  echo "== $name: $*" >>"$OUT/log.txt"
-  local t0=$(date +%s.%N)
-  timeout "$limit" "$@" >"$OUT/$name.json" 2>>"$OUT/log.txt"
-  echo "rc $? wall $(awk "BEGIN{print $(date +%s.%N) - $t0}") s" >>"$OUT/log.txt"
-}
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
 S640="synthetic --width 640 --height 480 --views 6 --sources 5 --reps 3"
 S1280="synthetic --width 1280 --height 960 --views 6 --sources 5 --reps 3"
 run cuda_test 90 "$CTEST"

@@ -1,5 +1,5 @@
-# Shell functions shared by the scripts that run on the H200 (device tool): source it after
-# setting L (the log folder) and S (the summary file).
+# Shell functions shared by the scripts that run on the H200 (device tool): device_build needs
+# L (the log folder) and S (the summary file) set, run needs OUT.
 
 # device_build SRC DIR NOFMA TARGETS...: configures SRC in DIR (Release, sm_90, FMA on unless
 # NOFMA is ON) and builds TARGETS with 6 jobs (several builds run side by side on the host's 16
@@ -11,4 +11,16 @@ device_build() {
     -DVIDMAP_CUDA_NO_FMA="$f" >"$L/build_$(basename "$dir").log" 2>&1 &&
     cmake --build "$dir" -j 6 -t "$@" >>"$L/build_$(basename "$dir").log" 2>&1
   echo "[build $dir] rc=$?" >>"$S"
+}
+
+# run NAME SECONDS COMMAND...: runs COMMAND with a time limit, its stdout to OUT/NAME.json, its
+# stderr, exit status and wall time to OUT/log.txt (the mvs benchmark scripts' results).
+run() {
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name: $*" >>"$OUT/log.txt"
+  local t0
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" >"$OUT/$name.json" 2>>"$OUT/log.txt"
+  echo "rc $? wall $(awk "BEGIN{print $(date +%s.%N) - $t0}") s" >>"$OUT/log.txt"
 }

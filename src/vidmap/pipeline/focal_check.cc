@@ -7,6 +7,7 @@
 
 #include <Eigen/Geometry>
 
+#include "vidmap/core/camera_model.h"
 #include "vidmap/core/check.h"
 #include "vidmap/sfm/bundle.h"
 
@@ -22,11 +23,6 @@ void FocalCheckOptions::check() const {
 
 namespace {
 
-bool sharedFocal(io::CameraModelId m) {
-  return m == io::CameraModelId::kSimplePinhole || m == io::CameraModelId::kSimpleRadial ||
-         m == io::CameraModelId::kRadial;
-}
-
 // The RMS reprojection error of a copy of `rec` adjusted with its focal length scaled by
 // `factor` and held.
 double adjustedRms(const sfm::Reconstruction& rec, double factor, const FocalCheckOptions& o,
@@ -34,7 +30,7 @@ double adjustedRms(const sfm::Reconstruction& rec, double factor, const FocalChe
   sfm::Reconstruction r = rec;
   auto& p = r.mutableCamera().mutableParams();
   p[0] *= factor;
-  if (!sharedFocal(r.camera().model())) p[1] *= factor;
+  if (modelNumFocals(r.camera().model()) == 2) p[1] *= factor;
   sfm::BundleOptions bo;
   bo.refineIntrinsics = true;
   bo.holdFocal = true;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "vidmap/core/camera_model.h"
 #include "vidmap/core/check.h"
 #include "vidmap/sfm/bundle.h"
 
@@ -19,14 +20,6 @@ void PrincipalPointOptions::check() const {
 }
 
 namespace {
-
-// cx, cy in the camera's parameters (vidmap's convention: COLMAP's order).
-int cxIndex(io::CameraModelId m) {
-  return m == io::CameraModelId::kSimplePinhole || m == io::CameraModelId::kSimpleRadial ||
-                 m == io::CameraModelId::kRadial
-             ? 1
-             : 2;
-}
 
 // Adjusts `rec` (every image and point, focal length and distortion free, the principal point
 // free or held) and returns chi-square's numerator: the sum of squared errors (working px^2).
@@ -51,7 +44,7 @@ PrincipalPointFit refinePrincipalPoint(sfm::Reconstruction& rec, const FocalChec
   o.check();
   PrincipalPointFit f;
   const sfm::Camera& cam = rec.camera();
-  const int ci = cxIndex(cam.model());
+  const int ci = modelNumFocals(cam.model());  // cx, cy follow the focal lengths
   f.cx = cam.params()[ci];
   f.cy = cam.params()[ci + 1];
   if (!o.enabled || cam.fixed() || rec.numImages() < 2) {

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -121,6 +122,41 @@ std::string knownCamera(const fs::path& seq) {
   std::snprintf(buf, sizeof buf, "PINHOLE %.10g,%.10g,%.10g,%.10g", t.camera.fx, t.camera.fy,
                 t.camera.cx + 0.5, t.camera.cy + 0.5);
   return buf;
+}
+
+// The options this stop's mapper, gate and photo work added: a value just outside the range
+// their FieldInfo states is a clear error from check() naming the option, before any work.
+TEST(Reconstruct, NewOptionsOutsideTheirRangeAreClearErrors) {
+  const std::vector<std::string> added = {
+      "mapper.min_tri_depth_fraction", "mapper.ba_min_parallax", "mapper.ba_cuda_min_observations",
+      "frontend.klt_min_motion_px",    "klt_capacity",           "klt_levels"};
+  std::vector<std::string> seen;
+  for (int side = 0; side < 2; ++side) {
+    ReconstructOptions probe;
+    forEachReconstructField(probe, [&](const FieldInfo& f, auto&& value) {
+      using T = std::decay_t<decltype(value)>;
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        if (std::find(added.begin(), added.end(), f.path()) == added.end()) return;
+        const double bound = side ? f.hi : f.lo;
+        if (!std::isfinite(bound)) return;
+        if (side == 0) seen.push_back(f.path());
+        ReconstructOptions o;
+        forEachReconstructField(o, [&](const FieldInfo& g, auto&& v) {
+          using U = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<U, T>)
+            if (g.path() == f.path()) v = static_cast<U>(side ? bound + 1 : bound - 1);
+        });
+        try {
+          o.check();
+          ADD_FAILURE() << f.path() << " = " << (side ? bound + 1 : bound - 1) << " accepted";
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+        }
+      }
+    });
+  }
+  for (const std::string& p : added)
+    EXPECT_NE(std::find(seen.begin(), seen.end(), p), seen.end()) << p << ": not a field";
 }
 
 TEST(Reconstruct, OrbitWithUnknownCamera) {

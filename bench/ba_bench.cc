@@ -122,13 +122,18 @@ int main(int argc, char** argv) {
     std::printf("%s\n", j.str().c_str());
     std::fflush(stdout);
   };
+  // Every row, a result or an error, starts with the problem and the solver that made it.
+  auto row = [](const std::string& problem, const std::string& solver) {
+    bench::JsonLine j;
+    j.add("problem", problem).add("solver", solver);
+    return j;
+  };
   for (const auto& name : problems) {
     ba::Problem problem;
     try {
       problem = bench::loadProblem(name);
     } catch (const std::exception& e) {
-      bench::JsonLine j;
-      emit(j.add("problem", bench::baseName(name)).add("error", e.what()));
+      emit(row(bench::baseName(name), "none").add("error", e.what()));
       continue;
     }
     const std::string pname = bench::baseName(name);
@@ -177,16 +182,11 @@ int main(int argc, char** argv) {
               }
             }
           } catch (const std::exception& e) {
-            bench::JsonLine j;
-            emit(j.add("problem", pname)
-                     .add("solver", std::string("vidmap-") + backend)
-                     .add("error", e.what()));
+            emit(row(pname, "vidmap-" + backend).add("error", e.what()));
             continue;
           }
-          bench::JsonLine j;
-          j.add("problem", pname)
-              .add("solver", std::string("vidmap-") + backend)
-              .add("linear_solver", ba::toString(s.linearSolver))
+          bench::JsonLine j = row(pname, "vidmap-" + backend);
+          j.add("linear_solver", ba::toString(s.linearSolver))
               .add("threads", s.numThreads)
               .add("images", s.numImages)
               .add("points", s.numPoints)
@@ -226,10 +226,8 @@ int main(int argc, char** argv) {
       ba::Problem p = problem;
       const auto r = ba::peer::solveWithCeres(
           p, o, solver, joint ? ba::peer::CeresBlocks::kJoint : ba::peer::CeresBlocks::kSplit);
-      bench::JsonLine j;
-      j.add("problem", pname)
-          .add("solver", std::string("ceres-") + ba::peer::toString(solver))
-          .add("blocks", joint ? "joint" : "split")
+      bench::JsonLine j = row(pname, std::string("ceres-") + ba::peer::toString(solver));
+      j.add("blocks", joint ? "joint" : "split")
           .add("threads", threads)
           .add("initial_cost", r.initialCost)
           .add("final_cost", r.finalCost)

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <tuple>
 
+#include "vidmap/core/camera_model.h"
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 
@@ -50,9 +51,7 @@ FocalSweep sweepFocal(const MapperInput& input, const sfm::Camera& camera0,
   s.trials.push_back(first);
   s.trials.back().startFocalPx = camera0.params()[0];
   size_t best = 0;
-  const bool shared = camera0.model() == io::CameraModelId::kSimplePinhole ||
-                      camera0.model() == io::CameraModelId::kSimpleRadial ||
-                      camera0.model() == io::CameraModelId::kRadial;
+  const bool shared = modelNumFocals(camera0.model()) == 1;
   for (double factor : options.factors) {
     sfm::Camera camera = camera0;
     auto& p = camera.mutableParams();

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "vidmap/core/camera_model.h"
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
@@ -360,9 +361,7 @@ bool Mapper::selfCalibrate(int newest) {
   // falls outside it), keeps the initial guess; bundle adjustment refines it.
   if (!e || e->sharpness < 2.0 || e->atBoundary) return true;
   auto& params = camera_.mutableParams();
-  const bool shared = camera_.model() == io::CameraModelId::kSimplePinhole ||
-                      camera_.model() == io::CameraModelId::kSimpleRadial ||
-                      camera_.model() == io::CameraModelId::kRadial;
+  const bool shared = modelNumFocals(camera_.model()) == 1;
   params[0] = e->focal;
   if (!shared) params[1] = e->focal;
   stats_.selfCalibratedFocal = e->focal;

@@ -96,6 +96,8 @@ __global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k, c
 // global memory with the DoG level i - 1.
 constexpr int kMaxSmallOctaves = 8;
 constexpr int kSmallThreads = 1024;
+constexpr int kMaxSmallOctavePixels = 16384;
+constexpr int kSmallOctaveBytes = 2 * kMaxSmallOctavePixels * 4;  // two planes
 struct SmallOctaves {
   int count;
   const float* src;  // level S of the octave before the first
@@ -547,6 +549,9 @@ struct SiftCuda::Impl {
     }
     GradientLevel* dl = ensure(levels, table.size());
     cuda::upload(dl, table.data(), table.size(), stream);
+    // Outside any capture: the small octaves' block may take more than the default 48 KB.
+    VIDMAP_CUDA_CHECK(cudaFuncSetAttribute(
+        kSmallOctaves, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmallOctaveBytes));
     GaussKernel* ds = ensure(steps, plan.step.size());
     cuda::upload(ds, plan.step.data(), plan.step.size(), stream);
     // A few times the extrema of a typical frame; a frame with more is redone with room.
@@ -650,10 +655,7 @@ struct SiftCuda::Impl {
       a.height[o] = os.height;
       most = std::max(most, static_cast<long>(os.width) * os.height);
     }
-    const int bytes = static_cast<int>(2 * most * sizeof(float));
-    if (bytes > 48 * 1024)
-      VIDMAP_CUDA_CHECK(
-          cudaFuncSetAttribute(kSmallOctaves, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    const int bytes = static_cast<int>(2 * most * sizeof(float));  // <= kSmallOctaveBytes
     {
       auto scope = time("sift_small_octaves");
       kSmallOctaves<<<1, kSmallThreads, bytes, stream>>>(a, steps.data(), L, plan.scales);
@@ -777,7 +779,7 @@ void SiftCuda::setInitialExtremaCapacity(int n) {
 }
 
 void SiftCuda::setSmallOctavePixels(int pixels) {
-  require(pixels >= 0 && pixels <= 16384,
+  require(pixels >= 0 && pixels <= kMaxSmallOctavePixels,
           "sift: the small octaves' pixel bound must be in [0, 16384]");
   impl_->smallOctavePixels = pixels;
   ++impl_->generation;  // a captured graph no longer fits

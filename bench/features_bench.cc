@@ -224,19 +224,6 @@ int run(int argc, char** argv) {
       g.erase(g.begin());
       tb.gpuMs = medianOf(g);
       printTiming("vidmap_cuda_unprofiled_bytes", tb);
-      // The same float frame with every octave a launch per pass (no kSmallOctaves block).
-      gpu.setSmallOctavePixels(0);
-      g.clear();
-      auto tn = timeIt(repeat, [&] {
-        float ms = 0;
-        size_t n = gpu.extract(constView(img.view()), o, &st, &ms).size();
-        g.push_back(ms);
-        return n;
-      });
-      g.erase(g.begin());
-      tn.gpuMs = medianOf(g);
-      printTiming("vidmap_cuda_unprofiled_small_octaves_off", tn);
-      gpu.setSmallOctavePixels(4096);
       std::printf("      \"vidmap_cuda_bytes_equal_quantized_float\": %s,\n",
                   same ? "true" : "false");
     }

@@ -89,58 +89,6 @@ __global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k, c
   if (dog) dog[i] = v - prev[i];
 }
 
-// The last octaves, when small, in one block (a launch a level costs more than their pixels):
-// level 0 of each is level S of the octave before, downsampled (written by this block for all
-// but the first); then level i from level i - 1 by the row and the column pass of blurRowAt and
-// blurColAt on the block's shared copy (the same sums as kBlurRow and kBlurCol), written to
-// global memory with the DoG level i - 1.
-constexpr int kMaxSmallOctaves = 8;
-constexpr int kSmallThreads = 1024;
-constexpr int kMaxSmallOctavePixels = 16384;
-constexpr int kSmallOctaveBytes = 2 * kMaxSmallOctavePixels * 4;  // two planes
-struct SmallOctaves {
-  int count;
-  const float* src;  // level S of the octave before the first
-  int srcWidth, srcHeight;
-  float* gauss[kMaxSmallOctaves];
-  float* dog[kMaxSmallOctaves];
-  int width[kMaxSmallOctaves], height[kMaxSmallOctaves];
-};
-
-__global__ void __launch_bounds__(kSmallThreads)
-    kSmallOctaves(SmallOctaves a, const GaussKernel* step, int levels, int scales) {
-  extern __shared__ float plane[];  // the current level, then the row pass
-  ImageView<const float> prev{a.src, a.srcWidth, a.srcHeight, a.srcWidth};
-  for (int o = 0; o < a.count; ++o) {
-    const int w = a.width[o], h = a.height[o], n = w * h;
-    float* cur = plane;
-    float* rows = plane + n;
-    float* g = a.gauss[o];
-    float* d = a.dog[o];
-    for (int p = threadIdx.x; p < n; p += blockDim.x) {
-      const float v = downsampleAt(prev, p % w, p / w);
-      cur[p] = v;
-      g[p] = v;
-    }
-    __syncthreads();
-    for (int i = 1; i < levels; ++i) {
-      const GaussKernel& k = step[i];
-      const ImageView<const float> cv{cur, w, h, w}, rv{rows, w, h, w};
-      for (int p = threadIdx.x; p < n; p += blockDim.x) rows[p] = blurRowAt(cv, p % w, p / w, k);
-      __syncthreads();
-      // Pixel p of cur is read and written by this thread only in this pass.
-      for (int p = threadIdx.x; p < n; p += blockDim.x) {
-        const float v = blurColAt(rv, p % w, p / w, k);
-        g[static_cast<long>(i) * n + p] = v;
-        d[static_cast<long>(i - 1) * n + p] = v - cur[p];
-        cur[p] = v;
-      }
-      __syncthreads();  // also makes this block's global writes of level S visible to it
-    }
-    prev = {g + static_cast<long>(scales) * n, w, h, w};
-  }
-}
-
 // Gradients of Gaussian levels 1..S (z = level - 1).
 __global__ void kGradient(const float* gauss, Gradient* grad, int w, int h) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -188,40 +136,17 @@ constexpr int kOrientStride = kOrientationBins + 1;  // padding against bank con
 constexpr int kDescStride = kDescriptorSize + 1;
 
 // One warp's histogram of a square window of half-size W around a point: each lane adds its
-// strided share of the window's pixels (q = lane, lane + 32, ... in row-major order) into its
-// own row of `rows` (32 rows of kBins, padded to kStride against bank conflicts), then lane b
-// sums bin b over the rows into row 0, which it returns. The order of every sum is fixed, so
-// the histogram does not depend on scheduling. Orientation and descriptor both use it, each
-// with its pixel's terms and their addition from sift_kernels.h (`terms(dx, dy)`,
-// `add(terms, row)`). A lane computes the terms of kAhead of its pixels (which only read the
-// gradients) before adding them in order: their loads and arithmetic overlap instead of
-// waiting on the previous pixel's additions.
-template <int kBins, int kStride, class Terms, class Add>
-__device__ float* warpWindowHistogram(float (*rows)[kStride], int lane, int W, Terms terms,
-                                      Add add) {
-  constexpr int kAhead = 4;
+// strided share of the window's pixels into its own row of `rows` (32 rows of kBins, padded to
+// kStride against bank conflicts), then lane b sums bin b over the rows into row 0, which it
+// returns. The order of every sum is fixed, so the histogram does not depend on scheduling.
+// Orientation and descriptor both use it, each with its own per-pixel function from
+// sift_kernels.h (`add(dx, dy, row)`).
+template <int kBins, int kStride, class AddPixel>
+__device__ float* warpWindowHistogram(float (*rows)[kStride], int lane, int W, AddPixel add) {
   float* h = rows[lane];
   for (int b = 0; b < kBins; ++b) h[b] = 0;
-  const int side = 2 * W + 1, n = side * side;
-  int col = lane % side, row = lane / side;  // of pixel q, stepped along (no division a pixel)
-  for (int q = lane; q < n; q += 32 * kAhead) {
-    decltype(terms(0, 0)) t[kAhead];
-#pragma unroll
-    for (int k = 0; k < kAhead; ++k) {
-      if (q + 32 * k < n) {
-        t[k] = terms(col - W, row - W);
-      } else {
-        t[k].on = false;
-      }
-      col += 32;
-      while (col >= side) {
-        col -= side;
-        ++row;
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < kAhead; ++k) add(t[k], h);
-  }
+  const int side = 2 * W + 1;
+  for (int q = lane; q < side * side; q += 32) add(q % side - W, q / side - W, h);
   __syncwarp();
   for (int b = lane; b < kBins; b += 32) {
     float sum = 0;
@@ -254,8 +179,8 @@ __global__ void kOrient(const GpuExtremum* ext, Counters* counters, int capacity
       const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
       const OrientationWindow w = orientationWindow(p.x, p.y, p.sigma);
       float* hist = warpWindowHistogram<kOrientationBins, kOrientStride>(
-          partial[wib], lane, w.W, [&](int dx, int dy) { return orientationTerms(gl, w, dx, dy); },
-          [](const OrientationTerms& t, float* h) { addOrientationTerms(t, h); });
+          partial[wib], lane, w.W,
+          [&](int dx, int dy, float* h) { orientationPixel(gl, w, dx, dy, h); });
       if (lane == 0) k = orientFromHistogram(hist, p, maxOut, out);
     }
     if (lane == 0) {
@@ -328,8 +253,8 @@ __global__ void kDescribe(const SiftPoint* points, const float2* cs, const Count
     const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
     const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
     float* hist = warpWindowHistogram<kDescriptorSize, kDescStride>(
-        partial[wib], lane, w.W, [&](int dx, int dy) { return descriptorTerms(gl, w, dx, dy); },
-        [](const DescriptorTerms& t, float* h) { addDescriptorTerms(t, h); });
+        partial[wib], lane, w.W,
+        [&](int dx, int dy, float* h) { descriptorPixel(gl, w, dx, dy, h); });
     if (lane == 0) normalizeDescriptor(hist, l1root);
     __syncwarp();
     float* o = desc + static_cast<long>(i) * kDescriptorSize;
@@ -389,9 +314,6 @@ struct SiftCuda::Impl {
   std::vector<gpu::DeviceBuffer<float>> tmp;  // the row pass's output, one per octave
   std::vector<gpu::DeviceBuffer<Gradient>> grad;
   gpu::DeviceBuffer<GradientLevel> levels;
-  gpu::DeviceBuffer<GaussKernel> steps;  // plan.step on the device (kSmallOctaves)
-  // The last octaves of at most this many pixels are built by kSmallOctaves (0: none).
-  int smallOctavePixels = 4096;
   gpu::DeviceBuffer<unsigned> claims;  // a bit per DoG sample of levels 1..S of every octave
   gpu::DeviceBuffer<GpuExtremum> extrema;
   gpu::DeviceBuffer<Counters> counters;
@@ -549,11 +471,6 @@ struct SiftCuda::Impl {
     }
     GradientLevel* dl = ensure(levels, table.size());
     cuda::upload(dl, table.data(), table.size(), stream);
-    // Outside any capture: the small octaves' block may take more than the default 48 KB.
-    VIDMAP_CUDA_CHECK(cudaFuncSetAttribute(
-        kSmallOctaves, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmallOctaveBytes));
-    GaussKernel* ds = ensure(steps, plan.step.size());
-    cuda::upload(ds, plan.step.data(), plan.step.size(), stream);
     // A few times the extrema of a typical frame; a frame with more is redone with room.
     extremaCapacity = std::max<int>(extremaCapacity, initialExtremaCapacity > 0
                                                          ? initialExtremaCapacity
@@ -596,14 +513,7 @@ struct SiftCuda::Impl {
   void buildGaussians(const ScaleSpacePlan& plan) {
     const int w = grayWidth, h = grayHeight;
     const int L = plan.levels();
-    const size_t no = plan.octaves.size();
-    size_t firstSmall = no;  // octaves firstSmall.. go to kSmallOctaves
-    while (firstSmall > 1 && no - firstSmall < kMaxSmallOctaves &&
-           static_cast<long>(plan.octaves[firstSmall - 1].width) *
-                   plan.octaves[firstSmall - 1].height <=
-               smallOctavePixels)
-      --firstSmall;
-    for (size_t oi = 0; oi < firstSmall; ++oi) {
+    for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const long n = static_cast<long>(ow) * oh;
       float* g = gauss[oi].data();
@@ -638,30 +548,6 @@ struct SiftCuda::Impl {
              i <= S ? stream : late(oi), d + (i - 1) * n);
       }
     }
-    if (firstSmall == no) return;
-    SmallOctaves a{};
-    a.count = static_cast<int>(no - firstSmall);
-    const OctaveSize& before = plan.octaves[firstSmall - 1];
-    a.src = gauss[firstSmall - 1].data() +
-            static_cast<long>(plan.scales) * before.width * before.height;
-    a.srcWidth = before.width;
-    a.srcHeight = before.height;
-    long most = 0;
-    for (int o = 0; o < a.count; ++o) {
-      const OctaveSize& os = plan.octaves[firstSmall + o];
-      a.gauss[o] = gauss[firstSmall + o].data();
-      a.dog[o] = dog[firstSmall + o].data();
-      a.width[o] = os.width;
-      a.height[o] = os.height;
-      most = std::max(most, static_cast<long>(os.width) * os.height);
-    }
-    const int bytes = static_cast<int>(2 * most * sizeof(float));  // <= kSmallOctaveBytes
-    {
-      auto scope = time("sift_small_octaves");
-      kSmallOctaves<<<1, kSmallThreads, bytes, stream>>>(a, steps.data(), L, plan.scales);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
-    for (size_t oi = firstSmall; oi < no; ++oi) fork(octaveEvent(oi, 0), stream, late(oi));
   }
 
   // The work of one frame after the upload, on the stream; allocates nothing and does not
@@ -776,13 +662,6 @@ SiftCuda::~SiftCuda() = default;
 void SiftCuda::setInitialExtremaCapacity(int n) {
   require(n > 0, "sift: the extrema capacity must be positive");
   impl_->initialExtremaCapacity = n;
-}
-
-void SiftCuda::setSmallOctavePixels(int pixels) {
-  require(pixels >= 0 && pixels <= kMaxSmallOctavePixels,
-          "sift: the small octaves' pixel bound must be in [0, 16384]");
-  impl_->smallOctavePixels = pixels;
-  ++impl_->generation;  // a captured graph no longer fits
 }
 
 ImageView<const float> SiftCuda::deviceGray() const {

@@ -42,10 +42,6 @@ class SiftCuda {
   // scale space, at least 8192); a frame with more is redone with room for them, kept for the
   // next frames. For tests of that path.
   void setInitialExtremaCapacity(int n);
-  // The last octaves of at most this many pixels each are built in one kernel launch, one
-  // block holding a level in shared memory (default 4096; 0: a launch per pass as for the
-  // others); the levels are the same either way. For tests and benchmarks.
-  void setSmallOctavePixels(int pixels);
   // The Gaussian levels of every octave, as siftCpuGaussians, for tests.
   std::vector<std::vector<float>> gaussians(ImageView<const float> gray,
                                             const SiftOptions& options);

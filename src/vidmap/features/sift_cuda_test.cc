@@ -288,45 +288,6 @@ TEST(SiftCuda, ByteFramesGiveTheFeaturesOfTheirFloatImage) {
 }
 #endif
 
-#if VIDMAP_HAVE_CUDA
-// The last octaves built in one block (kSmallOctaves) give the levels and the features of a
-// launch per pass, bit for bit (in both builds: the same device arithmetic), launch by launch
-// and through the graph. 1280x720 has two such octaves at the default bound (80x45, 40x22);
-// the bound 16384 takes three (160x90 too; 320x180 is over it).
-TEST(SiftCuda, SmallOctavesInOneBlockChangeNothing) {
-  REQUIRE_DEVICE();
-  const GrayImage img = testImage(1280, 720);
-  SiftOptions o;
-  gpu::Context ctx(0);
-  SiftCuda ref{ctx};
-  ref.setSmallOctavePixels(0);
-  const auto want = ref.gaussians(constView(img.view()), o);
-  const auto f = ref.extract(constView(img.view()), o, nullptr);
-  ASSERT_GT(f.size(), 500u);
-  for (int pixels : {4096, 16384}) {
-    SiftCuda gpu{ctx};
-    gpu.setSmallOctavePixels(pixels);
-    EXPECT_EQ(gpu.gaussians(constView(img.view()), o), want) << pixels;
-    for (bool profiled : {true, false, false}) {
-      ctx.profiler().setEnabled(profiled);
-      const auto g = gpu.extract(constView(img.view()), o, nullptr);
-      ASSERT_EQ(g.size(), f.size()) << pixels;
-      for (size_t i = 0; i < f.size(); ++i) {
-        const Keypoint &p = f.keypoints[i], &q = g.keypoints[i];
-        ASSERT_TRUE(p.x == q.x && p.y == q.y && p.scale == q.scale &&
-                    p.orientation == q.orientation && p.response == q.response &&
-                    p.octave == q.octave)
-            << pixels << " " << i;
-      }
-      EXPECT_EQ(g.descriptors, f.descriptors) << pixels;
-    }
-    ctx.profiler().setEnabled(true);
-  }
-  EXPECT_THROW(ref.setSmallOctavePixels(-1), Error);
-  EXPECT_THROW(ref.setSmallOctavePixels(16385), Error);
-}
-#endif
-
 TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
   REQUIRE_DEVICE();
   Sift gpu(withBackend(Backend::kCuda));

@@ -342,49 +342,21 @@ VIDMAP_HD inline OrientationWindow orientationWindow(float x, float y, float sig
   return w;
 }
 
-// What the pixel at (xi + dx, yi + dy), |dx|, |dy| <= W, adds to the histogram: two bins and
-// their weights (none when the pixel is outside the disc or the level). Computing a pixel's
-// terms reads only the gradients, so a GPU lane computes several pixels' terms before adding
-// them in order (sift_cuda.cu).
-struct OrientationTerms {
-  int bin0, bin1;  // distinct
-  float w0, w1;
-  bool on;
-};
-
-VIDMAP_HD inline OrientationTerms orientationTerms(const GradientLevel& gl,
-                                                   const OrientationWindow& w, int dx, int dy) {
-  OrientationTerms t{0, 0, 0.0f, 0.0f, false};
+// Adds the pixel at (xi + dx, yi + dy), |dx|, |dy| <= W, to hist.
+VIDMAP_HD inline void orientationPixel(const GradientLevel& gl, const OrientationWindow& w, int dx,
+                                       int dy, float* hist) {
   const int px = w.xi + dx, py = w.yi + dy;
-  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return t;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
   const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
   const float r2 = rx * rx + ry * ry;
-  if (r2 >= w.limit) return t;
+  if (r2 >= w.limit) return;
   const Gradient gr = gl.at(px, py);
   const float wgt = expNeg(r2 * w.norm) * gr.mag;
   const float fbin = kOrientationBins * gr.angle * (1.0f / kTwoPi);
   const int bin = static_cast<int>(floorf(fbin - 0.5f));
   const float rbin = fbin - static_cast<float>(bin) - 0.5f;
-  t.bin0 = (bin + kOrientationBins) % kOrientationBins;
-  t.bin1 = (bin + 1) % kOrientationBins;
-  t.w0 = (1.0f - rbin) * wgt;
-  t.w1 = rbin * wgt;
-  t.on = true;
-  return t;
-}
-
-// Adds the terms: both bins are read before either is written (the reads overlap on the GPU).
-VIDMAP_HD inline void addOrientationTerms(const OrientationTerms& t, float* hist) {
-  if (!t.on) return;
-  const float v0 = hist[t.bin0], v1 = hist[t.bin1];
-  hist[t.bin0] = v0 + t.w0;
-  hist[t.bin1] = v1 + t.w1;
-}
-
-// Adds the pixel at (xi + dx, yi + dy), |dx|, |dy| <= W, to hist.
-VIDMAP_HD inline void orientationPixel(const GradientLevel& gl, const OrientationWindow& w, int dx,
-                                       int dy, float* hist) {
-  addOrientationTerms(orientationTerms(gl, w, dx, dy), hist);
+  hist[(bin + kOrientationBins) % kOrientationBins] += (1.0f - rbin) * wgt;
+  hist[(bin + 1) % kOrientationBins] += rbin * wgt;
 }
 
 VIDMAP_HD inline void orientationHistogram(const GradientLevel& gl, float x, float y, float sigma,
@@ -477,28 +449,16 @@ VIDMAP_HD inline DescriptorWindow descriptorWindow(float x, float y, float sigma
   return w;
 }
 
-// What the pixel at (xi + dx, yi + dy) adds to the 128 bins of a descriptor: the orientation
-// bins t0, t1 (distinct) of up to four spatial cells, with the cells' weights (none when the
-// pixel is outside the window). As for the orientation, computing the terms only reads.
-struct DescriptorTerms {
-  int cell[4];  // first bin of each cell, -1 when the cell is outside the 4 x 4 grid
-  float wxy[4];
-  float rt;
-  int t0, t1;
-  bool on;
-};
-
-VIDMAP_HD inline DescriptorTerms descriptorTerms(const GradientLevel& gl, const DescriptorWindow& w,
-                                                 int dx, int dy) {
-  DescriptorTerms t;
-  t.on = false;
+// Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
+VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
+                                      int dy, float* desc) {
   const int px = w.xi + dx, py = w.yi + dy;
-  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return t;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
   const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
   // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
   const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
   const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
-  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return t;
+  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return;
   const Gradient gr = gl.at(px, py);
   float theta = gr.angle - w.angle;
   if (theta < 0) theta += kTwoPi;
@@ -511,43 +471,20 @@ VIDMAP_HD inline DescriptorTerms descriptorTerms(const GradientLevel& gl, const 
   const int bt = static_cast<int>(floorf(nt));
   const float rx_ = nx - (static_cast<float>(bx) + 0.5f);
   const float ry_ = ny - (static_cast<float>(by) + 0.5f);
-  t.rt = nt - static_cast<float>(bt);
-  t.t0 = bt & 7;
-  t.t1 = (bt + 1) & 7;
-  for (int c = 0; c < 4; ++c) {
-    const int dby = c >> 1, dbx = c & 1;
-    const int iy = by + dby + 2, ix = bx + dbx + 2;
-    t.cell[c] = iy >= 0 && iy < 4 && ix >= 0 && ix < 4 ? (iy * 4 + ix) * 8 : -1;
+  const float rt = nt - static_cast<float>(bt);
+  for (int dby = 0; dby < 2; ++dby) {
+    const int iy = by + dby + 2;
+    if (iy < 0 || iy >= 4) continue;
     const float wy = dby ? ry_ : 1.0f - ry_;
-    t.wxy[c] = wy * (dbx ? rx_ : 1.0f - rx_) * mod;
+    for (int dbx = 0; dbx < 2; ++dbx) {
+      const int ix = bx + dbx + 2;
+      if (ix < 0 || ix >= 4) continue;
+      const float wxy = wy * (dbx ? rx_ : 1.0f - rx_) * mod;
+      const int base = (iy * 4 + ix) * 8;
+      desc[base + (bt & 7)] += wxy * (1.0f - rt);
+      desc[base + ((bt + 1) & 7)] += wxy * rt;
+    }
   }
-  t.on = true;
-  return t;
-}
-
-// Adds the terms. The (up to) 8 bins are distinct: all are read, then each gets its one
-// addition and all are written, so that on the GPU the shared-memory reads overlap instead of
-// forming a chain of 8 read-add-write round trips. Every bin's sum is the same as adding the
-// bins in turn.
-VIDMAP_HD inline void addDescriptorTerms(const DescriptorTerms& t, float* desc) {
-  if (!t.on) return;
-  float v[8] = {};
-  for (int c = 0; c < 4; ++c)
-    if (t.cell[c] >= 0) {
-      v[2 * c] = desc[t.cell[c] + t.t0];
-      v[2 * c + 1] = desc[t.cell[c] + t.t1];
-    }
-  for (int c = 0; c < 4; ++c)
-    if (t.cell[c] >= 0) {
-      desc[t.cell[c] + t.t0] = v[2 * c] + t.wxy[c] * (1.0f - t.rt);
-      desc[t.cell[c] + t.t1] = v[2 * c + 1] + t.wxy[c] * t.rt;
-    }
-}
-
-// Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
-VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
-                                      int dy, float* desc) {
-  addDescriptorTerms(descriptorTerms(gl, w, dx, dy), desc);
 }
 
 // The columns dx of row dy that can fall inside the rotated 5 x 5 bin square, widened by one

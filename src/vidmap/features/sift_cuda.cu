@@ -240,15 +240,49 @@ __global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int
   cs[r] = make_float2(c, s);
 }
 
-// Grid-stride over the kept points; the descriptors go straight to (mapped) host memory.
-__global__ void kDescribe(const SiftPoint* points, const float2* cs, const Counters* counters,
-                          int maxFeatures, const GradientLevel* levels, int scales, bool l1root,
-                          float* desc) {
+// The order in which kDescribe takes the kept points: largest window first (a point's work
+// grows with its window's area, (2W + 1)^2, up to 8 times from the smallest to the largest),
+// so that the last blocks to start are short ones and the kernel does not wait on a few long
+// chains begun late. A counting sort of W in one block; the order within a W is the atomics'
+// (a point's descriptor does not depend on which warp computes it).
+constexpr int kWindowBuckets = 64;
+__global__ void kDescribeOrder(const SiftPoint* points, const float2* cs, const Counters* counters,
+                               int maxFeatures, int* order) {
+  __shared__ int next[kWindowBuckets];
+  const int m = counters->oriented;
+  const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
+  auto bucket = [&](int i) {
+    const SiftPoint& p = points[i];
+    const int W = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y).W;
+    return kWindowBuckets - 1 - min(W, kWindowBuckets - 1);  // largest first
+  };
+  for (int b = threadIdx.x; b < kWindowBuckets; b += blockDim.x) next[b] = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&next[bucket(i)], 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int sum = 0;
+    for (int b = 0; b < kWindowBuckets; ++b) {
+      const int c = next[b];
+      next[b] = sum;
+      sum += c;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) order[atomicAdd(&next[bucket(i)], 1)] = i;
+}
+
+// Grid-stride over the kept points in kDescribeOrder's order; the descriptors go straight to
+// (mapped) host memory.
+__global__ void kDescribe(const SiftPoint* points, const float2* cs, const int* order,
+                          const Counters* counters, int maxFeatures, const GradientLevel* levels,
+                          int scales, bool l1root, float* desc) {
   __shared__ float partial[kDescribeWarps][32][kDescStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int m = counters->oriented;
   const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
-  for (int i = blockIdx.x * kDescribeWarps + wib; i < n; i += gridDim.x * kDescribeWarps) {
+  for (int j = blockIdx.x * kDescribeWarps + wib; j < n; j += gridDim.x * kDescribeWarps) {
+    const int i = order[j];
     const SiftPoint p = points[i];
     const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
     const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
@@ -322,6 +356,7 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<int> order, sortedOrder;
   gpu::DeviceBuffer<unsigned char> sortTemp;
   gpu::DeviceBuffer<float2> cs;
+  gpu::DeviceBuffer<int> describeOrder;
   cuda::PinnedStage imageIn;
   // The frame's work forks off the chain of Gaussian levels (stream): per octave, the levels
   // above S and the extrema (late(oi)) and the gradients (gradients(oi)) wait only for level S
@@ -491,6 +526,7 @@ struct SiftCuda::Impl {
     ensure(sortTemp, sortBytes);
     ensure(kept, keptCapacity);
     ensure(cs, keptCapacity);
+    ensure(describeOrder, keptCapacity);
     const char* outBefore = out.host();
     out.ensure(sizeof(HostCounts) +
                static_cast<size_t>(keptCapacity) * (sizeof(SiftPoint) + kDescriptorSize * 4));
@@ -610,11 +646,18 @@ struct SiftCuda::Impl {
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
     {
+      auto scope = time("sift_descriptor_order");
+      kDescribeOrder<<<1, 1024, 0, stream>>>(kept.data(), cs.data(), counters.data(),
+                                             opt.maxFeatures, describeOrder.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
       auto scope = time("sift_descriptor");
       const unsigned blocks = std::min(cuda::blocksFor(keptCapacity, kDescribeWarps), 4096u);
       kDescribe<<<blocks, kDescribeWarps * 32, 0, stream>>>(
-          kept.data(), cs.data(), counters.data(), opt.maxFeatures, levels.data(), S,
-          opt.normalization == DescriptorNormalization::kL1Root, hostDescriptors(dev));
+          kept.data(), cs.data(), describeOrder.data(), counters.data(), opt.maxFeatures,
+          levels.data(), S, opt.normalization == DescriptorNormalization::kL1Root,
+          hostDescriptors(dev));
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
   }

@@ -4,8 +4,13 @@
 // as they are found (a bit per DoG sample claims it), the oriented points ranked by a radix sort
 // of |value| whose ties are ordered by strongerPoint (the order of the CPU's selectStrongest),
 // and the kept points and their descriptors written straight to mapped host memory. The
-// capacities are fixed per image size, so with the kernel profiler off the frame's work is
-// captured once in a CUDA graph and replayed.
+// chain of Gaussian levels runs on the stream; per octave, the levels above S with the extrema
+// and the gradients fork onto side streams as soon as level S is there (the next octave starts
+// from it) and join before the orientations, so the large first octaves' extrema and gradients
+// overlap the small octaves' chain of short launches. The descriptors take the largest windows
+// first. The capacities are fixed per image size, so with the kernel profiler off the frame's
+// work is captured once in a CUDA graph (with its forks) and replayed. An 8-bit frame is
+// uploaded as bytes and converted on the device.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>

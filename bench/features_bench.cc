@@ -3,6 +3,9 @@
 // the CUDA backend when a device is present (CUDA events after a warm-up). Medians; JSON out.
 //
 //   build/bench/features_bench [--repeat 7] [--gpu-only]
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -182,6 +185,47 @@ int run(int argc, char** argv) {
       printTiming("vidmap_cuda_unprofiled", tu);
       std::printf("      \"vidmap_cuda_extrema\": %d, \"vidmap_cuda_oriented\": %d,\n", st.extrema,
                   st.oriented);
+      // The frame as 8 bits (what a decoder hands over): uploaded as bytes and converted on
+      // the device; the same features as its float image v / 255 (checked here, counted).
+      std::vector<std::uint8_t> bytes(static_cast<size_t>(w) * h);
+      GrayImage q(w, h, 0.0f);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const auto b =
+              static_cast<std::uint8_t>(std::lround(std::clamp(img(x, y), 0.0f, 1.0f) * 255));
+          bytes[static_cast<size_t>(y) * w + x] = b;
+          q(x, y) = static_cast<float>(b) / 255;
+        }
+      const ImageView<const std::uint8_t> v8{bytes.data(), w, h, w};
+      const Features fq = gpu.extract(constView(q.view()), o, &st);
+      const Features fb = gpu.extract(v8, o, &st);
+      bool same = fq.size() == fb.size() && fq.descriptors == fb.descriptors;
+      for (size_t i = 0; same && i < fq.size(); ++i)
+        same = fq.keypoints[i].x == fb.keypoints[i].x && fq.keypoints[i].y == fb.keypoints[i].y &&
+               fq.keypoints[i].scale == fb.keypoints[i].scale &&
+               fq.keypoints[i].orientation == fb.keypoints[i].orientation;
+      g.clear();
+      auto tq = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(constView(q.view()), o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tq.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_unprofiled_quantized_float", tq);
+      g.clear();
+      auto tb = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(v8, o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tb.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_unprofiled_bytes", tb);
+      std::printf("      \"vidmap_cuda_bytes_equal_quantized_float\": %s,\n",
+                  same ? "true" : "false");
     }
 #endif
 #if VIDMAP_HAVE_OPENCV

@@ -4,14 +4,20 @@
 // as they are found (a bit per DoG sample claims it), the oriented points ranked by a radix sort
 // of |value| whose ties are ordered by strongerPoint (the order of the CPU's selectStrongest),
 // and the kept points and their descriptors written straight to mapped host memory. The
-// capacities are fixed per image size, so with the kernel profiler off the frame's work is
-// captured once in a CUDA graph and replayed.
+// chain of Gaussian levels runs on the stream; per octave, the levels above S with the extrema
+// and the gradients fork onto side streams as soon as level S is there (the next octave starts
+// from it) and join before the orientations, so the large first octaves' extrema and gradients
+// overlap the small octaves' chain of short launches. The descriptors take the largest windows
+// first. The capacities are fixed per image size, so with the kernel profiler off the frame's
+// work is captured once in a CUDA graph (with its forks) and replayed. An 8-bit frame is
+// uploaded as bytes and converted on the device.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "vidmap/core/copy_rows.h"
 #include "vidmap/core/error.h"
@@ -53,6 +59,12 @@ struct HostCounts {
 __global__ void kCopy(ImageView<const float> in, float* out) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < in.width && y < in.height) out[static_cast<long>(y) * in.width + x] = in(x, y);
+}
+
+// An 8-bit frame to the float gray the host's frame sources make (v / 255, IEEE division).
+__global__ void kFromBytes(const std::uint8_t* in, float* out, long n) {
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<float>(in[i]) / 255.0f;
 }
 
 __global__ void kUpsample(ImageView<const float> in, float* out, int w, int h) {
@@ -233,15 +245,49 @@ __global__ void kSelect(const SiftPoint* points, const unsigned* keys, const int
   cs[r] = make_float2(c, s);
 }
 
-// Grid-stride over the kept points; the descriptors go straight to (mapped) host memory.
-__global__ void kDescribe(const SiftPoint* points, const float2* cs, const Counters* counters,
-                          int maxFeatures, const GradientLevel* levels, int scales, bool l1root,
-                          float* desc) {
+// The order in which kDescribe takes the kept points: largest window first (a point's work
+// grows with its window's area, (2W + 1)^2, up to 8 times from the smallest to the largest),
+// so that the last blocks to start are short ones and the kernel does not wait on a few long
+// chains begun late. A counting sort of W in one block; the order within a W is the atomics'
+// (a point's descriptor does not depend on which warp computes it).
+constexpr int kWindowBuckets = 64;
+__global__ void kDescribeOrder(const SiftPoint* points, const float2* cs, const Counters* counters,
+                               int maxFeatures, int* order) {
+  __shared__ int next[kWindowBuckets];
+  const int m = counters->oriented;
+  const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
+  auto bucket = [&](int i) {
+    const SiftPoint& p = points[i];
+    const int W = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y).W;
+    return kWindowBuckets - 1 - min(W, kWindowBuckets - 1);  // largest first
+  };
+  for (int b = threadIdx.x; b < kWindowBuckets; b += blockDim.x) next[b] = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&next[bucket(i)], 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int sum = 0;
+    for (int b = 0; b < kWindowBuckets; ++b) {
+      const int c = next[b];
+      next[b] = sum;
+      sum += c;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) order[atomicAdd(&next[bucket(i)], 1)] = i;
+}
+
+// Grid-stride over the kept points in kDescribeOrder's order; the descriptors go straight to
+// (mapped) host memory.
+__global__ void kDescribe(const SiftPoint* points, const float2* cs, const int* order,
+                          const Counters* counters, int maxFeatures, const GradientLevel* levels,
+                          int scales, bool l1root, float* desc) {
   __shared__ float partial[kDescribeWarps][32][kDescStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int m = counters->oriented;
   const int n = maxFeatures > 0 ? min(m, maxFeatures) : m;
-  for (int i = blockIdx.x * kDescribeWarps + wib; i < n; i += gridDim.x * kDescribeWarps) {
+  for (int j = blockIdx.x * kDescribeWarps + wib; j < n; j += gridDim.x * kDescribeWarps) {
+    const int i = order[j];
     const SiftPoint p = points[i];
     const GradientLevel gl = levels[p.octaveIndex * scales + p.level - 1];
     const DescriptorWindow w = descriptorWindow(p.x, p.y, p.sigma, p.angle, cs[i].x, cs[i].y);
@@ -301,8 +347,10 @@ struct SiftCuda::Impl {
   gpu::Context ctx;
   cudaStream_t stream;
   gpu::EventTimer timer;
-  gpu::DeviceBuffer<float> input, up, tmp;
+  gpu::DeviceBuffer<float> input, up;
+  gpu::DeviceBuffer<std::uint8_t> input8;
   std::vector<gpu::DeviceBuffer<float>> gauss, dog;
+  std::vector<gpu::DeviceBuffer<float>> tmp;  // the row pass's output, one per octave
   std::vector<gpu::DeviceBuffer<Gradient>> grad;
   gpu::DeviceBuffer<GradientLevel> levels;
   gpu::DeviceBuffer<unsigned> claims;  // a bit per DoG sample of levels 1..S of every octave
@@ -313,8 +361,14 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<int> order, sortedOrder;
   gpu::DeviceBuffer<unsigned char> sortTemp;
   gpu::DeviceBuffer<float2> cs;
+  gpu::DeviceBuffer<int> describeOrder;
   cuda::PinnedStage imageIn;
-  MappedStage out;  // HostCounts, then the kept points, then their descriptors
+  // The frame's work forks off the chain of Gaussian levels (stream): per octave, the levels
+  // above S and the extrema (late(oi)) and the gradients (gradients(oi)) wait only for level S
+  // of that octave, so they run beside the next octaves' chain; all join before kOrient.
+  std::vector<gpu::Stream> sides;
+  std::vector<cudaEvent_t> events;  // 0: frame start; 1 + 3 oi + (0 level S, 1 late, 2 gradients)
+  MappedStage out;                  // HostCounts, then the kept points, then their descriptors
   int grayWidth = 0, grayHeight = 0;
   // Per image shape: the claim map's first bit of each octave, the capacities.
   std::vector<unsigned> claimBase;
@@ -331,6 +385,23 @@ struct SiftCuda::Impl {
       : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {}
   ~Impl() {
     if (graph) cudaGraphExecDestroy(graph);
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+  }
+
+  cudaStream_t late(std::size_t oi) const { return sides[2 * oi].handle(); }
+  cudaStream_t gradients(std::size_t oi) const { return sides[2 * oi + 1].handle(); }
+  cudaEvent_t octaveEvent(std::size_t oi, int which) const { return events[1 + 3 * oi + which]; }
+  // `to` waits for the work queued on `from` so far (during a capture: a graph edge).
+  static void fork(cudaEvent_t e, cudaStream_t from, cudaStream_t to) {
+    VIDMAP_CUDA_CHECK(cudaEventRecord(e, from));
+    VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(to, e, 0));
+  }
+  // The stream waits for every octave's side streams.
+  void joinSides(std::size_t octaves) {
+    for (std::size_t oi = 0; oi < octaves; ++oi) {
+      fork(octaveEvent(oi, 1), late(oi), stream);
+      fork(octaveEvent(oi, 2), gradients(oi), stream);
+    }
   }
 
   template <class T>
@@ -340,20 +411,22 @@ struct SiftCuda::Impl {
     if (p != before) ++generation;
     return p;
   }
-  gpu::KernelProfiler::Scope time(const char* kernel) {
-    return ctx.profiler().time(kernel, stream);
+  gpu::KernelProfiler::Scope time(const char* kernel) { return time(kernel, stream); }
+  gpu::KernelProfiler::Scope time(const char* kernel, cudaStream_t s) {
+    return ctx.profiler().time(kernel, s);
   }
 
-  void blur(ImageView<const float> in, float* out, const GaussKernel& k, float* dogOut = nullptr) {
-    float* t = ensure(tmp, static_cast<size_t>(in.width) * in.height);
+  // One level on stream s; t: the octave's row-pass buffer (room for in's pixels).
+  void blur(ImageView<const float> in, float* out, const GaussKernel& k, float* t, cudaStream_t s,
+            float* dogOut = nullptr) {
     {
-      auto scope = time("sift_blur_rows");
-      kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(in, t, k);
+      auto scope = time("sift_blur_rows", s);
+      kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, s>>>(in, t, k);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
     const ImageView<const float> tv{t, in.width, in.height, in.width};
-    auto scope = time("sift_blur_cols");
-    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, stream>>>(tv, out, k, in.data, dogOut);
+    auto scope = time("sift_blur_cols", s);
+    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, s>>>(tv, out, k, in.data, dogOut);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
@@ -374,6 +447,28 @@ struct SiftCuda::Impl {
     cuda::upload(in, stage, static_cast<size_t>(w) * h, stream);
   }
 
+  // An 8-bit frame: a quarter of the bytes over the bus, converted on the device to the floats
+  // the host would have made (v / 255), so the features equal those of that float frame.
+  void upload(ImageView<const std::uint8_t> gray) {
+    const int w = gray.width, h = gray.height;
+    const long n = static_cast<long>(w) * h;
+    float* in = ensure(input, n);
+    std::uint8_t* in8 = ensure(input8, n);
+    grayWidth = w;
+    grayHeight = h;
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // as above: no copy still reads the stage
+    std::uint8_t* stage = imageIn.ensure<std::uint8_t>(n);
+    copyRows(stage, gray.data, w, gray.stride, h);
+    timer.start(stream);
+    {
+      auto scope = time("sift_upload_image");
+      cuda::upload(in8, stage, n, stream);
+    }
+    auto scope = time("sift_from_bytes");
+    kFromBytes<<<cuda::blocksFor(n, kThreads), kThreads, 0, stream>>>(in8, in, n);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+
   // Makes room for every buffer of a frame of this plan (no stream work but the clearing of a
   // new claim map and the gradient-level table), so that the frame itself allocates nothing.
   void prepare(const ScaleSpacePlan& plan, int maxOut, int maxFeatures) {
@@ -382,6 +477,13 @@ struct SiftCuda::Impl {
       gauss.resize(no);
       dog.resize(no);
       grad.resize(no);
+      tmp.resize(no);
+    }
+    while (sides.size() < 2 * no) sides.emplace_back(ctx.device());
+    while (events.size() < 1 + 3 * no) {
+      cudaEvent_t e = nullptr;
+      VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      events.push_back(e);
     }
     const int S = plan.scales, L = plan.levels();
     std::vector<GradientLevel> table(no * S);
@@ -393,10 +495,8 @@ struct SiftCuda::Impl {
       ensure(gauss[oi], n * L);
       ensure(dog[oi], n * (L - 1));
       Gradient* g = ensure(grad[oi], n * S);
-      if (oi == 0) {
-        ensure(tmp, n);
-        if (plan.firstOctave < 0) ensure(up, n);
-      }
+      ensure(tmp[oi], n);
+      if (oi == 0 && plan.firstOctave < 0) ensure(up, n);
       for (int s = 0; s < S; ++s) table[oi * S + s] = {g + s * n, ow, oh, ow};
       claimBase[oi] = static_cast<unsigned>(bits);
       bits += n * S;
@@ -431,6 +531,7 @@ struct SiftCuda::Impl {
     ensure(sortTemp, sortBytes);
     ensure(kept, keptCapacity);
     ensure(cs, keptCapacity);
+    ensure(describeOrder, keptCapacity);
     const char* outBefore = out.host();
     out.ensure(sizeof(HostCounts) +
                static_cast<size_t>(keptCapacity) * (sizeof(SiftPoint) + kDescriptorSize * 4));
@@ -447,7 +548,9 @@ struct SiftCuda::Impl {
                                     static_cast<size_t>(keptCapacity) * sizeof(SiftPoint));
   }
 
-  // The Gaussian levels and the DoG levels of every octave, from the uploaded image.
+  // The Gaussian levels and the DoG levels of every octave, from the uploaded image: levels
+  // 0..S of each octave on the stream (the next octave starts from level S), the levels above S
+  // on late(oi) once level S is there (joinSides waits for them).
   void buildGaussians(const ScaleSpacePlan& plan) {
     const int w = grayWidth, h = grayHeight;
     const int L = plan.levels();
@@ -465,7 +568,7 @@ struct SiftCuda::Impl {
           src = {up.data(), ow, oh, ow};
         }
         if (plan.baseBlur) {
-          blur(src, g, plan.base);
+          blur(src, g, plan.base, tmp[oi].data(), stream);
         } else {
           auto scope = time("sift_copy");
           kCopy<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, g);
@@ -479,8 +582,12 @@ struct SiftCuda::Impl {
         kDownsample<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(prev, g, ow, oh);
         VIDMAP_CUDA_CHECK_LAUNCH();
       }
-      for (int i = 1; i < L; ++i)
-        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i], d + (i - 1) * n);
+      const int S = plan.scales;
+      for (int i = 1; i < L; ++i) {
+        if (i == S + 1) fork(octaveEvent(oi, 0), stream, late(oi));
+        blur({g + (i - 1) * n, ow, oh, ow}, g + i * n, plan.step[i], tmp[oi].data(),
+             i <= S ? stream : late(oi), d + (i - 1) * n);
+      }
     }
   }
 
@@ -490,28 +597,34 @@ struct SiftCuda::Impl {
     const int S = plan.scales, L = plan.levels();
     const size_t no = plan.octaves.size();
     VIDMAP_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, sizeof(Counters), stream));
+    fork(events[0], stream, gradients(0));
     VIDMAP_CUDA_CHECK(
-        cudaMemsetAsync(keys.data(), 0xff, static_cast<size_t>(pointCapacity) * 4, stream));
+        cudaMemsetAsync(keys.data(), 0xff, static_cast<size_t>(pointCapacity) * 4, gradients(0)));
     buildGaussians(plan);
     for (size_t oi = 0; oi < no; ++oi) {
+      // Levels 1..S are there when level S is (the chain on the stream).
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
-      auto scope = time("sift_gradient");
-      kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, stream>>>(gauss[oi].data(), grad[oi].data(), ow,
-                                                            oh);
+      const cudaStream_t s = gradients(oi);
+      VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(s, octaveEvent(oi, 0), 0));
+      auto scope = time("sift_gradient", s);
+      kGradient<<<grid2d(ow, oh, S), kBlock2d, 0, s>>>(gauss[oi].data(), grad[oi].data(), ow, oh);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
+    // The extrema after the octave's last level, on the same stream; the counters were cleared
+    // on the stream before the fork.
     for (size_t oi = 0; oi < no; ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const int iw = ow - 2 * kSiftBorder, ih = oh - 2 * kSiftBorder;
       if (iw <= 0 || ih <= 0) continue;
       const DogOctave d{dog[oi].data(), ow, oh, ow, L - 1};
-      auto scope = time("sift_extrema");
-      kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, stream>>>(
+      auto scope = time("sift_extrema", late(oi));
+      kExtrema<<<grid2d(iw, ih, S), kBlock2d, 0, late(oi)>>>(
           d, S, 0.8f * opt.peakThreshold, opt.peakThreshold, opt.edgeThreshold,
           static_cast<int>(oi), claimBase[oi], claims.data(), extrema.data(), counters.data(),
           extremaCapacity);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
+    joinSides(no);
     {
       auto scope = time("sift_orientation");
       const unsigned blocks = std::min(cuda::blocksFor(extremaCapacity, kOrientWarps), 1024u);
@@ -538,14 +651,25 @@ struct SiftCuda::Impl {
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
     {
+      auto scope = time("sift_descriptor_order");
+      kDescribeOrder<<<1, 1024, 0, stream>>>(kept.data(), cs.data(), counters.data(),
+                                             opt.maxFeatures, describeOrder.data());
+      VIDMAP_CUDA_CHECK_LAUNCH();
+    }
+    {
       auto scope = time("sift_descriptor");
       const unsigned blocks = std::min(cuda::blocksFor(keptCapacity, kDescribeWarps), 4096u);
       kDescribe<<<blocks, kDescribeWarps * 32, 0, stream>>>(
-          kept.data(), cs.data(), counters.data(), opt.maxFeatures, levels.data(), S,
-          opt.normalization == DescriptorNormalization::kL1Root, hostDescriptors(dev));
+          kept.data(), cs.data(), describeOrder.data(), counters.data(), opt.maxFeatures,
+          levels.data(), S, opt.normalization == DescriptorNormalization::kL1Root,
+          hostDescriptors(dev));
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
   }
+
+  template <class Pixel>
+  Features extract(ImageView<const Pixel> gray, const SiftOptions& opt, SiftStats* stats,
+                   float* gpuMilliseconds);
 
   // enqueue(), through a CUDA graph captured once per shape when the profiler is off (its
   // events would be captured too).
@@ -601,6 +725,7 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   m.prepared = {};  // not prepared for an extraction
   m.upload(gray);
   m.buildGaussians(plan);
+  m.joinSides(plan.octaves.size());
   std::vector<std::vector<float>> out(plan.octaves.size());
   for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
     out[oi].resize(static_cast<size_t>(plan.octaves[oi].width) * plan.octaves[oi].height *
@@ -611,9 +736,11 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   return out;
 }
 
-Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, SiftStats* stats,
-                           float* gpuMilliseconds) {
-  Impl& m = *impl_;
+// The frame in either pixel type (upload() converts bytes on the device).
+template <class Pixel>
+Features SiftCuda::Impl::extract(ImageView<const Pixel> gray, const SiftOptions& opt,
+                                 SiftStats* stats, float* gpuMilliseconds) {
+  Impl& m = *this;
   m.ctx.makeCurrent();
   Features result;
   result.width = gray.width;
@@ -672,6 +799,16 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
              kDescriptorSize * sizeof(float), kDescriptorSize * sizeof(float), np);
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return result;
+}
+
+Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, SiftStats* stats,
+                           float* gpuMilliseconds) {
+  return impl_->extract(gray, opt, stats, gpuMilliseconds);
+}
+
+Features SiftCuda::extract(ImageView<const std::uint8_t> gray, const SiftOptions& opt,
+                           SiftStats* stats, float* gpuMilliseconds) {
+  return impl_->extract(gray, opt, stats, gpuMilliseconds);
 }
 
 }  // namespace vidmap::features

@@ -3,6 +3,7 @@
 // grow when a larger frame comes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,12 @@ class SiftCuda {
   // synchronisation a frame; with ctx's profiler off the frame's kernels replay a CUDA graph
   // captured once per image size and options.
   Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
+                   float* gpuMilliseconds = nullptr);
+  // An 8-bit frame: uploaded as bytes (a quarter of the float frame's transfer) and converted
+  // on the device to v / 255, the float gray of the frame sources (io/frame_source.cc); the
+  // features equal those of extract() on that float image. gpuMilliseconds includes the
+  // conversion.
+  Features extract(ImageView<const std::uint8_t> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows
   // contiguous, valid until the next call. Without CLAHE it is the level-0 gray the KLT tracker

@@ -235,6 +235,59 @@ TEST(SiftCuda, MoreExtremaThanRoomAreRedone) {
 }
 #endif
 
+#if VIDMAP_HAVE_CUDA
+// An 8-bit frame converted on the device gives the features of its float image (v / 255 on
+// the host, as io/frame_source.cc makes it), bit for bit: through the CUDA graph (profiler off)
+// and launch by launch (profiler on), so the forked streams of both paths agree too. Its
+// device gray is that float image.
+TEST(SiftCuda, ByteFramesGiveTheFeaturesOfTheirFloatImage) {
+  REQUIRE_DEVICE();
+  const GrayImage blobs = testImage(640, 480);
+  const int w = blobs.width(), h = blobs.height();
+  // A stride wider than the row, to check the byte rows are copied as rows.
+  const int stride = w + 7;
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(stride) * h, 0);
+  GrayImage img(w, h, 0.0f);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float v = std::clamp(blobs(x, y), 0.0f, 1.0f);
+      const auto b = static_cast<std::uint8_t>(std::lround(v * 255));
+      bytes[static_cast<size_t>(y) * stride + x] = b;
+      img(x, y) = static_cast<float>(b) / 255;
+    }
+  const ImageView<const std::uint8_t> view8{bytes.data(), w, h, stride};
+  SiftOptions o;
+  gpu::Context ctx(0);
+  SiftCuda gpu{ctx};
+  SiftStats fs{}, bs{};
+  const auto f = gpu.extract(constView(img.view()), o, &fs);
+  for (bool profiled : {true, false, false}) {
+    ctx.profiler().setEnabled(profiled);
+    const auto b = gpu.extract(view8, o, &bs);
+    std::printf("[ bytes ] %zu features (float image %zu), profiled %d\n", b.size(), f.size(),
+                profiled);
+    ASSERT_GT(f.size(), 200u);
+    EXPECT_EQ(bs.extrema, fs.extrema);
+    EXPECT_EQ(bs.oriented, fs.oriented);
+    ASSERT_EQ(b.size(), f.size());
+    for (size_t i = 0; i < f.size(); ++i) {
+      const Keypoint &p = f.keypoints[i], &q = b.keypoints[i];
+      ASSERT_TRUE(p.x == q.x && p.y == q.y && p.scale == q.scale &&
+                  p.orientation == q.orientation && p.response == q.response &&
+                  p.octave == q.octave)
+          << i;
+    }
+    EXPECT_EQ(b.descriptors, f.descriptors);
+  }
+  const auto g = gpu.deviceGray();
+  ASSERT_EQ(g.width, w);
+  std::vector<float> back(static_cast<size_t>(w) * h);
+  gpu::rt::copyToHost(back.data(), g.data, back.size() * sizeof(float), ctx.stream().handle());
+  ctx.synchronize();
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
+}
+#endif
+
 TEST(SiftCuda, OneObjectServesImagesOfDifferentSizes) {
   REQUIRE_DEVICE();
   Sift gpu(withBackend(Backend::kCuda));

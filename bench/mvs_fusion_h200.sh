@@ -1,60 +1,58 @@
 #!/usr/bin/env bash
 # The figures of docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass
-# (issue 14, helper dense3)", in one device call: builds this tree (AFTER), then the commit
-# before (BEFORE: this tree with BEFORE_DIR's files laid over it and the files named in
-# BEFORE_DIR/ADDED removed; an incremental build of the same folder) while the CUDA tests of
-# AFTER run; then fountain-P11's dense stage at 1536x1024 for BEFORE, AFTER (fusion's
-# per-pixel phase on the GPU) and AFTER with fusion on the CPU (the fused clouds compared byte
-# for byte), fusion alone on exact-depth maps (GPU and CPU, the clouds compared), the synthetic facade at 1280x960
-# (F1), and Nsight Compute on fusion's kernel. Results are concatenated into OUT/results.txt
-# (the device tool returns a limited number of files).
-#   bench/mvs_fusion_h200.sh SRC BEFORE_DIR FOUNTAIN_DIR OUT
+# (issue 14, helper dense3)", in one device call, for the binaries of the commit before
+# (BEFORE) and this one (AFTER), built on dev: the CUDA tests of AFTER (also with the window's
+# grey levels in shared memory, VIDMAP_MVS_SHARED_VALUES=1); fountain-P11's dense stage at
+# 1536x1024 for BEFORE, AFTER (fusion's per-pixel phase on the GPU), AFTER with fusion on the
+# CPU (the two fused clouds compared byte for byte) and AFTER with shared grey levels; fusion
+# alone on exact-depth maps (GPU, then CPU on the same maps, the clouds compared); the
+# synthetic facade at 1280x960 (F1); BEFORE and AFTER on the fountain again; Nsight Compute on
+# fusion's kernel and on the update kernel with shared grey levels. In order of importance,
+# each result appended to OUT/results.txt at once (a call cut short keeps what it measured).
+#   bench/mvs_fusion_h200.sh BEFORE_MVS_BENCH AFTER_MVS_BENCH MVS_CUDA_TEST FOUNTAIN_DIR OUT
 set -u
-SRC=$(realpath "$1") BEFORE_DIR=$(realpath "$2") FOUNTAIN=$(realpath "$3") OUT=$4
+BEFORE=$1 AFTER=$2 CTEST=$3 FOUNTAIN=$4 OUT=$5
 mkdir -p "$OUT"
-source "$SRC/scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
-L=$OUT S=$OUT/summary.txt
-B=$SRC/build-gpu BIN=$SRC/bin
-mkdir -p "$BIN/after" "$BIN/before"
-t0=$(date +%s)
-cmake -S "$SRC" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  >"$L/build_after.log" 2>&1 &&
-  cmake --build "$B" -j 16 -t mvs_bench mvs_cuda_test >>"$L/build_after.log" 2>&1
-echo "[build after] rc=$? $(($(date +%s) - t0)) s" >>"$S"
-cp "$B/bench/mvs_bench" "$BIN/after/" && cp "$B/src/vidmap/mvs/mvs_cuda_test" "$BIN/after/"
-# The commit before, in the same build folder (only what differs is rebuilt).
-(
-  cd "$SRC" && cp -r "$BEFORE_DIR"/src "$BEFORE_DIR"/bench . &&
-    xargs rm -f <"$BEFORE_DIR/ADDED" &&
-    cmake --build "$B" -j 12 -t mvs_bench >"$L/build_before.log" 2>&1
-  echo "[build before] rc=$? $(($(date +%s) - t0)) s" >>"$S"
-  cp "$B/bench/mvs_bench" "$BIN/before/"
-) &
-build=$!
-run cuda_test 150 "$BIN/after/mvs_cuda_test"
-wait $build
-BEFORE=$BIN/before/mvs_bench AFTER=$BIN/after/mvs_bench
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
+r() {  # NAME SECONDS COMMAND...: run, then its JSON appended to results.txt
+  run "$@"
+  {
+    echo "== $1"
+    cat "$OUT/$1.json"
+  } >>"$OUT/results.txt"
+  rm -f "$OUT/$1.json"
+}
+T0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
 F="strecha $FOUNTAIN --max-size 1536 --sources 8"
 S1280="synthetic --width 1280 --height 960 --views 6 --sources 5"
-run fountain_before 60 $BEFORE $F --reps 3
-run fountain_after 60 $AFTER $F --reps 3 --ply "$SRC/after_gpu.ply"
-run fountain_after_cpufusion 60 $AFTER $F --reps 3 --fusion-device cpu --ply "$SRC/after_cpu.ply"
-cmp "$SRC/after_gpu.ply" "$SRC/after_cpu.ply" >>"$S" 2>&1 && echo "fountain clouds: GPU fusion = CPU fusion, byte for byte" >>"$S"
-run fusion_exact 120 $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 3
-run syn1280_before 60 $BEFORE $S1280 --reps 3
-run syn1280_after 60 $AFTER $S1280 --reps 3
-run fountain_before_again 60 $BEFORE $F --reps 3
-run fountain_after_again 60 $AFTER $F --reps 3
+PLY=$(mktemp -d)
+r cuda_test 120 "$CTEST"
+r fountain_before 60 $BEFORE $F --reps 3
+r fountain_after 60 $AFTER $F --reps 3 --ply "$PLY/gpu.ply"
+r fountain_after_cpufusion 60 $AFTER $F --reps 3 --fusion-device cpu --ply "$PLY/cpu.ply"
+if cmp "$PLY/gpu.ply" "$PLY/cpu.ply" >>"$OUT/log.txt" 2>&1; then
+  stamp "fountain: the cloud of GPU fusion equals the CPU's byte for byte ($(stat -c %s "$PLY/gpu.ply") bytes)"
+else
+  stamp "fountain: the clouds of GPU and CPU fusion differ"
+fi
+rm -rf "$PLY"
+r fountain_after_sv 60 env VIDMAP_MVS_SHARED_VALUES=1 $AFTER $F --reps 3
+r fusion_exact 120 $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 3
+r syn1280_before 60 $BEFORE $S1280 --reps 3
+r syn1280_after 60 $AFTER $S1280 --reps 3
+r syn1280_after_sv 60 env VIDMAP_MVS_SHARED_VALUES=1 $AFTER $S1280 --reps 3
+r cuda_test_sv 120 env VIDMAP_MVS_SHARED_VALUES=1 "$CTEST" --gtest_filter='PatchMatchCuda.*'
+r fountain_before_again 60 $BEFORE $F --reps 3
+r fountain_after_again 60 $AFTER $F --reps 3
+stamp "timed runs done"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 if [ -n "$NCU" ]; then
-  timeout 60 "$NCU" --clock-control none -k regex:matchKernel -c 2 --section SpeedOfLight \
-    --section Occupancy --section LaunchStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis $AFTER fusion --width 1536 --height 1024 --views 11 \
-    --sources 8 --reps 1 >"$OUT/ncu_fusion.txt" 2>&1
+  SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis"
+  VIDMAP_MVS_SHARED_VALUES=1 timeout 60 "$NCU" --clock-control none -k regex:updateKernel -c 2 \
+    $SECTIONS $AFTER $S1280 --reps 0 >"$OUT/ncu_update_sv.txt" 2>&1
+  stamp "ncu update sv rc $?"
+  timeout 60 "$NCU" --clock-control none -k regex:matchKernel -c 2 $SECTIONS \
+    $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 0 >"$OUT/ncu_fusion.txt" 2>&1
+  stamp "ncu fusion rc $?"
 fi
-for f in "$OUT"/*.json; do
-  echo "== $(basename "$f" .json)"
-  cat "$f"
-done >"$OUT/results.txt"
-rm -f "$OUT"/*.json
-echo "[done] $(($(date +%s) - t0)) s" >>"$S"

@@ -2,12 +2,13 @@
 # The figures of docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass
 # (issue 14, helper dense3)", in one device call, for the binaries of the commit before
 # (BEFORE) and this one (AFTER), built on dev: the CUDA tests of AFTER (also with the window's
-# grey levels in shared memory, VIDMAP_MVS_SHARED_VALUES=1); fountain-P11's dense stage at
-# 1536x1024 for BEFORE, AFTER (fusion's per-pixel phase on the GPU), AFTER with fusion on the
-# CPU (the two fused clouds compared byte for byte) and AFTER with shared grey levels; fusion
+# grey levels in registers as before, VIDMAP_MVS_SHARED_VALUES=0); fountain-P11's dense stage
+# at 1536x1024 for BEFORE, AFTER (fusion's per-pixel phase on the GPU, grey levels in shared
+# memory), AFTER with fusion on the CPU (the two fused clouds compared byte for byte) and AFTER
+# with the grey levels in registers; fusion
 # alone on exact-depth maps (GPU, then CPU on the same maps, the clouds compared); the
 # synthetic facade at 1280x960 (F1); BEFORE and AFTER on the fountain again; Nsight Compute on
-# fusion's kernel and on the update kernel with shared grey levels. In order of importance,
+# the update kernel (grey levels in shared memory) and on fusion's kernel. In order of importance,
 # each result appended to OUT/results.txt at once (a call cut short keeps what it measured).
 #   bench/mvs_fusion_h200.sh BEFORE_MVS_BENCH AFTER_MVS_BENCH MVS_CUDA_TEST FOUNTAIN_DIR OUT
 set -u
@@ -37,21 +38,21 @@ else
   stamp "fountain: the clouds of GPU and CPU fusion differ"
 fi
 rm -rf "$PLY"
-r fountain_after_sv 60 env VIDMAP_MVS_SHARED_VALUES=1 $AFTER $F --reps 3
+r fountain_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $F --reps 3
 r fusion_exact 120 $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 3
 r syn1280_before 60 $BEFORE $S1280 --reps 3
 r syn1280_after 60 $AFTER $S1280 --reps 3
-r syn1280_after_sv 60 env VIDMAP_MVS_SHARED_VALUES=1 $AFTER $S1280 --reps 3
-r cuda_test_sv 120 env VIDMAP_MVS_SHARED_VALUES=1 "$CTEST" --gtest_filter='PatchMatchCuda.*'
+r syn1280_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $S1280 --reps 3
+r cuda_test_regs 120 env VIDMAP_MVS_SHARED_VALUES=0 "$CTEST" --gtest_filter='PatchMatchCuda.*'
 r fountain_before_again 60 $BEFORE $F --reps 3
 r fountain_after_again 60 $AFTER $F --reps 3
 stamp "timed runs done"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 if [ -n "$NCU" ]; then
   SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis"
-  VIDMAP_MVS_SHARED_VALUES=1 timeout 60 "$NCU" --clock-control none -k regex:updateKernel -c 2 \
-    $SECTIONS $AFTER $S1280 --reps 0 >"$OUT/ncu_update_sv.txt" 2>&1
-  stamp "ncu update sv rc $?"
+  timeout 60 "$NCU" --clock-control none -k regex:updateKernel -c 2 \
+    $SECTIONS $AFTER $S1280 --reps 0 >"$OUT/ncu_update.txt" 2>&1
+  stamp "ncu update rc $?"
   timeout 60 "$NCU" --clock-control none -k regex:matchKernel -c 2 $SECTIONS \
     $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 0 >"$OUT/ncu_fusion.txt" 2>&1
   stamp "ncu fusion rc $?"

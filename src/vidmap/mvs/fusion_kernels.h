@@ -64,9 +64,12 @@ VIDMAP_HD inline int fuMatchPixel(const FuParams& P, int x, int y, std::int32_t*
     double xs[3];
     fuAffine(S.A, X, S.b, xs);
     if (!(xs[2] > 0)) continue;
-    const int u = static_cast<int>(floor(S.K.fx * xs[0] / xs[2] + S.K.cx + 0.5));
-    const int v = static_cast<int>(floor(S.K.fy * xs[1] / xs[2] + S.K.cy + 0.5));
-    if (u < 0 || v < 0 || u >= S.width || v >= S.height) continue;
+    // The bounds are tested in double: a point far off the image (or a NaN) converted to int
+    // first would be undefined, and the CPU and the GPU convert such values differently.
+    const double uf = floor(S.K.fx * xs[0] / xs[2] + S.K.cx + 0.5);
+    const double vf = floor(S.K.fy * xs[1] / xs[2] + S.K.cy + 0.5);
+    if (!(uf >= 0 && vf >= 0 && uf < S.width && vf < S.height)) continue;
+    const int u = static_cast<int>(uf), v = static_cast<int>(vf);
     const std::int64_t qs = static_cast<std::int64_t>(v) * S.width + u;
     const double ds = S.depth[qs];
     if (!(ds > 0)) continue;

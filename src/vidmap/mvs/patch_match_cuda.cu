@@ -25,15 +25,17 @@ constexpr int kBlockX = 16, kBlockY = 8;
 // 6: 80; 5: 96; 1: no cap), VIDMAP_MVS_ROWS = 1 for the former one-row-per-block mapping,
 // VIDMAP_MVS_LOCAL_WINDOW = 1 for the window weights in the thread's local memory rather than
 // shared memory, VIDMAP_MVS_EARLY_EXIT = 0 to score every source of every hypothesis,
-// VIDMAP_MVS_SHARED_VALUES = 1 for the window's grey levels in shared memory too (with 8
-// blocks per SM and the weights in shared memory; docs/benchmarks.md, section "mvs: fusion
-// on the GPU and the photometric pass (issue 14, helper dense3)"). None changes a result.
+// VIDMAP_MVS_SHARED_VALUES = 0 for the window's grey levels in registers rather than in
+// shared memory beside the weights (the default with 8 blocks per SM and shared weights:
+// ptxas gives 64 registers and 152 / 188 bytes of spill stores / loads against 520 / 792;
+// docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass (issue 14,
+// helper dense3)"). None changes a result.
 struct Knobs {
   int minBlocks = 8;
   bool rows = false;
   bool localWindow = false;
   bool earlyExit = true;
-  bool sharedValues = false;
+  bool sharedValues = true;
   Knobs() {
     if (const char* e = std::getenv("VIDMAP_MVS_MIN_BLOCKS")) minBlocks = std::atoi(e);
     if (const char* e = std::getenv("VIDMAP_MVS_ROWS")) rows = std::atoi(e) != 0;
@@ -262,7 +264,7 @@ void PatchMatchCuda::run(const PmParams& P, bool initialise, int iterations,
   const std::string prefix = std::string("mvs_") + pass;
   if (knobs().localWindow)
     launch<8, false>(P, S, initialise, iterations, o, prefix, m.ctx);
-  else if (knobs().sharedValues)
+  else if (knobs().minBlocks >= 8 && knobs().sharedValues)
     launch<8, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else if (knobs().minBlocks >= 8)
     launch<8, true>(P, S, initialise, iterations, o, prefix, m.ctx);

@@ -206,7 +206,7 @@ VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float*
 // memory, whose 1024 resident stacks per SM overflowed the L1 and went to L2 at every sample.
 // VStride 0 keeps the 9 words of grey levels in the struct (registers on the device); else
 // they live at words[i * VStride] like the weights (shared memory), which takes 9 live values
-// off the update kernel's 64 registers (VIDMAP_MVS_SHARED_VALUES in patch_match_cuda.cu).
+// off the update kernel's 64 registers and most of its spills (patch_match_cuda.cu).
 // Same arithmetic either way.
 template <int Stride, int VStride = 0>
 struct PmWindow {

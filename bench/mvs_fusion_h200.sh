@@ -11,6 +11,10 @@
 # the update kernel (grey levels in shared memory) and on fusion's kernel. In order of importance,
 # each result appended to OUT/results.txt at once (a call cut short keeps what it measured).
 #   bench/mvs_fusion_h200.sh BEFORE_MVS_BENCH AFTER_MVS_BENCH MVS_CUDA_TEST FOUNTAIN_DIR OUT
+# Binaries built on dev need Debian's libjpeg.so.62 there: carry it in a folder named by
+# LD_LIBRARY_PATH (the call of docs/benchmarks.md: .xfer/NAME/{bin,lib,bench,scripts}, then
+# `cd .xfer/NAME && LD_LIBRARY_PATH=$PWD/lib bash bench/mvs_fusion_h200.sh bin/before/mvs_bench
+# bin/after/mvs_bench bin/after/mvs_cuda_test ../../.device/data/fountain $OUT`).
 set -u
 BEFORE=$1 AFTER=$2 CTEST=$3 FOUNTAIN=$4 OUT=$5
 mkdir -p "$OUT"

@@ -6,7 +6,8 @@
 //   mvs_bench strecha DIR [--max-size 1536 --sources 8 --reps 3 --device cuda --ply OUT.ply]
 //             --reps -1: loading only, views one at a time and in parallel
 //   mvs_bench middlebury DIR/templeSparseRing [... --render OUT.png --render-view K]
-//   mvs_bench fusion [--width 1536 --height 1024 --views 11 --sources 8 --reps 3]  (CPU only)
+//   mvs_bench fusion [--width 1536 --height 1024 --views 11 --sources 8 --reps 3]
+//   any mode: --fusion-device cpu|cuda   (fusion's per-pixel phase; default: --device)
 //   mvs_bench tum TUM_DIR VIDMAP_OUT [--model 0]   vidmap's depth maps against the Kinect's
 //   mvs_bench render CLOUD.ply OUT.png MODE DIR [--render-view K]   (MODE strecha|middlebury)
 // Times: wall ms of each pass per reference image (medians over --reps runs after one
@@ -48,7 +49,7 @@ double median(std::vector<double> v) {
 }
 
 struct Args {
-  std::string mode, dir, dir2, device = "cuda", ply, write, render;
+  std::string mode, dir, dir2, device = "cuda", fusionDevice, ply, write, render;
   int width = 640, height = 480, views = 6, sources = 5, reps = 3, maxSize = 1536;
   int renderView = 0, model = 0, multiRes = 0, fineIt = -1;
   double depthFactor = 1;  // tum: the Kinect depth times this (TUM lists ds = 1.035 for fr1)
@@ -96,6 +97,8 @@ Args parse(int argc, char** argv) {
       a.maxSize = std::stoi(v);
     else if (k == "--device")
       a.device = v;
+    else if (k == "--fusion-device")
+      a.fusionDevice = v;
     else if (k == "--ply")
       a.ply = v;
     else if (k == "--write")
@@ -123,6 +126,8 @@ Args parse(int argc, char** argv) {
     else
       throw Error("unknown option " + k);
   }
+  const std::string& fd = a.fusionDevice.empty() ? a.device : a.fusionDevice;
+  a.fusion.backend = fd == "cpu" ? mvs::Backend::kCpu : mvs::Backend::kCuda;
   return a;
 }
 
@@ -384,7 +389,7 @@ void printDepth(const char* name, const mvs::DepthMap& m, const Image<float>& tr
 
 // Fusion alone on maps made from the exact depth of the synthetic facade (normals from the
 // depth's neighbours): the size of a real dense stage without running PatchMatch, so the
-// CPU's fusion can be timed on any machine.
+// CPU's fusion can be timed on any machine (--device cpu), and the CUDA phase 1 against it.
 int fusionBench(const Args& a) {
   const mvs::testing::SyntheticMvs scene =
       mvs::testing::makeFacadeMvs(a.width, a.height, a.views, 1.2);
@@ -415,20 +420,43 @@ int fusionBench(const Args& a) {
         for (int c = 0; c < 3; ++c) m.normal[c * n + i] = static_cast<float>(nrm[c]);
       }
   }
-  std::vector<double> total, match, cluster;
-  mvs::FusionStats st;
-  for (int k = 0; k < std::max(1, a.reps); ++k) {
-    mvs::fuseDepthMaps(ws, maps, a.fusion, &st);
-    total.push_back(st.totalMs), match.push_back(st.matchMs), cluster.push_back(st.clusterMs);
-  }
+  // One warm-up run (the CUDA context), then the timed ones; the CPU's on the same maps, and
+  // whether its cloud equals the timed backend's byte for byte.
+  auto timed = [&](const mvs::FusionOptions& fo, std::vector<double>* total,
+                   std::vector<double>* match, std::vector<double>* cluster, mvs::FusionStats* st) {
+    std::vector<io::PlyPoint> pts = mvs::fuseDepthMaps(ws, maps, fo, st);
+    for (int k = 0; k < std::max(1, a.reps); ++k) {
+      pts = mvs::fuseDepthMaps(ws, maps, fo, st);
+      total->push_back(st->totalMs), match->push_back(st->matchMs);
+      cluster->push_back(st->clusterMs);
+    }
+    return pts;
+  };
+  std::vector<double> total, match, cluster, cpuTotal, cpuMatch, cpuCluster;
+  mvs::FusionStats st, cpuSt;
+  const std::vector<io::PlyPoint> pts = timed(a.fusion, &total, &match, &cluster, &st);
+  mvs::FusionOptions cpu = a.fusion;
+  cpu.backend = mvs::Backend::kCpu;
+  const std::vector<io::PlyPoint> cpuPts = timed(cpu, &cpuTotal, &cpuMatch, &cpuCluster, &cpuSt);
+  bool same = pts.size() == cpuPts.size();
+  for (size_t i = 0; same && i < pts.size(); ++i)
+    same = pts[i].xyz == cpuPts[i].xyz && pts[i].normal == cpuPts[i].normal &&
+           pts[i].rgb == cpuPts[i].rgb;
   std::printf(
       "{\"bench\": \"mvs_fusion\", \"width\": %d, \"height\": %d, \"views\": %zu, "
       "\"fusion_ms\": %.1f, \"fusion_match_ms\": %.1f, \"fusion_cluster_ms\": %.1f, "
       "\"points\": %lld, \"valid_pixels\": %lld, \"fused_pixels\": %lld, \"records\": %lld, "
-      "\"dependent_records\": %lld}\n",
+      "\"dependent_records\": %lld, \"fusion_backend\": \"%s\", \"fusion_plan_peak_bytes\": %lld, "
+      "\"fusion_device_peak_bytes\": %lld, \"cpu_fusion_ms\": %.1f, \"cpu_fusion_match_ms\": %.1f, "
+      "\"cpu_fusion_cluster_ms\": %.1f, \"same_points_as_cpu\": %s",
       a.width, a.height, ws.views.size(), median(total), median(match), median(cluster),
       (long long)st.points, (long long)st.validPixels, (long long)st.fusedPixels,
-      (long long)st.records, (long long)st.dependentRecords);
+      (long long)st.records, (long long)st.dependentRecords, st.backend.c_str(),
+      (long long)st.planPeakBytes, (long long)st.devicePeakBytes, median(cpuTotal),
+      median(cpuMatch), median(cpuCluster), same ? "true" : "false");
+  for (const gpu::KernelStat& k : st.kernels)
+    std::printf(", \"%s_gpu_ms\": %.3f", k.name.c_str(), k.gpuMs);
+  std::printf("}\n");
   return 0;
 }
 }  // namespace
@@ -505,7 +533,8 @@ int main(int argc, char** argv) try {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   // Warm-up, then the timed runs.
   mvs::PatchMatchResult r = mvs::runPatchMatch(ws, o);
-  std::vector<double> photo, geo, fusion, match, stage;
+  std::vector<double> photo, geo, fusion, match, cluster, stage;
+  mvs::FusionStats fs;
   std::vector<io::PlyPoint> points;
   for (int k = 0; k < a.reps; ++k) {
     auto ts = std::chrono::steady_clock::now();
@@ -513,11 +542,11 @@ int main(int argc, char** argv) try {
     photo.push_back(r.stats.photometricMs / r.stats.references);
     geo.push_back(r.stats.geometricMs / r.stats.references);
     auto t0 = std::chrono::steady_clock::now();
-    mvs::FusionStats fs;
     points = mvs::fuseDepthMaps(ws, r.final(), a.fusion, &fs);
     const auto t1 = std::chrono::steady_clock::now();
     fusion.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     match.push_back(fs.matchMs);
+    cluster.push_back(fs.clusterMs);
     // The whole call, context creation, half-size workspace and host copies included.
     stage.push_back(std::chrono::duration<double, std::milli>(t1 - ts).count());
   }
@@ -547,12 +576,19 @@ int main(int argc, char** argv) try {
       "  \"textures\": %s, \"fusion_match_ms\": %.1f, \"stage_wall_ms\": %.1f, "
       "\"stage_with_load_ms\": %.1f,\n",
       o.textures ? "true" : "false", median(match), median(stage), median(stage) + loadMs);
+  std::printf(
+      "  \"fusion_backend\": \"%s\", \"fusion_cluster_ms\": %.1f, \"fusion_plan_peak_bytes\": "
+      "%lld, \"fusion_device_peak_bytes\": %lld,\n",
+      fs.backend.c_str(), median(cluster), (long long)fs.planPeakBytes,
+      (long long)fs.devicePeakBytes);
   std::printf("  \"plan_peak_bytes\": %lld, \"device_peak_bytes\": %lld, \"points\": %zu,\n",
               (long long)r.stats.planPeakBytes, (long long)r.stats.devicePeakBytes, points.size());
   std::printf("  \"kernels_gpu_ms_per_image\": {");
   for (size_t k = 0; k < r.stats.kernels.size(); ++k)
     std::printf("%s\"%s\": %.3f", k ? ", " : "", r.stats.kernels[k].name.c_str(),
                 r.stats.kernels[k].gpuMs / r.stats.references);
+  for (const gpu::KernelStat& k : fs.kernels)  // fusion's, per reference
+    std::printf(", \"%s\": %.3f", k.name.c_str(), k.gpuMs / std::max(1, r.stats.references));
   std::printf("}");
   if (scene) {
     const int mid = a.views / 2;

@@ -5,11 +5,21 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
+#include "vidmap/gpu/device.h"
+#include "vidmap/mvs/fusion_kernels.h"
+#include "vidmap/mvs/residency.h"
+
+#if defined(VIDMAP_HAVE_CUDA)
+#include "vidmap/mvs/fusion_cuda.h"
+#endif
 
 namespace vidmap::mvs {
 
@@ -19,6 +29,7 @@ void FusionOptions::check() const {
   checkRange("fusion.max_depth_error", maxDepthError, 0.0, 1.0);
   checkRange("fusion.max_normal_error_deg", maxNormalErrorDeg, 0.0, 180.0);
   checkRange("fusion.parallel_clustering_threads", parallelClusteringThreads, 0, 4096);
+  checkRange<std::int64_t>("fusion.max_gpu_memory", maxGpuMemory, 0, std::int64_t(1) << 50);
 }
 
 namespace {
@@ -56,6 +67,42 @@ RelativePose relativePose(const View& r, const View& s) {
   return p;
 }
 
+FuCamera fuCamera(const View& v) { return {v.fx, v.fy, v.cx, v.cy}; }
+
+void toArray(const Eigen::Matrix3d& M, double* out) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) out[3 * r + c] = M(r, c);
+}
+
+// The per-pixel parameters of reference r: its sources' relative poses and cameras, and the
+// maps at the addresses mapOf gives (host or device; depth nullptr for a source without one).
+template <class MapOf>
+FuParams fuParams(const Workspace& ws, const std::vector<DepthMap>& maps, int r,
+                  const FusionOptions& o, MapOf mapOf) {
+  const View& V = ws.views[r];
+  FuParams P;
+  P.K = fuCamera(V);
+  mapOf(r, &P.depth, &P.normal);
+  P.width = maps[r].width, P.height = maps[r].height;
+  P.numSources = static_cast<int>(V.sources.size());
+  P.minPixels = o.minPixels;
+  P.maxDepthError = o.maxDepthError;
+  P.maxReproj2 = o.maxReprojectionError * o.maxReprojectionError;
+  P.cosMax = std::cos(o.maxNormalErrorDeg * M_PI / 180.0);
+  for (int k = 0; k < P.numSources; ++k) {
+    const int s = V.sources[k];
+    FuSource& S = P.src[k];
+    if (s >= static_cast<int>(maps.size()) || maps[s].empty()) continue;  // no map: no match
+    const RelativePose T = relativePose(V, ws.views[s]);
+    toArray(T.A, S.A), toArray(T.Ai, S.Ai);
+    for (int c = 0; c < 3; ++c) S.b[c] = T.b[c], S.bi[c] = T.bi[c];
+    S.K = fuCamera(ws.views[s]);
+    mapOf(s, &S.depth, &S.normal);
+    S.width = maps[s].width, S.height = maps[s].height;
+  }
+  return P;
+}
+
 }  // namespace
 
 // Two phases per reference view give the sequential algorithm's result with the heavy part in
@@ -75,9 +122,53 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
   std::vector<std::vector<char>> used(n);
   for (size_t v = 0; v < n; ++v)
     if (v < maps.size() && !maps[v].empty()) used[v].assign(maps[v].depth.size(), 0);
-  const double cosMax = std::cos(o.maxNormalErrorDeg * M_PI / 180.0);
-  const double maxReproj2 = o.maxReprojectionError * o.maxReprojectionError;
   FusionStats st;
+  std::vector<int> refs;
+  for (size_t v = 0; v < n; ++v) {
+    if (used[v].empty()) continue;
+    refs.push_back(static_cast<int>(v));
+    if (ws.views[v].sources.size() > static_cast<size_t>(kMaxSources))
+      throw Error("fusion: view " + ws.views[v].name + " has " +
+                  std::to_string(ws.views[v].sources.size()) + " sources, at most " +
+                  std::to_string(kMaxSources));
+  }
+  bool useCuda = o.backend == Backend::kCuda;
+  if (o.backend == Backend::kAuto) useCuda = gpu::deviceCount() > 0;
+  st.backend = useCuda ? "cuda" : "cpu";
+#if defined(VIDMAP_HAVE_CUDA)
+  // Phase 1 on the device: the maps of each reference and its sources resident as the plan
+  // says, the references in this function's order (the clusters depend on it).
+  std::optional<gpu::Context> ctx;
+  std::unique_ptr<FusionCuda> cuda;
+  ResidencyPlan plan;
+  int stepIndex = 0;
+  if (useCuda && !refs.empty()) {
+    ctx.emplace(o.device);
+    const std::int64_t budget =
+        o.maxGpuMemory > 0 ? o.maxGpuMemory : ctx->info().totalMemoryBytes / 10 * 8;
+    std::vector<std::int64_t> bytes(n, 0);
+    std::vector<std::string> names(n);
+    std::vector<std::vector<int>> needs(n);
+    std::int64_t maxPixels = 0;
+    int maxSources = 1;
+    for (int v : refs) {
+      bytes[v] = FusionCuda::viewBytes(static_cast<std::int64_t>(maps[v].depth.size()));
+      maxPixels = std::max<std::int64_t>(maxPixels, maps[v].depth.size());
+      maxSources = std::max(maxSources, static_cast<int>(ws.views[v].sources.size()));
+      needs[v].push_back(v);
+      for (int s : ws.views[v].sources)
+        if (!used[s].empty()) needs[v].push_back(s);
+    }
+    for (size_t v = 0; v < n; ++v) names[v] = ws.views[v].name;
+    plan = planResidency(bytes, needs, refs, FusionCuda::workingBytes(maxPixels, maxSources),
+                         budget, names, /*inGivenOrder=*/true);
+    cuda = std::make_unique<FusionCuda>(*ctx);
+    cuda->beginPass(maxPixels, maxSources);
+  }
+#else
+  if (useCuda)
+    throw Error("fusion: the CUDA backend was requested but vidmap was built without CUDA");
+#endif
   std::vector<io::PlyPoint> points;
   // Per row of the reference: records of 1 + K words, the pixel's x then per source the
   // agreeing source pixel or -1.
@@ -94,67 +185,80 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
     if (used[r].empty()) continue;
     const View& V = ws.views[r];
     const DepthMap& M = maps[r];
-    const long np = static_cast<long>(M.depth.size());
     const int K = static_cast<int>(V.sources.size());
-    std::vector<RelativePose> rel(K);
     std::vector<char> live(K, 0);
-    for (int k = 0; k < K; ++k) {
-      const int s = V.sources[k];
-      live[k] = !used[s].empty();
-      if (live[k]) rel[k] = relativePose(V, ws.views[s]);
-    }
+    for (int k = 0; k < K; ++k) live[k] = !used[V.sources[k]].empty();
     rows.resize(std::max<size_t>(rows.size(), M.height));
     rowValid.assign(M.height, 0);
     // Rows in a scattered order: the static schedule gives each thread a contiguous range of
     // indices, and contiguous rows hold uneven work (sky, or nothing valid, at the top).
     const std::int64_t stride = scatterStride(M.height);
     const auto tm = std::chrono::steady_clock::now();
-    parallelFor(M.height, [&](std::int64_t i) {
-      const std::int64_t y = i * stride % M.height;
-      std::vector<std::int32_t>& rec = rows[y];
-      rec.clear();
-      std::vector<std::int32_t> q(K);
-      for (int x = 0; x < M.width; ++x) {
-        const long p = static_cast<long>(y) * M.width + x;
-        const float d = M.depth[p];
-        if (!(d > 0)) continue;
-        ++rowValid[y];
-        if (used[r][p]) continue;
-        const Eigen::Vector3d X((x - V.cx) / V.fx * d, (y - V.cy) / V.fy * d, d);
-        const Eigen::Vector3d N(M.normal[p], M.normal[np + p], M.normal[2 * np + p]);
-        int agree = 0;
-        for (int k = 0; k < K; ++k) {
-          q[k] = -1;
-          if (!live[k]) continue;
-          const View& S = ws.views[V.sources[k]];
-          const DepthMap& MS = maps[V.sources[k]];
-          const RelativePose& T = rel[k];
-          const Eigen::Vector3d xs = T.A * X + T.b;
-          if (!(xs.z() > 0)) continue;
-          const int u = static_cast<int>(std::floor(S.fx * xs.x() / xs.z() + S.cx + 0.5));
-          const int v = static_cast<int>(std::floor(S.fy * xs.y() / xs.z() + S.cy + 0.5));
-          if (u < 0 || v < 0 || u >= MS.width || v >= MS.height) continue;
-          const long qs = static_cast<long>(v) * MS.width + u;
-          const float ds = MS.depth[qs];
-          if (!(ds > 0)) continue;
-          if (std::abs(ds - xs.z()) > o.maxDepthError * xs.z()) continue;
-          const Eigen::Vector3d Xs((u - S.cx) / S.fx * ds, (v - S.cy) / S.fy * ds, ds);
-          const Eigen::Vector3d back = T.Ai * Xs + T.bi;
-          if (!(back.z() > 0)) continue;
-          const double eu = V.fx * back.x() / back.z() + V.cx - x;
-          const double ev = V.fy * back.y() / back.z() + V.cy - static_cast<double>(y);
-          if (eu * eu + ev * ev > maxReproj2) continue;
-          const long nps = static_cast<long>(MS.depth.size());
-          const Eigen::Vector3d Ns(MS.normal[qs], MS.normal[nps + qs], MS.normal[2 * nps + qs]);
-          if (Ns.dot(T.A * N) < cosMax) continue;
-          q[k] = static_cast<std::int32_t>(qs);
-          ++agree;
+#if defined(VIDMAP_HAVE_CUDA)
+    if (cuda) {
+      // The step of reference r (the plan visits the references in this loop's order).
+      const ResidencyStep& step = plan.steps[static_cast<size_t>(stepIndex++)];
+      for (int v : step.evict) cuda->evict(v);
+      for (int v : step.load) cuda->load(v, maps[v]);
+      const FuParams P = fuParams(ws, maps, static_cast<int>(r), o,
+                                  [&](int v, const float** d, const float** nrm) {
+                                    *d = cuda->depthPtr(v), *nrm = cuda->normalPtr(v);
+                                  });
+      const std::int32_t* recs = nullptr;
+      const std::int64_t count = cuda->match(P, &recs);
+      // The records of row y are those with a pixel index in [y W, (y + 1) W): sorted.
+      const std::int64_t W = M.width, step1 = 1 + K;
+      auto firstAtLeast = [&](std::int64_t p) {
+        std::int64_t lo = 0, hi = count;
+        while (lo < hi) {
+          const std::int64_t mid = (lo + hi) / 2;
+          if (recs[mid * step1] < p)
+            lo = mid + 1;
+          else
+            hi = mid;
         }
-        if (agree + 1 < o.minPixels) continue;  // members only fall in phase 2
-        rec.push_back(x);
-        rec.insert(rec.end(), q.begin(), q.end());
-      }
-    });
+        return lo;
+      };
+      parallelFor(M.height, [&](std::int64_t i) {
+        const std::int64_t y = i * stride % M.height;
+        std::vector<std::int32_t>& rec = rows[y];
+        rec.clear();
+        const float* d = M.depth.data() + y * W;
+        std::int64_t valid = 0;
+        for (std::int64_t x = 0; x < W; ++x) valid += d[x] > 0;
+        rowValid[y] = valid;
+        const std::int64_t hi = firstAtLeast((y + 1) * W);
+        for (std::int64_t j = firstAtLeast(y * W); j < hi; ++j) {
+          const std::int32_t* e = recs + j * step1;
+          if (used[r][e[0]]) continue;  // taken by an earlier reference's cluster
+          rec.push_back(static_cast<std::int32_t>(e[0] - y * W));
+          rec.insert(rec.end(), e + 1, e + step1);
+        }
+      });
+    } else
+#endif
+    {
+      const FuParams P = fuParams(ws, maps, static_cast<int>(r), o,
+                                  [&](int v, const float** d, const float** nrm) {
+                                    *d = maps[v].depth.data(), *nrm = maps[v].normal.data();
+                                  });
+      parallelFor(M.height, [&](std::int64_t i) {
+        const std::int64_t y = i * stride % M.height;
+        std::vector<std::int32_t>& rec = rows[y];
+        rec.clear();
+        std::int32_t q[kMaxSources];
+        for (int x = 0; x < M.width; ++x) {
+          const long p = static_cast<long>(y) * M.width + x;
+          if (!(M.depth[p] > 0)) continue;
+          ++rowValid[y];
+          if (used[r][p]) continue;
+          const int agree = fuMatchPixel(P, x, static_cast<int>(y), q);
+          if (agree + 1 < o.minPixels) continue;  // members only fall in phase 2
+          rec.push_back(x);
+          rec.insert(rec.end(), q, q + K);
+        }
+      });
+    }
     const auto tc = std::chrono::steady_clock::now();
     matchMs += std::chrono::duration<double, std::milli>(tc - tm).count();
     if (maxThreads() < o.parallelClusteringThreads || o.parallelClusteringThreads == 0) {
@@ -345,6 +449,15 @@ std::vector<io::PlyPoint> fuseDepthMaps(const Workspace& ws, const std::vector<D
     clusterMs +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tc).count();
   }
+#if defined(VIDMAP_HAVE_CUDA)
+  if (cuda) {
+    cuda->endPass();
+    st.planPeakBytes = plan.peakBytes;
+    st.devicePeakBytes = ctx->memory().peakBytes();
+    st.uploads = plan.uploads;
+    st.kernels = ctx->profiler().stats();
+  }
+#endif
   st.points = static_cast<std::int64_t>(points.size());
   st.matchMs = matchMs;
   st.clusterMs = clusterMs;

@@ -24,18 +24,24 @@ constexpr int kBlockX = 16, kBlockY = 8;
 // launch bound's blocks per SM of the kernels that run (8: at most 64 registers, the default;
 // 6: 80; 5: 96; 1: no cap), VIDMAP_MVS_ROWS = 1 for the former one-row-per-block mapping,
 // VIDMAP_MVS_LOCAL_WINDOW = 1 for the window weights in the thread's local memory rather than
-// shared memory, VIDMAP_MVS_EARLY_EXIT = 0 to score every source of every hypothesis. None
-// changes a result.
+// shared memory, VIDMAP_MVS_EARLY_EXIT = 0 to score every source of every hypothesis,
+// VIDMAP_MVS_SHARED_VALUES = 0 for the window's grey levels in registers rather than in
+// shared memory beside the weights (the default with 8 blocks per SM and shared weights:
+// ptxas gives 64 registers and 152 / 188 bytes of spill stores / loads against 520 / 792;
+// docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass (issue 14,
+// helper dense3)"). None changes a result.
 struct Knobs {
   int minBlocks = 8;
   bool rows = false;
   bool localWindow = false;
   bool earlyExit = true;
+  bool sharedValues = true;
   Knobs() {
     if (const char* e = std::getenv("VIDMAP_MVS_MIN_BLOCKS")) minBlocks = std::atoi(e);
     if (const char* e = std::getenv("VIDMAP_MVS_ROWS")) rows = std::atoi(e) != 0;
     if (const char* e = std::getenv("VIDMAP_MVS_LOCAL_WINDOW")) localWindow = std::atoi(e) != 0;
     if (const char* e = std::getenv("VIDMAP_MVS_EARLY_EXIT")) earlyExit = std::atoi(e) != 0;
+    if (const char* e = std::getenv("VIDMAP_MVS_SHARED_VALUES")) sharedValues = std::atoi(e) != 0;
   }
 };
 const Knobs& knobs() {
@@ -44,39 +50,49 @@ const Knobs& knobs() {
 }
 
 // The window's 36 weights per thread: in shared memory, sample k of thread t at
-// [k * kBlock + t] (consecutive threads in consecutive banks), or in local memory.
-template <bool kShared>
+// [k * kBlock + t] (consecutive threads in consecutive banks), or in local memory; with
+// kValues, its 9 words of grey levels in shared memory too (word i at [i * kBlock + t]),
+// else in the window's registers (words == nullptr, VStride 0).
+template <bool kShared, bool kValues = false>
 struct WindowStorage;
-template <>
-struct WindowStorage<true> {
+template <bool kValues>
+struct WindowStorage<true, kValues> {
   static constexpr int kStride = kBlock;
+  static constexpr int kVStride = kValues ? kBlock : 0;
   float* w;
+  std::uint32_t* words = nullptr;
   __device__ WindowStorage() {
     __shared__ float weights[kWindowSamples * kBlock];
     w = weights + threadIdx.x;
+    if constexpr (kValues) {
+      __shared__ std::uint32_t values[kWindowSamples / 4 * kBlock];
+      words = values + threadIdx.x;
+    }
   }
 };
 template <>
-struct WindowStorage<false> {
+struct WindowStorage<false, false> {
   static constexpr int kStride = 1;
+  static constexpr int kVStride = 0;
   float w[kWindowSamples];
+  std::uint32_t* words = nullptr;
 };
 
-template <int kMinBlocks, bool kShared>
+template <int kMinBlocks, bool kShared, bool kValues>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     initKernel(const PmParams P, const PmState S, int initialise) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= S.width * S.height) return;
   const int x = i % S.width, y = i / S.width;
-  WindowStorage<kShared> win;
-  constexpr int kStride = WindowStorage<kShared>::kStride;
+  using W = WindowStorage<kShared, kValues>;
+  W win;
   if (initialise)
-    pmInitPixel<kStride>(P, S, x, y, &win.w[0]);
+    pmInitPixel<W::kStride, W::kVStride>(P, S, x, y, &win.w[0], win.words);
   else
-    pmRescorePixel<kStride>(P, S, x, y, &win.w[0]);
+    pmRescorePixel<W::kStride, W::kVStride>(P, S, x, y, &win.w[0], win.words);
 }
 
-template <int kMinBlocks, bool kShared>
+template <int kMinBlocks, bool kShared, bool kValues>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     updateKernel(const PmParams P, const PmState S, int colour, int it, int rows) {
   int x, y;
@@ -89,11 +105,12 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     const int half = (S.width + 1) / 2;
     if (i >= half || !pmColourPixel(row * half + i, colour, S.width, S.height, &x, &y)) return;
   }
-  WindowStorage<kShared> win;
-  pmUpdatePixel<WindowStorage<kShared>::kStride>(P, S, x, y, it, &win.w[0]);
+  using W = WindowStorage<kShared, kValues>;
+  W win;
+  pmUpdatePixel<W::kStride, W::kVStride>(P, S, x, y, it, &win.w[0], win.words);
 }
 
-template <int kMinBlocks, bool kShared>
+template <int kMinBlocks, bool kShared, bool kValues = false>
 void launch(const PmParams& P, const PmState& S, bool initialise, int iterations,
             const PatchMatchOptions& o, const std::string& prefix, gpu::Context& ctx) {
   PmParams Q = P;
@@ -102,7 +119,7 @@ void launch(const PmParams& P, const PmState& S, bool initialise, int iterations
   const size_t n = static_cast<size_t>(S.width) * S.height;
   {
     auto t = ctx.profiler().time(prefix + (initialise ? "_init" : "_rescore"), ctx.stream());
-    initKernel<kMinBlocks, kShared>
+    initKernel<kMinBlocks, kShared, kValues>
         <<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(Q, S, initialise ? 1 : 0);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
@@ -114,7 +131,7 @@ void launch(const PmParams& P, const PmState& S, bool initialise, int iterations
     Q.perturbation = perturbationAt(o, it);
     for (int colour = 0; colour < 2; ++colour) {
       auto t = ctx.profiler().time(prefix + "_propagate", ctx.stream());
-      updateKernel<kMinBlocks, kShared>
+      updateKernel<kMinBlocks, kShared, kValues>
           <<<grid, kBlock, 0, stream>>>(Q, S, colour, 2 * it + colour, knobs().rows ? 1 : 0);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
@@ -247,6 +264,8 @@ void PatchMatchCuda::run(const PmParams& P, bool initialise, int iterations,
   const std::string prefix = std::string("mvs_") + pass;
   if (knobs().localWindow)
     launch<8, false>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (knobs().minBlocks >= 8 && knobs().sharedValues)
+    launch<8, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else if (knobs().minBlocks >= 8)
     launch<8, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else if (knobs().minBlocks >= 6)

@@ -204,29 +204,48 @@ VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float*
 // array (Stride 1); on the device shared memory interleaved over the block's threads
 // (Stride = threads per block: no bank conflicts), which keeps them out of the thread's local
 // memory, whose 1024 resident stacks per SM overflowed the L1 and went to L2 at every sample.
-template <int Stride>
+// VStride 0 keeps the 9 words of grey levels in the struct (registers on the device); else
+// they live at words[i * VStride] like the weights (shared memory), which takes 9 live values
+// off the update kernel's 64 registers and most of its spills (patch_match_cuda.cu).
+// Same arithmetic either way.
+template <int Stride, int VStride = 0>
 struct PmWindow {
-  std::uint32_t v[kWindowSamples / 4];  // grey levels, sample k in byte k % 4 of word k / 4
-  float* w = nullptr;                   // bilateral weights
+  std::uint32_t v[VStride == 0 ? kWindowSamples / 4 : 1];  // sample k in byte k % 4 of word k / 4
+  std::uint32_t* words = nullptr;                          // VStride > 0: the grey levels
+  float* w = nullptr;                                      // bilateral weights
   float sumW = 0, sumWV = 0, sumWVV = 0;
   VIDMAP_HD float weight(int k) const { return w[k * Stride]; }
+  VIDMAP_HD std::uint32_t word(int i) const {
+    if constexpr (VStride == 0)
+      return v[i];
+    else
+      return words[i * VStride];
+  }
+  VIDMAP_HD void setWord(int i, std::uint32_t value) {
+    if constexpr (VStride == 0)
+      v[i] = value;
+    else
+      words[i * VStride] = value;
+  }
 };
 
-template <int Stride>
-VIDMAP_HD inline float pmWindowValue(const PmWindow<Stride>& win, int k) {
-  return static_cast<float>((win.v[k >> 2] >> (8 * (k & 3))) & 0xFFu);
+template <int Stride, int VStride>
+VIDMAP_HD inline float pmWindowValue(const PmWindow<Stride, VStride>& win, int k) {
+  return static_cast<float>((win.word(k >> 2) >> (8 * (k & 3))) & 0xFFu);
 }
 
 VIDMAP_HD inline int pmWindowOffset(int i) { return -kWindowRadius + kWindowStep * i; }
 
-// Reads the window of (x, y) into win, its weights into `weights` (kWindowSamples * Stride).
-template <int Stride>
+// Reads the window of (x, y) into win, its weights into `weights` (kWindowSamples * Stride)
+// and, when VStride > 0, its grey levels into `words` (kWindowSamples / 4 * VStride).
+template <int Stride, int VStride>
 VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, float* weights,
-                                   PmWindow<Stride>* win) {
+                                   PmWindow<Stride, VStride>* win, std::uint32_t* words = nullptr) {
   float centre = pmGrayAt(P.ref, x, y);
   float sw = 0, swv = 0, swvv = 0;
   win->w = weights;
-  for (int k = 0; k < kWindowSamples / 4; ++k) win->v[k] = 0;
+  win->words = words;
+  std::uint32_t word = 0;
   for (int j = 0; j < kWindowSide; ++j) {
     for (int i = 0; i < kWindowSide; ++i) {
       int k = j * kWindowSide + i;
@@ -234,7 +253,8 @@ VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, float* weigh
       float d = v - centre;
       int di = static_cast<int>(d < 0 ? -d : d);
       float w = P.colorWeight[di] * P.spatialWeight[k];
-      win->v[k >> 2] |= static_cast<std::uint32_t>(v) << (8 * (k & 3));
+      word |= static_cast<std::uint32_t>(v) << (8 * (k & 3));
+      if ((k & 3) == 3) win->setWord(k >> 2, word), word = 0;
       weights[k * Stride] = w;
       sw += w;
       swv += w * v;
@@ -274,8 +294,8 @@ VIDMAP_HD inline bool pmHomography(const PmParams& P, const PmSource& s, const f
 // sample is taken and the window's validity (all of it in front of the source and inside its
 // image) decided at the end, the same result as stopping at the first bad sample, but with no
 // exit between the samples, so the device issues their fetches back to back.
-template <int Stride>
-VIDMAP_HD inline float pmPhotometricCost(const PmWindow<Stride>& win, const PmSource& s,
+template <int Stride, int VStride>
+VIDMAP_HD inline float pmPhotometricCost(const PmWindow<Stride, VStride>& win, const PmSource& s,
                                          const float* H, int x, int y) {
   float sws = 0, swss = 0, swrs = 0;
   bool valid = true;
@@ -354,9 +374,9 @@ constexpr float kNoBound = 3.0e38f;
 // mean is, zeros first, so in floating point too it never exceeds the full mean (rounding is
 // monotone): an exact early exit, the kept hypotheses and their costs are unchanged (ACMM and
 // Gipuma score every source of every hypothesis; COLMAP samples sources instead).
-template <int Stride>
-VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride>& win, int x,
-                                        int y, float depth, const float* n,
+template <int Stride, int VStride>
+VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride, VStride>& win,
+                                        int x, int y, float depth, const float* n,
                                         float bound = kNoBound) {
   const float kRejected = 1e6f;
   if (!(depth >= P.depthMin && depth <= P.depthMax)) return kRejected;
@@ -401,32 +421,33 @@ VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride
 }
 
 // ---- the updates --------------------------------------------------------------------------
-// Each takes the storage of the pixel's window weights (kWindowSamples * Stride floats).
+// Each takes the storage of the pixel's window weights (kWindowSamples * Stride floats) and,
+// when VStride > 0, of its grey levels (kWindowSamples / 4 * VStride words).
 
 // A random hypothesis (depth uniform in the range, normal facing the camera) and its cost.
-template <int Stride>
-VIDMAP_HD inline void pmInitPixel(const PmParams& P, const PmState& S, int x, int y,
-                                  float* weights) {
+template <int Stride, int VStride = 0>
+VIDMAP_HD inline void pmInitPixel(const PmParams& P, const PmState& S, int x, int y, float* weights,
+                                  std::uint32_t* words = nullptr) {
   long i = static_cast<long>(y) * S.width + x;
   float ray[3], n[3];
   pmRay(P.K, static_cast<float>(x), static_cast<float>(y), ray);
   float d = P.depthMin + (P.depthMax - P.depthMin) * pmUniform(P, x, y, 0xFFFF, 0);
   pmRandomNormal(P, x, y, 0xFFFF, 1, ray, n);
-  PmWindow<Stride> win;
-  pmLoadWindow(P, x, y, weights, &win);
+  PmWindow<Stride, VStride> win;
+  pmLoadWindow(P, x, y, weights, &win, words);
   S.depth[i] = d, S.nx[i] = n[0], S.ny[i] = n[1], S.nz[i] = n[2];
   S.cost[i] = pmHypothesisCost(P, win, x, y, d, n);
 }
 
 // The cost of the pixel's present hypothesis (the geometric pass starts from the photometric
 // result with costs that include the geometric term).
-template <int Stride>
+template <int Stride, int VStride = 0>
 VIDMAP_HD inline void pmRescorePixel(const PmParams& P, const PmState& S, int x, int y,
-                                     float* weights) {
+                                     float* weights, std::uint32_t* words = nullptr) {
   long i = static_cast<long>(y) * S.width + x;
   float n[3] = {S.nx[i], S.ny[i], S.nz[i]};
-  PmWindow<Stride> win;
-  pmLoadWindow(P, x, y, weights, &win);
+  PmWindow<Stride, VStride> win;
+  pmLoadWindow(P, x, y, weights, &win, words);
   S.cost[i] = pmHypothesisCost(P, win, x, y, S.depth[i], n);
 }
 
@@ -441,12 +462,12 @@ VIDMAP_HD inline void pmNeighbourOffset(int k, int* dx, int* dy) {
 // One red-black update of pixel (x, y): the hypotheses of its eight neighbours, a random
 // perturbation of its own and a fresh random one; keeps the cheapest. Each candidate is
 // scored against the best so far (pmHypothesisCost's exact early exit).
-template <int Stride>
+template <int Stride, int VStride = 0>
 VIDMAP_HD inline void pmUpdatePixel(const PmParams& P, const PmState& S, int x, int y, int it,
-                                    float* weights) {
+                                    float* weights, std::uint32_t* words = nullptr) {
   long i = static_cast<long>(y) * S.width + x;
-  PmWindow<Stride> win;
-  pmLoadWindow(P, x, y, weights, &win);
+  PmWindow<Stride, VStride> win;
+  pmLoadWindow(P, x, y, weights, &win, words);
   float bestD = S.depth[i];
   float bestN[3] = {S.nx[i], S.ny[i], S.nz[i]};
   float bestC = S.cost[i];

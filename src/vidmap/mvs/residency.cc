@@ -10,7 +10,8 @@ namespace vidmap::mvs {
 ResidencyPlan planResidency(const std::vector<std::int64_t>& viewBytes,
                             const std::vector<std::vector<int>>& needs,
                             const std::vector<int>& refs, std::int64_t workingBytes,
-                            std::int64_t budgetBytes, const std::vector<std::string>& names) {
+                            std::int64_t budgetBytes, const std::vector<std::string>& names,
+                            bool inGivenOrder) {
   const int n = static_cast<int>(viewBytes.size());
   auto nameOf = [&](int v) {
     return v < static_cast<int>(names.size()) ? names[v] : "view " + std::to_string(v);
@@ -31,7 +32,9 @@ ResidencyPlan planResidency(const std::vector<std::int64_t>& viewBytes,
   // The order: greedy by overlap with the resident set (which, before eviction, is
   // everything loaded so far; a good proxy that keeps neighbours together).
   std::vector<int> order;
-  {
+  if (inGivenOrder) {
+    order = refs;
+  } else {
     std::vector<char> done(n, 0), resident(n, 0);
     std::vector<char> isRef(n, 0);
     for (int r : refs) isRef[r] = 1;

@@ -28,11 +28,14 @@ struct ResidencyPlan {
 };
 
 // viewBytes[v]: device bytes of view v's resident data; needs[r]: the views reference r
-// reads (itself and its sources); refs: the references of the pass. Throws vidmap::Error
-// naming the view when one reference alone does not fit in budgetBytes.
+// reads (itself and its sources); refs: the references of the pass. inGivenOrder: the steps
+// visit refs as given (fusion, whose clusters depend on the order) instead of the greedy
+// order. Throws vidmap::Error naming the view when one reference alone does not fit in
+// budgetBytes.
 ResidencyPlan planResidency(const std::vector<std::int64_t>& viewBytes,
                             const std::vector<std::vector<int>>& needs,
                             const std::vector<int>& refs, std::int64_t workingBytes,
-                            std::int64_t budgetBytes, const std::vector<std::string>& names = {});
+                            std::int64_t budgetBytes, const std::vector<std::string>& names = {},
+                            bool inGivenOrder = false);
 
 }  // namespace vidmap::mvs

@@ -45,6 +45,23 @@ void replay(const ResidencyPlan& plan, const std::vector<std::int64_t>& bytes,
   EXPECT_EQ(peak, plan.peakBytes);
 }
 
+// Fusion's plan: the references in the order given (its clusters depend on it), here a
+// shuffled one, with every need resident and the budget kept at every step.
+TEST(Residency, InGivenOrderKeepsTheOrder) {
+  const int n = 24;
+  auto needs = ringNeeds(n, 2);
+  std::vector<std::int64_t> bytes(n, 100);
+  std::vector<int> refs;
+  for (int i = 0; i < n; ++i) refs.push_back((i * 7) % n);  // 7 is coprime with 24
+  const std::int64_t budget = 50 + 7 * 100;                 // room for 7 of the 5 needed
+  const ResidencyPlan plan = planResidency(bytes, needs, refs, 50, budget, {}, true);
+  ASSERT_EQ(plan.steps.size(), refs.size());
+  for (size_t k = 0; k < refs.size(); ++k) EXPECT_EQ(plan.steps[k].ref, refs[k]);
+  replay(plan, bytes, needs, budget);
+  EXPECT_GT(plan.uploads, n);  // the jumps around the ring reload views
+  EXPECT_THROW(planResidency(bytes, needs, refs, 50, 50 + 5 * 100 - 1, {}, true), Error);
+}
+
 TEST(Residency, EverythingFitsThenEachViewLoadsOnce) {
   const int n = 30;
   auto needs = ringNeeds(n, 3);

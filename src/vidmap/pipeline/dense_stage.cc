@@ -121,12 +121,25 @@ DenseSummary runDenseStage(const io::ColmapModel& model,
   std::vector<io::PlyPoint> points;
   {
     const auto t0 = std::chrono::steady_clock::now();
-    points = mvs::fuseDepthMaps(ws, r.final(), options.fusion, &fst);
+    // Fusion's per-pixel phase on the device PatchMatch ran on, within the same budget.
+    mvs::FusionOptions fo = options.fusion;
+    if (fo.backend == mvs::Backend::kAuto) {
+      fo.backend = st.backend == "cuda" ? mvs::Backend::kCuda : mvs::Backend::kCpu;
+      fo.device = options.patchMatch.device;
+      fo.maxGpuMemory = options.patchMatch.maxGpuMemory;
+    }
+    points = mvs::fuseDepthMaps(ws, r.final(), fo, &fst);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     record.addStage("mvs_fusion", ms);
     sum.fusionSeconds = ms / 1e3;
   }
+  if (fst.backend == "cuda") {
+    record.addKernels(fst.kernels);
+    record.setCount("mvs_fusion_plan_peak_bytes", fst.planPeakBytes);
+    record.setCount("mvs_fusion_device_peak_bytes", fst.devicePeakBytes);
+  }
+  record.setOption("mvs.fusion_backend", fst.backend);
   sum.points = fst.points;
   record.setCount("mvs_fused_points", fst.points);
   record.setCount("mvs_fused_pixels", fst.fusedPixels);

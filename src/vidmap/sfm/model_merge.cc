@@ -74,45 +74,57 @@ void ModelMerger::mergeAll(std::vector<std::unique_ptr<Reconstruction>>& finishe
                            ModelGrower& grower, MergeStats* stats) const {
   // Pairs that failed, cleared when one of them changes.
   std::set<std::pair<const Reconstruction*, const Reconstruction*>> failed;
-  for (bool merged = true; merged;) {
-    merged = false;
-    // The larger model absorbs the smaller (COLMAP merges into the larger too).
+  auto bySize = [&] {
     std::vector<size_t> order(finished_.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return finished_[a]->numImages() > finished_[b]->numImages();
     });
-    for (size_t x = 0; x < order.size() && !merged; ++x)
-      for (size_t y = x + 1; y < order.size() && !merged; ++y) {
-        const Reconstruction* big = finished_[order[x]].get();
-        const Reconstruction* small = finished_[order[y]].get();
-        if (failed.count({big, small})) continue;
-        const int links = linkCount(*big, *small);
-        if (links < options_.minCommonPoints) continue;
-        if (options_.verbose)
-          std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
-                       small->numImages(), big->numImages(), links);
-        if (mergePair(finished_, order[x], static_cast<std::ptrdiff_t>(order[y]), limit, grower,
-                      stats)) {
-          finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
-          for (auto it = failed.begin(); it != failed.end();)
-            it = it->first == big || it->second == big || it->first == small || it->second == small
-                     ? failed.erase(it)
-                     : std::next(it);
-          merged = true;
-        } else {
-          failed.insert({big, small});
+    return order;
+  };
+  auto changed = [&](const Reconstruction* m) {
+    for (auto it = failed.begin(); it != failed.end();)
+      it = it->first == m || it->second == m ? failed.erase(it) : std::next(it);
+  };
+  // Rounds until nothing changes: pair merges, then each model (the largest first) registers
+  // what no model holds (keyframes of a dropped model, left out before a break, or between two
+  // models). A keyframe a model gained links it to a model it did not reach before (a ring of
+  // photos whose neighbours share few tracks: the keyframe between two models joins one, and its
+  // points give the next model's images their 2D-3D correspondences), so the pair merges run
+  // again after a round that grew a model.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (bool merged = true; merged;) {
+      merged = false;
+      // The larger model absorbs the smaller (COLMAP merges into the larger too).
+      const std::vector<size_t> order = bySize();
+      for (size_t x = 0; x < order.size() && !merged; ++x)
+        for (size_t y = x + 1; y < order.size() && !merged; ++y) {
+          const Reconstruction* big = finished_[order[x]].get();
+          const Reconstruction* small = finished_[order[y]].get();
+          if (failed.count({big, small})) continue;
+          const int links = linkCount(*big, *small);
+          if (links < options_.minCommonPoints) continue;
+          if (options_.verbose)
+            std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
+                         small->numImages(), big->numImages(), links);
+          if (mergePair(finished_, order[x], static_cast<std::ptrdiff_t>(order[y]), limit, grower,
+                        stats)) {
+            finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
+            changed(big);
+            changed(small);
+            merged = true;
+          } else {
+            failed.insert({big, small});
+          }
         }
+    }
+    for (size_t i : bySize())
+      if (mergePair(finished_, i, -1, limit, grower, stats)) {
+        changed(finished_[i].get());
+        grew = finished_.size() > 1;  // another round of pair merges has something to merge
       }
   }
-  // Then each model, the largest first, registers what no model holds (keyframes of a
-  // dropped model, or left out before a break).
-  std::vector<size_t> order(finished_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return finished_[a]->numImages() > finished_[b]->numImages();
-  });
-  for (size_t i : order) mergePair(finished_, i, -1, limit, grower, stats);
 }
 
 bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finished_,
@@ -125,15 +137,20 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   // Absorption: the smaller model's keyframes not joined yet, and keyframes before `limit`
   // that no model holds (a model of the same scene may register what its part could not).
   std::vector<int> cands;
+  bool reachable = false;
   for (int id = 0; id < limit; ++id) {
     if (big.isRegistered(id)) continue;
     bool elsewhere = false;
     for (const auto& m : finished_)
       if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
-    if (!elsewhere && (small || count2D3D(graph_, big, id) >= options_.minAbsorb2D3D))
-      cands.push_back(id);
+    if (elsewhere) continue;
+    cands.push_back(id);
+    reachable = reachable || small || count2D3D(graph_, big, id) >= options_.minAbsorb2D3D;
   }
-  if (!small && cands.empty()) return false;
+  // Without a smaller model: nothing to do unless a keyframe no model holds can be tried now;
+  // then all of them are candidates, since one that joins gives the others their 2D-3D
+  // correspondences (the mapper's registration tries each once it has enough).
+  if (!small && !reachable) return false;
   const Reconstruction before = big;  // restored when the merge is refused
   const double errBig = big.meanReprojectionError();
   const double errSmall = small ? small->meanReprojectionError() : errBig;

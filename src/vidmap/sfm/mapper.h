@@ -196,6 +196,7 @@ struct MapperStats {
   int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget
   int trackedFrames = 0, localizedFrames = 0;
   int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
+  int modelsAnchored = 0;  // merged through an image both held (model_merge.h, c.)
   int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
   // Refusals by reason (each refused attempt counts once): registration.h's Refusal names,
   // TriangulatorStats::refused (new points), MergeStats::refusals.

@@ -514,6 +514,24 @@ TEST(Mapper, ALoopSplitInTheMiddleIsMerged) {
   EXPECT_LT(scaleErr, 0.01);
   EXPECT_LT(rotErr, 0.2);
 
+  // c. Anchoring (the dino ring's merge, where no track was triangulated in both models): the
+  // part that ends the loop is joined through one image registered in the other part by PnP
+  // (15, which sees 0 and 1); its two poses give the similarity, the linked points' depths
+  // its scale. Before any adjustment the joined centres fit the truth to a few centimetres at
+  // 10 m (measured: see the printout; a wrong rotation or scale puts them metres off).
+  {
+    const int last = parts[1]->isRegistered(15) ? 1 : 0;
+    ASSERT_FALSE(parts[1 - last]->isRegistered(15));
+    Reconstruction anchored = *parts[1 - last];
+    const Registration reg(split.graph(), {});
+    ASSERT_TRUE(reg.registerImage(anchored, anchored.camera(), 15).ok());
+    ASSERT_TRUE(merger.anchorAndJoin(anchored, *parts[last], &refusal)) << refusal;
+    EXPECT_EQ(anchored.numImages(), 16);
+    const CentreFit fa = fitCentres(s, anchored);
+    std::printf("  anchored on image 15: centre RMS %.4f m before adjustment\n", fa.rms);
+    EXPECT_LT(fa.rms, 0.1);
+  }
+
   // Both ways: the alignment, and the fallback that registers the smaller model's images one
   // by one in the larger by PnP (the first of them, 14 and 15, see only the start of the loop:
   // keyframes 0 and 1, not 7, the nearest in order, which stands across the loop).

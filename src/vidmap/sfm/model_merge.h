@@ -95,8 +95,11 @@ class ModelMerger {
               const ModelMergerOptions& options);
 
   // Merges every linked pair of `models`, the larger absorbing the smaller, then each model
-  // (the largest first) registers keyframes no model holds; keyframes from `limit` on belong
-  // to the segment after a break and stay out. Merged models leave `models`.
+  // (the largest first) registers keyframes no model holds (all of them once one can be tried:
+  // each that joins gives the next its 2D-3D correspondences); keyframes from `limit` on belong
+  // to the segment after a break and stay out. Rounds of both repeat while a model grows (a
+  // keyframe it gained may link it to a model it could not merge with before). Merged models
+  // leave `models`.
   void mergeAll(std::vector<std::unique_ptr<Reconstruction>>& models, int limit,
                 ModelGrower& grower, MergeStats* stats) const;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "vidmap/core/check.h"
 #include "vidmap/geometry/two_view.h"
@@ -19,6 +20,8 @@ void FrontendOptions::check() const {
   checkRange("frontend.guideIterations", guideIterations, 1, 100000);
   checkRange("frontend.minPairMatches", minPairMatches, 5, 1000000);
   checkRange("frontend.exhaustivePhotos", exhaustivePhotos, 0, 100000);
+  checkRange("frontend.photoMinFeatures", photoMinFeatures, 0, 1000000);
+  checkRange("frontend.photoThresholdSteps", photoThresholdSteps, 0, 8);
 }
 
 void FrontendStats::writeTo(io::RunRecord& r) const {
@@ -31,6 +34,8 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("source_matches", sourceMatches);
   r.setCount("source_only_matches", sourceOnlyMatches);
   r.setCount("sift_calls", siftCalls);
+  r.setCount("sift_lowered_threshold_images", siftLowered);
+  r.setCount("sift_lowered_threshold_calls", siftLoweredCalls);
   r.setCount("frames_gated_by_tracks", trackGated);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
@@ -45,6 +50,7 @@ Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record,
       record_(record),
       sift_((options.check(), options.sift), siftContext),
       matcher_(options.match, matchContext),
+      siftContext_(siftContext),
       recheckContext_(recheckContext),
       gate_(options.gate) {}
 
@@ -125,6 +131,29 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
   {
     auto t = record_.stage("sift");
     sr = sift_.extract(frame.gray);
+    // A feature-poor photo: again at half the threshold, while below the count.
+    const int minFeatures = static_cast<int>(std::lround(
+        options_.photoMinFeatures *
+        (frame.gray.width() * static_cast<double>(frame.gray.height())) / (640.0 * 480.0)));
+    const bool lower =
+        options_.photos && minFeatures > 0 && static_cast<int>(sr.features.size()) < minFeatures;
+    stats_.siftLowered += lower;
+    for (int step = 1; lower && step <= options_.photoThresholdSteps &&
+                       static_cast<int>(sr.features.size()) < minFeatures;
+         ++step) {
+      if (static_cast<int>(lowSift_.size()) < step) {
+        features::SiftOptions so = options_.sift;
+        so.peakThreshold = options_.sift.peakThreshold / static_cast<float>(1 << step);
+        lowSift_.push_back(std::make_unique<features::Sift>(so, siftContext_));
+      }
+      const int before = static_cast<int>(sr.features.size());
+      sr = lowSift_[step - 1]->extract(frame.gray);
+      ++stats_.siftLoweredCalls;
+      if (options_.verbose)
+        std::fprintf(
+            stderr, "frontend: %s: %d features < %d, again at peak threshold / %d: %zu features\n",
+            frame.name.c_str(), before, options_.photoMinFeatures, 1 << step, sr.features.size());
+    }
   }
   stats_.features += static_cast<std::int64_t>(sr.features.size());
   if (static_cast<int>(sr.features.size()) < options_.minFeatures) {

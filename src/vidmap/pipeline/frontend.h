@@ -59,6 +59,17 @@ struct FrontendOptions {
   // Photos matched against every earlier photo; their features are kept for it (0.5 KiB per
   // feature: 200 photos of 4096 features hold 400 MiB).
   int exhaustivePhotos = 200;
+  // Photos: an image that gives fewer SIFT features than photoMinFeatures (at 640 x 480; scaled
+  // with the working image's area) is extracted again with the peak threshold halved, up to
+  // photoThresholdSteps times, and the first extraction that reaches the count (else the last)
+  // is kept: a dark or textureless subject (the Middlebury dino on black: 226 features per
+  // image at COLMAP's threshold, about 800 at a quarter of it) then gives its neighbours enough
+  // matches, while a textured photo (thousands of features) is extracted once, as before
+  // (docs/benchmarks.md, "Photo sets: the dino in one model"). As ORB-SLAM's FAST lowers its
+  // threshold where a cell gives too few corners. 0: off.
+  int photoMinFeatures = 500;
+  int photoThresholdSteps = 2;
+  bool verbose = false;  // a line on stderr per photo extracted again (the mapper's --verbose)
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
@@ -68,7 +79,10 @@ struct FrontendStats {
   std::int64_t features = 0, plainMatches = 0, guidedMatches = 0, sourceMatches = 0;
   std::int64_t sourceOnlyMatches = 0;  // source matches the descriptor pairs did not hold
   int siftCalls = 0;                   // frames SIFT ran on
-  int trackGated = 0;                  // frames the gate decided on a source's tracks
+  // Photos extracted again at a lower peak threshold (photoMinFeatures), and the extractions
+  // that made.
+  int siftLowered = 0, siftLoweredCalls = 0;
+  int trackGated = 0;  // frames the gate decided on a source's tracks
   int guides = 0, guideFailures = 0;
   // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
   // had changed since produce, by the front end's thread while the keyframe waited for the
@@ -198,6 +212,9 @@ class Frontend {
   io::RunRecord& record_;
   features::Sift sift_;
   features::Matcher matcher_;
+  const gpu::Context* siftContext_;
+  // The extractors of the lowered thresholds (photoMinFeatures), made when first needed.
+  std::vector<std::unique_ptr<features::Sift>> lowSift_;
   const gpu::Context* recheckContext_;
   std::unique_ptr<features::Matcher> recheckMatcher_;  // made on the first recheck
   sfm::KeyframeGate gate_;

@@ -270,6 +270,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   const io::FrameSourceInfo info = source->info();
   options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   options.mapper.photos = options.frontend.photos;
+  options.frontend.verbose = options.mapper.verbose;
   if (options.autoFirstOctave) {
     // Frames sampled densely in time (10 per second or more) share most of their view with
     // their neighbours, and the features of the frame at its own size suffice (a third of

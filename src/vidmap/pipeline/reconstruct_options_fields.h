@@ -208,6 +208,14 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "ones as a video's keyframes)",
               0, 100000},
     o.frontend.exhaustivePhotos);
+  v(FieldInfo{"frontend", "photo_min_features",
+              "Photos with fewer SIFT features (at 640 x 480, scaled by area) are extracted again "
+              "at a lower threshold (0: off)",
+              0, 1e6},
+    o.frontend.photoMinFeatures);
+  v(FieldInfo{"frontend", "photo_threshold_steps",
+              "Halvings of the SIFT peak threshold for a feature-poor photo", 0, 8},
+    o.frontend.photoThresholdSteps);
 
   // Mapper.
   sfm::MapperOptions& m = o.mapper;

@@ -94,6 +94,7 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.setCount("models_dropped", modelsDropped);
   r.setCount("models_merged", modelsMerged);
   r.setCount("models_aligned", modelsAligned);
+  r.setCount("models_anchored", modelsAnchored);
   r.setCount("merge_attempts", mergeAttempts);
   r.setCount("images_absorbed", imagesAbsorbed);
   r.setCount("tracked_frames", trackedFrames);
@@ -789,6 +790,7 @@ void Mapper::mergeFinishedModels(int limit) {
   stats_.mergeAttempts += ms.attempts;
   stats_.modelsMerged += ms.merged;
   stats_.modelsAligned += ms.aligned;
+  stats_.modelsAnchored += ms.anchored;
   stats_.imagesAbsorbed += ms.imagesAbsorbed;
   if (camera_.params() != savedCamera.params()) {
     camera_ = savedCamera;

@@ -38,8 +38,9 @@
 // When maxConsecutiveFailures keyframes in a row cannot be registered, the video has broken
 // (lost tracking): the model is finished and the following keyframes start a new one. When a
 // model is finished and at the end, models the correspondence graph links are merged
-// (model_merge.h: Sim(3) alignment of shared tracks, then absorption of keyframes by PnP), and
-// the merged model also registers keyframes no model holds. Frames the keyframe gate dropped
+// (model_merge.h: Sim(3) alignment of shared tracks, then absorption of keyframes by PnP, then
+// anchoring on an image both models hold), and the merged model also registers keyframes no
+// model holds. Frames the keyframe gate dropped
 // are localised at the end by PnP against their keyframe's points.
 //
 // Every refusal (registration, triangulation, alignment, merge) is logged with its numbers
@@ -196,6 +197,7 @@ struct MapperStats {
   int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget
   int trackedFrames = 0, localizedFrames = 0;
   int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
+  int modelsAnchored = 0;  // merged through an image both held (model_merge.h, c.)
   int imagesAbsorbed = 0;  // keyframes a model registered by PnP while merging
   // Refusals by reason (each refused attempt counts once): registration.h's Refusal names,
   // TriangulatorStats::refused (new points), MergeStats::refusals.

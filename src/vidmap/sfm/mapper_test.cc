@@ -514,6 +514,24 @@ TEST(Mapper, ALoopSplitInTheMiddleIsMerged) {
   EXPECT_LT(scaleErr, 0.01);
   EXPECT_LT(rotErr, 0.2);
 
+  // c. Anchoring (the dino ring's merge, where no track was triangulated in both models): the
+  // part that ends the loop is joined through one image registered in the other part by PnP
+  // (15, which sees 0 and 1); its two poses give the similarity, the linked points' depths
+  // its scale. Before any adjustment the joined centres fit the truth to a few centimetres at
+  // 10 m (measured: see the printout; a wrong rotation or scale puts them metres off).
+  {
+    const int last = parts[1]->isRegistered(15) ? 1 : 0;
+    ASSERT_FALSE(parts[1 - last]->isRegistered(15));
+    Reconstruction anchored = *parts[1 - last];
+    const Registration reg(split.graph(), {});
+    ASSERT_TRUE(reg.registerImage(anchored, anchored.camera(), 15).ok());
+    ASSERT_TRUE(merger.anchorAndJoin(anchored, *parts[last], &refusal)) << refusal;
+    EXPECT_EQ(anchored.numImages(), 16);
+    const CentreFit fa = fitCentres(s, anchored);
+    std::printf("  anchored on image 15: centre RMS %.4f m before adjustment\n", fa.rms);
+    EXPECT_LT(fa.rms, 0.1);
+  }
+
   // Both ways: the alignment, and the fallback that registers the smaller model's images one
   // by one in the larger by PnP (the first of them, 14 and 15, see only the start of the loop:
   // keyframes 0 and 1, not 7, the nearest in order, which stands across the loop).
@@ -539,6 +557,40 @@ TEST(Mapper, ALoopSplitInTheMiddleIsMerged) {
     EXPECT_LT(f.rms, 0.03);
     EXPECT_LT(models[0]->meanReprojectionError(), 0.8);
   }
+}
+
+// Issue 19 (the Middlebury dino ring): after a break, the photos between the two ends of a
+// ring share few tracks with the model, so that only the one next to its start (14, 15: matched
+// to 0 and 1) can be registered at first; each one that joins gives the next its 2D-3D
+// correspondences. Keyframes 10-13 match nothing before them (the model of 0-9 ends), and the
+// pairs among 10-15 hold 40 matches each (verified, but too few points to start a model), so
+// no model holds 10-15 when the mapping ends. The merge step registers them into the model as a
+// chain (15, 14, then 13, 12, ...), not only those that could be tried at first.
+TEST(Mapper, PhotosBetweenTheEndsOfARingJoinAsAChain) {
+  const Scene s = makeScene(Path::kLoop, 16, 25);
+  Built b = photoLoop(s, 26);
+  for (size_t i = 10; i < b.pairs.size(); ++i)
+    for (PairMatches& pm : b.pairs[i]) {
+      if (pm.image1 >= 2 && pm.image1 < 10) pm.matches.clear();
+      if (pm.image1 >= 10 && pm.matches.size() > 40) pm.matches.resize(40);
+    }
+  const Camera cam = Camera::fromSpec(knownPinhole(s), s.w, s.h, s.w, s.h);
+  MapperOptions mo;
+  mo.verbose = getenv("VIDMAP_TEST_VERBOSE") != nullptr;
+  Mapper mapper(cam, mo);
+  for (size_t i = 0; i < b.keyframes.size(); ++i) mapper.addKeyframe(b.keyframes[i], b.pairs[i]);
+  mapper.finish();
+  const auto models = mapper.models();
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0]->numImages(), 16);
+  EXPECT_TRUE(mapper.stats().unjoined.empty());
+  EXPECT_EQ(mapper.stats().modelsStarted, 1);
+  EXPECT_EQ(mapper.stats().imagesAbsorbed, 6);
+  const CentreFit f = fitCentres(s, *models[0]);
+  std::printf("  ring closed as a chain: centre RMS %.4f m, mean reprojection error %.3f px\n",
+              f.rms, models[0]->meanReprojectionError());
+  EXPECT_LT(f.rms, 0.03);
+  EXPECT_LT(models[0]->meanReprojectionError(), 0.8);
 }
 
 // An image of something else in the set (its keypoints anywhere, its matches wrong): refused,

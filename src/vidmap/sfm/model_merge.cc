@@ -54,6 +54,8 @@ void ModelMergerOptions::check() const {
   checkRange("merge.minAbsorb2D3D", minAbsorb2D3D, 1, 1000000);
   checkRange("merge.maxErrorGrowth", maxErrorGrowth, 1.0, 100.0);
   checkRange("merge.maxShapeChange", maxShapeChange, 0.0, 1e9);
+  checkRange("merge.minAnchorLinks", minAnchorLinks, 1, 1000000);
+  checkRange("merge.anchorScaleTolerance", anchorScaleTolerance, 1.0, 100.0);
 }
 
 ModelMerger::ModelMerger(const CorrespondenceGraph& graph, const Triangulator& triangulator,
@@ -74,45 +76,57 @@ void ModelMerger::mergeAll(std::vector<std::unique_ptr<Reconstruction>>& finishe
                            ModelGrower& grower, MergeStats* stats) const {
   // Pairs that failed, cleared when one of them changes.
   std::set<std::pair<const Reconstruction*, const Reconstruction*>> failed;
-  for (bool merged = true; merged;) {
-    merged = false;
-    // The larger model absorbs the smaller (COLMAP merges into the larger too).
+  auto bySize = [&] {
     std::vector<size_t> order(finished_.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return finished_[a]->numImages() > finished_[b]->numImages();
     });
-    for (size_t x = 0; x < order.size() && !merged; ++x)
-      for (size_t y = x + 1; y < order.size() && !merged; ++y) {
-        const Reconstruction* big = finished_[order[x]].get();
-        const Reconstruction* small = finished_[order[y]].get();
-        if (failed.count({big, small})) continue;
-        const int links = linkCount(*big, *small);
-        if (links < options_.minCommonPoints) continue;
-        if (options_.verbose)
-          std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
-                       small->numImages(), big->numImages(), links);
-        if (mergePair(finished_, order[x], static_cast<std::ptrdiff_t>(order[y]), limit, grower,
-                      stats)) {
-          finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
-          for (auto it = failed.begin(); it != failed.end();)
-            it = it->first == big || it->second == big || it->first == small || it->second == small
-                     ? failed.erase(it)
-                     : std::next(it);
-          merged = true;
-        } else {
-          failed.insert({big, small});
+    return order;
+  };
+  auto changed = [&](const Reconstruction* m) {
+    for (auto it = failed.begin(); it != failed.end();)
+      it = it->first == m || it->second == m ? failed.erase(it) : std::next(it);
+  };
+  // Rounds until nothing changes: pair merges, then each model (the largest first) registers
+  // what no model holds (keyframes of a dropped model, left out before a break, or between two
+  // models). A keyframe a model gained links it to a model it did not reach before (a ring of
+  // photos whose neighbours share few tracks: the keyframe between two models joins one, and its
+  // points give the next model's images their 2D-3D correspondences), so the pair merges run
+  // again after a round that grew a model.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (bool merged = true; merged;) {
+      merged = false;
+      // The larger model absorbs the smaller (COLMAP merges into the larger too).
+      const std::vector<size_t> order = bySize();
+      for (size_t x = 0; x < order.size() && !merged; ++x)
+        for (size_t y = x + 1; y < order.size() && !merged; ++y) {
+          const Reconstruction* big = finished_[order[x]].get();
+          const Reconstruction* small = finished_[order[y]].get();
+          if (failed.count({big, small})) continue;
+          const int links = linkCount(*big, *small);
+          if (links < options_.minCommonPoints) continue;
+          if (options_.verbose)
+            std::fprintf(stderr, "mapper: merge a model of %d images into one of %d (%d matches)\n",
+                         small->numImages(), big->numImages(), links);
+          if (mergePair(finished_, order[x], static_cast<std::ptrdiff_t>(order[y]), limit, grower,
+                        stats)) {
+            finished_.erase(finished_.begin() + static_cast<std::ptrdiff_t>(order[y]));
+            changed(big);
+            changed(small);
+            merged = true;
+          } else {
+            failed.insert({big, small});
+          }
         }
+    }
+    for (size_t i : bySize())
+      if (mergePair(finished_, i, -1, limit, grower, stats)) {
+        changed(finished_[i].get());
+        grew = finished_.size() > 1;  // another round of pair merges has something to merge
       }
   }
-  // Then each model, the largest first, registers what no model holds (keyframes of a
-  // dropped model, or left out before a break).
-  std::vector<size_t> order(finished_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return finished_[a]->numImages() > finished_[b]->numImages();
-  });
-  for (size_t i : order) mergePair(finished_, i, -1, limit, grower, stats);
 }
 
 bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finished_,
@@ -125,15 +139,20 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   // Absorption: the smaller model's keyframes not joined yet, and keyframes before `limit`
   // that no model holds (a model of the same scene may register what its part could not).
   std::vector<int> cands;
+  bool reachable = false;
   for (int id = 0; id < limit; ++id) {
     if (big.isRegistered(id)) continue;
     bool elsewhere = false;
     for (const auto& m : finished_)
       if (m && m.get() != small && m->isRegistered(id)) elsewhere = true;
-    if (!elsewhere && (small || count2D3D(graph_, big, id) >= options_.minAbsorb2D3D))
-      cands.push_back(id);
+    if (elsewhere) continue;
+    cands.push_back(id);
+    reachable = reachable || small || count2D3D(graph_, big, id) >= options_.minAbsorb2D3D;
   }
-  if (!small && cands.empty()) return false;
+  // Without a smaller model: nothing to do unless a keyframe no model holds can be tried now;
+  // then all of them are candidates, since one that joins gives the others their 2D-3D
+  // correspondences (the mapper's registration tries each once it has enough).
+  if (!small && !reachable) return false;
   const Reconstruction before = big;  // restored when the merge is refused
   const double errBig = big.meanReprojectionError();
   const double errSmall = small ? small->meanReprojectionError() : errBig;
@@ -144,7 +163,19 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   const int imagesBefore = big.numImages();
   grower.absorb(slot, cands);
   const int absorbed = big.numImages() - imagesBefore;
-  if (aligned || absorbed > 0) grower.refine(slot);
+  // c. Absorption registered some of the smaller model's images but not enough: those images
+  // anchor the similarity (their poses in both models), the rest join through it.
+  bool anchored = false;
+  if (small && !aligned && absorbed > 0 && options_.byAnchor) {
+    int left = 0;
+    for (const auto& [id, im] : small->images()) left += !big.isRegistered(id);
+    if (left > small->numImages() / 4) {
+      std::string anchorRefusal;
+      anchored = anchorAndJoin(big, *small, &anchorRefusal);
+      if (!anchorRefusal.empty()) ++stats->refusals[anchorRefusal];
+    }
+  }
+  if (aligned || anchored || absorbed > 0) grower.refine(slot);
   if (!small && absorbed == 0) return false;
 
   // Kept when (nearly) all of the smaller model joined and the error is that of the parts.
@@ -178,8 +209,11 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
                  "images\n",
                  ok ? "kept" : "refused (", ok ? "" : refusal,
                  ok ? "" : std::string("): ").append(why).c_str(),
-                 aligned ? "aligned" : "not aligned", absorbed, smallLeft,
-                 small ? small->numImages() : 0, err, errBig, errSmall, bent, big.numImages());
+                 aligned    ? "aligned"
+                 : anchored ? "anchored on a shared image"
+                            : "not aligned",
+                 absorbed, smallLeft, small ? small->numImages() : 0, err, errBig, errSmall, bent,
+                 big.numImages());
   if (!ok) {
     if (small) ++stats->refusals[refusal];
     big = before;
@@ -187,6 +221,7 @@ bool ModelMerger::mergePair(std::vector<std::unique_ptr<Reconstruction>>& finish
   }
   stats->merged += small != nullptr;
   stats->aligned += aligned;
+  stats->anchored += anchored;
   stats->imagesAbsorbed += absorbed;
   return true;
 }
@@ -276,12 +311,20 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
     return refuse("alignment_inlier_ratio");
   }
   if (simOut) *simOut = e.model;
+  std::vector<std::pair<PointId, PointId>> fuse;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (e.inlier_mask[i]) fuse.push_back(ids[i]);
+  join(big, small, e.model, fuse);
+  return true;
+}
 
+void ModelMerger::join(Reconstruction& big, const Reconstruction& small, const geometry::Sim3& sim,
+                       const std::vector<std::pair<PointId, PointId>>& fuse) const {
   // The smaller model's images and points join in the larger one's frame.
   std::set<int> joined;
   for (const auto& [id, im] : small.images())
     if (!big.isRegistered(id)) {
-      big.registerImage(id, geometry::transformPose(im.pose, e.model));
+      big.registerImage(id, geometry::transformPose(im.pose, sim));
       joined.insert(id);
     }
   std::map<PointId, PointId> moved;  // small's point -> its copy in big
@@ -290,21 +333,81 @@ bool ModelMerger::alignAndJoin(Reconstruction& big, const Reconstruction& small,
     for (const FeatureRef& o : p.track)
       if (joined.count(o.image)) track.push_back(o);
     if (track.size() < 2) continue;
-    const PointId q = big.addPoint(e.model.apply(p.X), track);
+    const PointId q = big.addPoint(sim.apply(p.X), track);
     big.point(q).color = p.color;
     moved[pid] = q;
   }
   // One track triangulated in both models becomes one point (the inliers agree within the
   // threshold in every image of both; BA settles the position).
-  for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
-    if (!e.inlier_mask[i]) continue;
-    auto it = moved.find(ids[i].first);
+  for (const auto& [ps, pb] : fuse) {
+    auto it = moved.find(ps);
     if (it == moved.end()) continue;
-    const PointId a = ids[i].second, b = it->second;
+    const PointId a = pb, b = it->second;
     if (a == b || !big.hasPoint(a) || !big.hasPoint(b)) continue;
     big.mergePoints(a, b);
   }
   for (int id : joined) triangulator_.completeAndMerge(big, id);
+}
+
+bool ModelMerger::anchorAndJoin(Reconstruction& big, const Reconstruction& small,
+                                std::string* refusal) const {
+  auto refuse = [&](const char* key, const char* fmt, auto... args) {
+    if (options_.verbose) {
+      std::fprintf(stderr, "mapper:   anchored join refused (%s): ", key);
+      std::fprintf(stderr, fmt, args...);
+      std::fprintf(stderr, "\n");
+    }
+    if (refusal) *refusal = key;
+    return false;
+  };
+  // The anchor: of the images both models hold, the one that sees the most of the smaller
+  // model's points.
+  int anchor = -1;
+  for (const auto& [id, im] : small.images())
+    if (big.isRegistered(id) && (anchor < 0 || im.numPoints > small.image(anchor).numPoints))
+      anchor = id;
+  if (anchor < 0) return refuse("anchor_no_shared_image", "%s", "no image in both models");
+  // Its camera frame is the same in both models up to the scale s: R_b (s R X + T) + t_b =
+  // s (R_s X + t_s) for every X of the smaller model, so R = R_b^T R_s and
+  // T = R_b^T (s t_s - t_b); a track triangulated in both models has depths z_b = s z_s.
+  const geometry::Pose& pb = big.image(anchor).pose;
+  const geometry::Pose& ps = small.image(anchor).pose;
+  std::set<std::pair<PointId, PointId>> links;
+  for (const auto& [pid, p] : small.points())
+    for (const FeatureRef& o : p.track)
+      for (const FeatureRef& r : graph_.correspondences(o.image, o.feature)) {
+        const PointId q = big.pointOf(r.image, r.feature);
+        if (q != kNoPoint) links.insert({pid, q});
+      }
+  std::vector<double> ratios;
+  for (const auto& [a, b] : links) {
+    const double zs = ps.apply(small.point(a).X).z(), zb = pb.apply(big.point(b).X).z();
+    if (zs > 0 && zb > 0) ratios.push_back(zb / zs);
+  }
+  if (static_cast<int>(ratios.size()) < options_.minAnchorLinks)
+    return refuse("anchor_few_links", "%zu linked points in front of image %d < %d", ratios.size(),
+                  anchor, options_.minAnchorLinks);
+  std::vector<double> sorted = ratios;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double scale = sorted[sorted.size() / 2];
+  // The links must agree on it: a scale from a few wrong links would put the smaller model
+  // anywhere (the refinement and the merge's checks come after, but start from here).
+  int agree = 0;
+  for (double r : ratios)
+    agree += std::abs(std::log(r / scale)) < std::log(options_.anchorScaleTolerance);
+  if (agree < options_.minAnchorLinks)
+    return refuse("anchor_scale_disagrees",
+                  "%d of %zu linked points within %.2f x the median depth ratio %.4g < %d", agree,
+                  ratios.size(), options_.anchorScaleTolerance, scale, options_.minAnchorLinks);
+  geometry::Sim3 sim;
+  sim.s = scale;
+  sim.R = pb.R.transpose() * ps.R;
+  sim.t = pb.R.transpose() * (scale * ps.t - pb.t);
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper:   anchored on image %d: scale %.4g from %d of %zu linked points\n",
+                 anchor, scale, agree, ratios.size());
+  join(big, small, sim, {});
   return true;
 }
 

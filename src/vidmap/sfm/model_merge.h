@@ -15,7 +15,14 @@
 //      to align by);
 //   b. absorption: the larger model registers the smaller model's keyframes (and keyframes
 //      no model holds) by PnP against its points through the graph, triangulating as it goes
-//      (the mapper's own registration, through ModelGrower).
+//      (the mapper's own registration, through ModelGrower);
+//   c. anchoring: when absorption registered some of the smaller model's images but left more
+//      than a quarter out (a ring of narrow views whose neighbours share few tracks: each image
+//      that joins gives the next too few 2D-3D correspondences), an image both models now hold
+//      gives the similarity's rotation and translation (its camera frame is the same in both up
+//      to scale), the depths of the linked points along its rays the scale (their median ratio,
+//      with at least minAnchorLinks agreeing within anchorScaleTolerance); the rest of the
+//      smaller model joins through it, and the refinement and the checks below decide.
 // Global BA, filtering and re-triangulation follow. A merge is kept only when the smaller
 // model's images (nearly) all joined, the reprojection error stayed that of the parts and the
 // larger model's trajectory kept its shape; otherwise both models are restored. Every refusal
@@ -26,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vidmap/geometry/similarity.h"
@@ -50,16 +58,21 @@ struct ModelMergerOptions {
   // The larger model's camera centres may move by this fraction of their spread (RMS, after a
   // similarity) in the merge.
   double maxShapeChange = 0.05;
-  bool verbose = false;  // one line per merge on stderr
+  bool byAnchor = true;                // c. (anchoring on a shared image) when a. and b. fall short
+  int minAnchorLinks = 3;              // linked points whose depth ratios agree
+  double anchorScaleTolerance = 1.25;  // a depth ratio within this factor of the median agrees
+  bool verbose = false;                // one line per merge on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
 
 struct MergeStats {
   int attempts = 0, merged = 0, aligned = 0;  // aligned: by Sim(3)
+  int anchored = 0;                           // merged through an image both models held
   int imagesAbsorbed = 0;                     // keyframes registered by PnP while merging
   // Refusals by reason: "alignment_few_links", "alignment_few_inliers",
-  // "alignment_inlier_ratio" (the alignment; absorption still runs), "images_left_out",
+  // "alignment_inlier_ratio" (the alignment; absorption still runs), "anchor_no_shared_image",
+  // "anchor_few_links", "anchor_scale_disagrees" (the anchoring), "images_left_out",
   // "error_growth", "shape_change" (the merge, restored).
   std::map<std::string, int> refusals;
 };
@@ -82,8 +95,11 @@ class ModelMerger {
               const ModelMergerOptions& options);
 
   // Merges every linked pair of `models`, the larger absorbing the smaller, then each model
-  // (the largest first) registers keyframes no model holds; keyframes from `limit` on belong
-  // to the segment after a break and stay out. Merged models leave `models`.
+  // (the largest first) registers keyframes no model holds (all of them once one can be tried:
+  // each that joins gives the next its 2D-3D correspondences); keyframes from `limit` on belong
+  // to the segment after a break and stay out. Rounds of both repeat while a model grows (a
+  // keyframe it gained may link it to a model it could not merge with before). Merged models
+  // leave `models`.
   void mergeAll(std::vector<std::unique_ptr<Reconstruction>>& models, int limit,
                 ModelGrower& grower, MergeStats* stats) const;
 
@@ -95,9 +111,19 @@ class ModelMerger {
   bool alignAndJoin(Reconstruction& big, const Reconstruction& small,
                     std::string* refusal = nullptr, geometry::Sim3* sim = nullptr) const;
 
+  // c. alone: the similarity of an image both models hold (the one that sees the most of
+  // `small`'s points) and the depth ratios of the linked points brings `small` into `big`;
+  // false (big unchanged) with the reason in *refusal when given.
+  bool anchorAndJoin(Reconstruction& big, const Reconstruction& small,
+                     std::string* refusal = nullptr) const;
+
   const ModelMergerOptions& options() const { return options_; }
 
  private:
+  // The images of `small` that `big` does not hold, and its points seen by them, join `big`
+  // through `sim` (small -> big); the pairs (small's point, big's point) in `fuse` become one.
+  void join(Reconstruction& big, const Reconstruction& small, const geometry::Sim3& sim,
+            const std::vector<std::pair<PointId, PointId>>& fuse) const;
   // small < 0: the model only registers keyframes no model holds.
   bool mergePair(std::vector<std::unique_ptr<Reconstruction>>& models, size_t big,
                  std::ptrdiff_t small, int limit, ModelGrower& grower, MergeStats* stats) const;

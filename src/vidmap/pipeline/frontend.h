@@ -24,6 +24,7 @@
 // video.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -66,9 +67,10 @@ struct FrontendOptions {
 struct FrontendStats {
   int frames = 0, keyframes = 0, featureless = 0, dropped = 0;
   std::int64_t features = 0, plainMatches = 0, guidedMatches = 0, sourceMatches = 0;
-  std::int64_t sourceOnlyMatches = 0;  // source matches the descriptor pairs did not hold
-  int siftCalls = 0;                   // frames SIFT ran on
-  int trackGated = 0;                  // frames the gate decided on a source's tracks
+  std::int64_t sourceOnlyMatches = 0;     // source matches the descriptor pairs did not hold
+  int siftCalls = 0;                      // frames SIFT ran on
+  int trackGated = 0;                     // frames the gate decided on a source's tracks
+  std::array<int, 6> trackGateReasons{};  // those decisions by sfm::GateReason
   int guides = 0, guideFailures = 0;
   // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
   // had changed since produce, by the front end's thread while the keyframe waited for the

@@ -111,8 +111,8 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       if (!s->gateMotion(last.id, &tracks, &seen)) continue;
       gated = true;
       ++stats_.trackGated;
-      const sfm::KeyframeDecision d =
-          gate_.decideTracks(tracks, frame.timestamp - last.timestamp, frame.gray.width());
+      const sfm::KeyframeDecision d = gate_.decideTracks(tracks, frame.timestamp - last.timestamp,
+                                                         frame.gray.width(), frame.gray.height());
       ++stats_.trackGateReasons[static_cast<int>(d.reason)];
       if (!d.keyframe) {
         ++stats_.dropped;

@@ -108,6 +108,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "Forward-backward bound of the KLT tracker (px at 640 px; 0: the design's 0.5)", 0,
               1000},
     o.kltSource.fbThresholdPx);
+  v(FieldInfo{"", "klt_join_radius_px",
+              "A KLT track joins the nearest SIFT keypoint of a keyframe within this distance (px "
+              "at 640 px)",
+              0.01, 100},
+    o.kltSource.joinRadiusPx);
   v(FieldInfo{"", "klt_seed_quality",
               "A SIFT keypoint seeds a KLT track when its lambda_min is at least this fraction "
               "of the frame's largest (0: any that passes the low-structure test)",

@@ -6,19 +6,21 @@
 //  - descriptor matches against the last keyframe (decide): the median displacement of the
 //    features the frame shares with it, in working pixels (minMotionPx);
 //  - tracks alive since the last keyframe (decideTracks, pipeline/klt_source.h), by default by
-//    their parallax: the homography that best explains the tracks' motion (RANSAC, transfer
-//    error) takes out what a rotation about the eye (or a plane) explains; what is left, the
-//    median of the residuals, is the part of the motion that only a translation makes, the
-//    part two views can triangulate from (the "plane plus parallax" of M. Irani and
-//    P. Anandan, "Parallax geometry of pairs of points for 3D scene analysis", ECCV 1996; the
+//    their parallax: the rotation about the eye that best explains the tracks' motion (the
+//    focal length searched with it: the mapper has not calibrated it yet) takes out what a turn
+//    of the camera explains; what is left, the median of the residuals, is the part of the
+//    motion that only a translation makes, the part two views can triangulate from (the
 //    rotation-compensated parallax of the keyframe selection in T. Qin, P. Li and S. Shen,
-//    "VINS-Mono", T-RO 2018, without a gyroscope). A keyframe when that parallax reaches
+//    "VINS-Mono", T-RO 2018, there with a gyroscope). A keyframe when that parallax reaches
 //    minParallaxPx, or when the tracks the last keyframe started with have thinned below
 //    minTrackedFraction (the view has moved on: a turn, points leaving the frame), or after
 //    maxGapSeconds. A pure rotation then makes keyframes only as the view moves on, not every
 //    few pixels, and forward motion (whose median displacement is small near the focus of
-//    expansion) still makes them. The homography needs no camera, so the decision does not
-//    depend on the mapper's calibration (the front end may run ahead of the mapper). The
+//    expansion) still makes them. The fit needs no camera, so the decision does not depend on
+//    the mapper's calibration (the front end may run ahead of the mapper). A homography
+//    instead of the rotation also explains the expansion of a plane ahead: on the synthetic
+//    forward path it left 0.1-0.2 px of 5-7 px of motion, and no model started
+//    (docs/benchmarks.md, "KLT: the parallax gate"). The
 //    older measure, the median displacement of the tracks (trackMinMotionPx), stays as
 //    TrackGate::kDisplacement (docs/benchmarks.md, "KLT: the parallax gate").
 #pragma once
@@ -40,7 +42,7 @@ struct KeyframeGateOptions {
   // (docs/benchmarks.md, "KLT tracks that pay").
   double trackMinMotionPx = 8;
   TrackGate trackGate = TrackGate::kParallax;
-  // TrackGate::kParallax: the median residual of the tracks after their best homography, at
+  // TrackGate::kParallax: the median residual of the tracks after their best rotation, at
   // 640 px (scaled by width), that makes a keyframe.
   double minParallaxPx = 3;
   // TrackGate::kParallax: a keyframe when fewer than this fraction of the tracks alive at the
@@ -80,12 +82,13 @@ struct KeyframeDecision {
   GateReason reason = GateReason::kUnknown;
 };
 
-// The median residual (working pixels) of `now` after the homography that best maps
-// `atKeyframe` onto it (RANSAC of geometry::HomographyEstimator, inlier bound `inlierPx`,
-// deterministic), over at most `maxPoints` of the pairs (an even stride). Falls back to the
-// median displacement when no homography is found (fewer than 4 pairs, degenerate).
-double medianParallax(const std::vector<Vec2>& atKeyframe, const std::vector<Vec2>& now,
-                      double inlierPx, int maxPoints = 1024);
+// The parallax of tracks between the last keyframe and now (working pixels): the median
+// residual of `now` after the rotation about the eye that best maps `atKeyframe` onto it, the
+// focal length searched (0.25 to 4 image widths; principal point at the image centre), over
+// at most `maxPoints` of the pairs (an even stride); the pairs within max(3 x median,
+// inlierPx) of a fit make the next one.
+double medianParallax(const std::vector<Vec2>& atKeyframe, const std::vector<Vec2>& now, int width,
+                      int height, double inlierPx, int maxPoints = 512);
 
 class KeyframeGate {
  public:
@@ -98,8 +101,8 @@ class KeyframeGate {
                           int width, GateMotion from = GateMotion::kMatches) const;
 
   // The decision on tracks (options().trackGate): parallax or lost tracks, or displacement.
-  KeyframeDecision decideTracks(const GateTracks& tracks, double secondsSinceKeyframe,
-                                int width) const;
+  KeyframeDecision decideTracks(const GateTracks& tracks, double secondsSinceKeyframe, int width,
+                                int height) const;
 
   const KeyframeGateOptions& options() const { return options_; }
 

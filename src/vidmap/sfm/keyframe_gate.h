@@ -47,7 +47,7 @@ struct KeyframeGateOptions {
   double minParallaxPx = 3;
   // TrackGate::kParallax: a keyframe when fewer than this fraction of the tracks alive at the
   // last keyframe are still alive.
-  double minTrackedFraction = 0.6;
+  double minTrackedFraction = 0.8;
   double maxGapSeconds = 1;  // a frame this long after the last keyframe is one
   int minMatches = 20;       // fewer displacements: the motion is unknown, a keyframe
 

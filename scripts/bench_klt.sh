@@ -6,7 +6,8 @@
 #   scripts/bench_klt.sh OUT INPUT GROUNDTRUTH [reconstruct options...]
 #   e.g. scripts/bench_klt.sh /tmp/b /work/shared/data/tum-fr1-rpy/rgb_subset150.txt \
 #          /work/shared/data/tum-fr1-rpy/groundtruth.txt --fps 4
-# (VIDMAP_DEVICE=cuda for the GPU; max-dt of the association: VIDMAP_MAX_DT, default 0.02.)
+# (VIDMAP_DEVICE=cuda for the GPU; max-dt of the association: VIDMAP_MAX_DT, default 0.02;
+# KLT_VALUES="on" runs only --klt on, e.g. for variants of its options.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VIDMAP_BUILD:-$root/build}
@@ -17,7 +18,7 @@ shift 3
 device=${VIDMAP_DEVICE:-auto}
 export OMP_WAIT_POLICY=passive
 mkdir -p "$out"
-for klt in off on; do
+for klt in ${KLT_VALUES:-off on}; do
   o=$out/klt_$klt
   rm -rf "$o"
   t0=$(date +%s.%N)
@@ -51,6 +52,16 @@ row = {"klt": sys.argv[2], "total_s": round(float(sys.argv[4]) - float(sys.argv[
        "mapper_s": sec("mapper"),
        "klt_s": round(sum(sec(n) for n in ("klt_upload", "klt_pyramid", "klt_track", "klt_check",
                                            "klt_select", "klt_join")), 2),
+       "klt_ends": {k[9:]: v for k, v in c.items() if k.startswith("klt_ends_") and
+                    not k.startswith("klt_ends_unjoined_")},
+       "klt_ends_unjoined": {k[18:]: v for k, v in c.items()
+                             if k.startswith("klt_ends_unjoined_")},
+       "klt_joins": c.get("klt_joins"), "klt_join_candidates": c.get("klt_join_candidates"),
+       "klt_seeds": c.get("klt_seeds"),
+       "klt_hist": [v for k, v in sorted(((k, v) for k, v in c.items()
+                                           if k.startswith("klt_track_keyframes_")),
+                                          key=lambda kv: int(kv[0].split("_")[3]))],
+       "track_gate": {k[11:]: v for k, v in c.items() if k.startswith("track_gate_")},
        "eval": ev}
 print(json.dumps(row))
 PY

@@ -185,7 +185,7 @@ void Tracker::uploadTable() {
   backend_->uploadSeeds(seeds_.data(), static_cast<int>(seeds_.size()));
 }
 
-SeedReport Tracker::seed(const std::vector<Seed>& seeds, bool fillIn) {
+SeedReport Tracker::seed(const std::vector<Seed>& seeds, bool fillIn, float minQuality) {
   require(frame_ > 0, "klt: seed() needs a pushed frame");
   const auto start = Clock::now();
   SeedReport rep;
@@ -195,9 +195,14 @@ SeedReport Tracker::seed(const std::vector<Seed>& seeds, bool fillIn) {
   backend_->eigenMap(cur);
   // The test of the tracker's low-structure end (reason 2), on the selection map's block:
   // lambda_min per pixel >= minEigThreshold. A keypoint below it would end at its first push.
-  const float minEig = options_.minEigThreshold * options_.blockSize * options_.blockSize;
+  float minEig = options_.minEigThreshold * options_.blockSize * options_.blockSize;
   eigen_.resize(static_cast<std::size_t>(width_) * height_);
   backend_->readEigenMap(eigen_.data());
+  if (minQuality > 0) {
+    float maxEig = 0;
+    for (float e : eigen_) maxEig = std::max(maxEig, e);
+    minEig = std::max(minEig, minQuality * maxEig);
+  }
   // Occupancy at 1 px: a grid of 1 px cells, neighbours checked.
   const float border = static_cast<float>(options_.halfWindow + 1);
   std::vector<unsigned char> taken(static_cast<std::size_t>(width_) * height_, 0);

@@ -105,7 +105,9 @@ class Tracker {
   // frame and are not within 1 px of an alive track or an earlier seed, in the given order, up to
   // capacity; then, when fillIn, the Shi-Tomasi selection of the push around all of
   // them. New tracks are appended to the table with age 0. Needs a push before.
-  SeedReport seed(const std::vector<Seed>& seeds, bool fillIn);
+  // `minQuality` > 0 also asks of a seed lambda_min >= minQuality times the largest of the
+  // frame (the quality test of the Shi-Tomasi picks, Options::qualityLevel).
+  SeedReport seed(const std::vector<Seed>& seeds, bool fillIn, float minQuality = 0);
   // Ends the alive tracks of these ids with `reason` (the mapper's epipolar rejection, design
   // 3.5 item 6): they leave the table and are appended to ended(). Unknown ids are ignored.
   // Returns how many ended.

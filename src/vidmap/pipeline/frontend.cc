@@ -37,6 +37,12 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
   r.setCount("sift_lowered_threshold_images", siftLowered);
   r.setCount("sift_lowered_threshold_calls", siftLoweredCalls);
   r.setCount("frames_gated_by_tracks", trackGated);
+  // The tracks' decisions by reason (sfm::GateReason): keyframes by parallax, by lost tracks,
+  // by the gap; frames dropped ("none").
+  for (int k = 0; k < static_cast<int>(trackGateReasons.size()); ++k)
+    if (k != static_cast<int>(sfm::GateReason::kUnknown))
+      r.setCount(std::string("track_gate_") + sfm::gateReasonName(static_cast<sfm::GateReason>(k)),
+                 trackGateReasons[k]);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
   r.setCount("guide_refreshes", guideRefreshes);
@@ -105,16 +111,16 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
   bool gated = options_.photos;  // photos: every one a keyframe
   if (!gated && !active_.empty()) {
     const Active& last = active_.back();
-    std::vector<double> motion;
+    sfm::GateTracks tracks;
     sfm::TrackedFrame seen;
     for (PairMatchSource* s : sources_) {
-      if (!s->gateMotion(last.id, &motion, &seen)) continue;
+      if (!s->gateMotion(last.id, &tracks, &seen)) continue;
       gated = true;
       ++stats_.trackGated;
-      if (!gate_
-               .decide(std::move(motion), frame.timestamp - last.timestamp, frame.gray.width(),
-                       sfm::GateMotion::kTracks)
-               .keyframe) {
+      const sfm::KeyframeDecision d = gate_.decideTracks(tracks, frame.timestamp - last.timestamp,
+                                                         frame.gray.width(), frame.gray.height());
+      ++stats_.trackGateReasons[static_cast<int>(d.reason)];
+      if (!d.keyframe) {
         ++stats_.dropped;
         *dropped = std::move(seen);
         dropped->frameIndex = frame.index;

@@ -20,6 +20,8 @@ void KltSourceOptions::check() const {
   checkRange("klt.joinRadiusPx", joinRadiusPx, 0.01, 100.0);
   checkRange("klt.capacity", capacity, 16, klt::kMaxCapacity);
   if (levels != 0) checkRange("klt.levels", levels, 1, klt::kMaxLevels);
+  checkRange("klt.fbThresholdPx", fbThresholdPx, 0.0, 1000.0);
+  checkRange("klt.seedQuality", seedQuality, 0.0, 1.0);
   checkRange("klt.chainKeyframes", chainKeyframes, 1, 1000);
   checkRange("klt.minGateTracks", minGateTracks, 1, 1000000);
 }
@@ -49,6 +51,9 @@ void KltStats::writeTo(io::RunRecord& r) const {
   r.setCount("klt_seeds", seeds);
   r.setCount("klt_fill_in", fillIn);
   r.setCount("klt_joins", joins);
+  r.setCount("klt_join_candidates", joinCandidates);
+  for (int k = 1; k < klt::kEndReasonCount; ++k)
+    r.setCount(std::string("klt_ends_unjoined_") + klt::endReasonName(k), endsUnjoined[k]);
   r.setCount("klt_matches", matches);
   for (size_t k = 0; k < lengthHistogram.size(); ++k)
     r.setCount("klt_track_keyframes_" + std::to_string(k) +
@@ -134,6 +139,7 @@ void KltSource::retire(std::int64_t id, int reason) {
   auto it = info_.find(id);
   if (it == info_.end()) return;
   ++stats_.ends[reason];
+  if (it->second.chain.size() <= 1) ++stats_.endsUnjoined[reason];
   const size_t n = std::min(it->second.chain.size(), stats_.lengthHistogram.size() - 1);
   ++stats_.lengthHistogram[n];
   info_.erase(it);
@@ -145,18 +151,23 @@ void KltSource::reset(int width, int height) {
   if (tracker_) {
     for (const auto& [id, inf] : info_) {
       ++stats_.ends[static_cast<int>(klt::EndReason::kOutOfFrame)];
+      if (inf.chain.size() <= 1)
+        ++stats_.endsUnjoined[static_cast<int>(klt::EndReason::kOutOfFrame)];
       ++stats_.lengthHistogram[std::min(inf.chain.size(), stats_.lengthHistogram.size() - 1)];
     }
     ++stats_.resets;
   }
   info_.clear();
   claims_.clear();
+  keyframeTracks_ = 0;
   tracker_.reset();
   width_ = width;
   height_ = height;
   klt::Options o = klt::optionsFor(width);
   o.capacity = options_.capacity;
   if (options_.levels > 0) o.levels = options_.levels;
+  if (options_.fbThresholdPx > 0)
+    o.fbThresholdPx = static_cast<float>(options_.fbThresholdPx * width / 640.0);
   try {
     o.checkFrame(width, height);
   } catch (const Error&) {
@@ -189,24 +200,27 @@ void KltSource::onFrame(const io::Frame& frame) {
   for (const klt::EndedTrack& e : tracker_->ended()) retire(e.id, e.reason);
 }
 
-bool KltSource::gateMotion(int lastKeyframe, std::vector<double>* d,
+bool KltSource::gateMotion(int lastKeyframe, sfm::GateTracks* g,
                            sfm::TrackedFrame* observed) const {
   if (!tracker_ || tracker_->frames() == 0) return false;
   const klt::TrackTable& t = tracker_->tracks();
   if (t.size() < options_.minGateTracks) return false;
-  d->clear();
-  d->reserve(t.size());
+  g->clear();
+  g->keyframeTracks = keyframeTracks_;
+  g->atKeyframe.reserve(t.size());
+  g->now.reserve(t.size());
   for (int i = 0; i < t.size(); ++i) {
     const auto it = info_.find(t.id[i]);
     if (it == info_.end()) continue;
     const TrackInfo& inf = it->second;
-    d->push_back(std::hypot(t.x[i] - inf.kfX, t.y[i] - inf.kfY));
+    g->atKeyframe.emplace_back(inf.kfX, inf.kfY);
+    g->now.emplace_back(t.x[i], t.y[i]);
     if (observed && !inf.chain.empty() && inf.chain.back().keyframe == lastKeyframe) {
       observed->keypoints.emplace_back(t.x[i], t.y[i]);
       observed->keyframeKeypoint.push_back(inf.chain.back().keypoint);
     }
   }
-  return static_cast<int>(d->size()) >= options_.minGateTracks;
+  return static_cast<int>(g->now.size()) >= options_.minGateTracks;
 }
 
 void KltSource::startTracks(int first, int keyframeId, const features::Features& features) {
@@ -233,6 +247,7 @@ std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
   const double radius = options_.joinRadiusPx * width_ / 640.0;
   const KeypointGrid grid(features, radius, width_, height_);
   const klt::TrackTable& t = tracker_->tracks();
+  stats_.joinCandidates += t.size();
 
   // Candidates (distance, track index, keypoint), nearest first: a keypoint goes to the
   // nearest track that wants it; the order is total, so the claim does not depend on threads.
@@ -276,11 +291,13 @@ std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
     if (!keyClaimed[k])
       seeds.push_back({features.keypoints[k].x, features.keypoints[k].y, static_cast<int>(k)});
   const int first = t.size();
-  const klt::SeedReport sr = tracker_->seed(seeds, options_.fillIn);
+  const klt::SeedReport sr =
+      tracker_->seed(seeds, options_.fillIn, static_cast<float>(options_.seedQuality));
   stats_.seeds += sr.accepted;
   stats_.fillIn += sr.fillIn;
   stats_.msSelect += sr.msSelect;
   startTracks(first, keyframeId, features);
+  keyframeTracks_ = tracker_->tracks().size();
   // A fill-in track starts its chain at the nearest keypoint of its keyframe, if one is
   // within the radius and not claimed .
   const klt::TrackTable& t2 = tracker_->tracks();

@@ -34,8 +34,12 @@ struct KltSourceOptions {
   // Shi-Tomasi picks beside the SIFT seeds. Off: measured in docs/benchmarks.md ("KLT
   // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
   bool fillIn = false;
-  int capacity = 4096;     // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
-  int levels = 0;          // pyramid levels (0: klt::optionsFor(width), 5 at 640 px)
+  int capacity = 4096;       // most alive tracks (SIFT keeps up to 4096 keypoints a keyframe)
+  int levels = 0;            // pyramid levels (0: klt::optionsFor(width), 5 at 640 px)
+  double fbThresholdPx = 0;  // forward-backward bound at 640 px (0: klt::optionsFor, 0.5)
+  // A SIFT seed needs lambda_min >= seedQuality times the frame's largest (0: only the
+  // tracker's low-structure test).
+  double seedQuality = 0;
   int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
   int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
   bool cuda = false;       // the CUDA backend of the tracker (builds with it only)
@@ -50,6 +54,10 @@ struct KltStats {
   int aliveMax = 0;
   std::array<std::int64_t, klt::kEndReasonCount> ends{};
   std::int64_t seeds = 0, fillIn = 0, joins = 0, matches = 0;
+  std::int64_t joinCandidates = 0;  // alive tracks at keyframes, before the join (joins / this)
+  // Ends of the tracks that never joined a second keyframe (chain of one keyframe or none),
+  // by reason: why tracks die before the next keyframe.
+  std::array<std::int64_t, klt::kEndReasonCount> endsUnjoined{};
   // Keyframes a track was joined to (its length in keyframes), for the tracks that ended:
   // index k counts tracks of k keyframes (the last bin: that many or more).
   std::array<std::int64_t, 17> lengthHistogram{};
@@ -68,7 +76,7 @@ class KltSource : public PairMatchSource {
   std::vector<sfm::PairMatches> onKeyframe(int keyframeId,
                                            const features::Features& features) override;
   void onOutliers(const sfm::PairMatches& outliers) override;
-  bool gateMotion(int lastKeyframe, std::vector<double>* displacements,
+  bool gateMotion(int lastKeyframe, sfm::GateTracks* tracks,
                   sfm::TrackedFrame* observed) const override;
 
   const KltStats& stats() const { return stats_; }
@@ -95,6 +103,7 @@ class KltSource : public PairMatchSource {
   std::unordered_map<std::int64_t, TrackInfo> info_;
   // (keyframe, keypoint) -> the track that claimed it (seeded there or joined it).
   std::unordered_map<std::int64_t, std::int64_t> claims_;
+  int keyframeTracks_ = 0;  // alive tracks after the last keyframe's seeding
   KltStats stats_;
 };
 

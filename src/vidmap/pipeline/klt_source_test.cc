@@ -199,12 +199,14 @@ TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) {
 TEST(KltSource, BlackFrameAndNewSizeFallBackToTheDescriptorGate) {
   const Views& v = views();
   KltSource src(KltSourceOptions{});
-  std::vector<double> d;
+  sfm::GateTracks d;
   src.onFrame(v.frames[0]);
   src.onKeyframe(0, siftOf(v.frames[0]));
   src.onFrame(v.frames[1]);
   EXPECT_TRUE(src.gateMotion(0, &d, nullptr));
-  EXPECT_GE(static_cast<int>(d.size()), 64);
+  EXPECT_GE(static_cast<int>(d.now.size()), 64);
+  EXPECT_EQ(d.atKeyframe.size(), d.now.size());
+  EXPECT_GE(d.keyframeTracks, static_cast<int>(d.now.size()));  // those of keyframe 0
   // A black frame: no structure, every track ends; the gate cannot use them.
   io::Frame black = v.frames[2];
   std::fill(black.gray.data(), black.gray.data() + black.gray.width() * black.gray.height(), 0.f);

@@ -11,6 +11,7 @@
 
 #include "vidmap/features/features.h"
 #include "vidmap/io/frame_source.h"
+#include "vidmap/sfm/keyframe_gate.h"
 #include "vidmap/sfm/reconstruction.h"
 #include "vidmap/sfm/tracks.h"
 
@@ -31,12 +32,13 @@ class PairMatchSource {
   // and ends, item 6), so a
   // tracker can end those tracks. Optional.
   virtual void onOutliers(const sfm::PairMatches& outliers) {}
-  // The motion of the frame just seen since keyframe `lastKeyframe`, for the keyframe gate:
-  // the displacements of the points the source follows (working pixels), and
-  // in `observed` (when not null) those of them that are keypoints of that keyframe, for the
-  // localisation of a dropped frame. False when the source cannot tell (too few points): the
-  // gate then uses descriptor matches.
-  virtual bool gateMotion(int lastKeyframe, std::vector<double>* displacements,
+  // The motion of the frame just seen since keyframe `lastKeyframe`, for the keyframe gate
+  // (sfm/keyframe_gate.h): the points the source follows, at that keyframe and now (working
+  // pixels), with how many it followed at that keyframe, and in `observed` (when not null)
+  // those of them that are keypoints of that keyframe, for the localisation of a dropped
+  // frame. False when the source cannot tell (too few points): the gate then uses descriptor
+  // matches.
+  virtual bool gateMotion(int lastKeyframe, sfm::GateTracks* tracks,
                           sfm::TrackedFrame* observed) const {
     return false;
   }

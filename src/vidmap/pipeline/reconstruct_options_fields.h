@@ -104,6 +104,20 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "Pyramid levels of the KLT tracker (0: by width, 5 at 640 px; else 1-8)", 0,
               klt::kMaxLevels},
     o.kltSource.levels);
+  v(FieldInfo{"", "klt_fb_threshold_px",
+              "Forward-backward bound of the KLT tracker (px at 640 px; 0: the design's 0.5)", 0,
+              1000},
+    o.kltSource.fbThresholdPx);
+  v(FieldInfo{"", "klt_join_radius_px",
+              "A KLT track joins the nearest SIFT keypoint of a keyframe within this distance (px "
+              "at 640 px)",
+              0.01, 100},
+    o.kltSource.joinRadiusPx);
+  v(FieldInfo{"", "klt_seed_quality",
+              "A SIFT keypoint seeds a KLT track when its lambda_min is at least this fraction "
+              "of the frame's largest (0: any that passes the low-structure test)",
+              0, 1},
+    o.kltSource.seedQuality);
   v(FieldInfo{"", "folder",
               "An image folder is read as the frames of one video (video: sampled at --fps like a "
               "video), as photos (photos: every image), or by its names and sizes (auto: numbered "
@@ -179,6 +193,33 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "which a frame is dropped",
               0, 10000},
     o.frontend.gate.trackMinMotionPx);
+  v(FieldInfo{"frontend", "klt_gate",
+              "Keyframe gate on KLT tracks (--klt on): parallax (the tracks' median residual "
+              "after their best homography, or the tracks thinning) or displacement (their "
+              "median motion)"},
+    TextField{[&o] {
+                return std::string(o.frontend.gate.trackGate == sfm::TrackGate::kParallax
+                                       ? "parallax"
+                                       : "displacement");
+              },
+              [&o](const std::string& s) {
+                if (s == "parallax")
+                  o.frontend.gate.trackGate = sfm::TrackGate::kParallax;
+                else if (s == "displacement")
+                  o.frontend.gate.trackGate = sfm::TrackGate::kDisplacement;
+                else
+                  throw Error("option klt_gate = '" + s + "' must be parallax or displacement");
+              }});
+  v(FieldInfo{"frontend", "klt_min_parallax_px",
+              "Keyframe gate on KLT tracks by parallax: median residual after the tracks' "
+              "homography (px at 640 px) that makes a keyframe",
+              0, 10000},
+    o.frontend.gate.minParallaxPx);
+  v(FieldInfo{"frontend", "klt_min_tracked_fraction",
+              "Keyframe gate on KLT tracks by parallax: a keyframe when fewer than this fraction "
+              "of the last keyframe's tracks are alive",
+              0, 1},
+    o.frontend.gate.minTrackedFraction);
   v(FieldInfo{"frontend", "max_gap_s", "Keyframe gate: a keyframe at least this often (seconds)", 0,
               1e6},
     o.frontend.gate.maxGapSeconds);

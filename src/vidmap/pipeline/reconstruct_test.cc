@@ -825,9 +825,11 @@ TEST(Reconstruct, KltTracksOnOrbit) {
   }
   EXPECT_FALSE(bytes[0].empty());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the model depends on the number of threads";
-  // The tracks' own gate threshold: demanding more motion of the tracks keeps fewer keyframes,
+  // The tracks' displacement gate, with its own threshold: demanding more motion of the
+  // tracks keeps fewer keyframes,
   // SIFT still runs only on them, and every frame is still posed (keyframes and localised).
   int keyframes[2] = {0, 0};
+  o.frontend.gate.trackGate = sfm::TrackGate::kDisplacement;
   for (int run = 0; run < 2; ++run) {
     o.frontend.gate.trackMinMotionPx = run == 0 ? 8 : 48;
     const fs::path out = tempRoot() / ("out_klt_gate" + std::to_string(run));

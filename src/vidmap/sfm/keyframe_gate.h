@@ -1,37 +1,94 @@
 // The keyframe gate of the video mapper (docs/architecture.md, "Front end"): a sampled frame
-// becomes a keyframe when the image has moved enough since the last keyframe (the median
-// displacement of the features it shares with it, in working pixels) or when too long has passed;
-// otherwise it is dropped (and only localised at the end). The displacements may come from
-// descriptor matches against the last keyframe or from tracks alive since it, each with a
-// threshold of its own (trackMinMotionPx for tracks: they carry the features from one keyframe
-// to the next, so keyframes farther apart stay linked by the joins of pipeline/klt_source.h).
+// becomes a keyframe when the image has moved enough since the last keyframe or when too long
+// has passed; otherwise it is dropped (and only localised at the end).
+//
+// Two measures of "moved enough":
+//  - descriptor matches against the last keyframe (decide): the median displacement of the
+//    features the frame shares with it, in working pixels (minMotionPx);
+//  - tracks alive since the last keyframe (decideTracks, pipeline/klt_source.h), by default by
+//    their parallax: the rotation about the eye that best explains the tracks' motion (the
+//    focal length searched with it: the mapper has not calibrated it yet) takes out what a turn
+//    of the camera explains; what is left, the median of the residuals, is the part of the
+//    motion that only a translation makes, the part two views can triangulate from (the
+//    rotation-compensated parallax of the keyframe selection in T. Qin, P. Li and S. Shen,
+//    "VINS-Mono", T-RO 2018, there with a gyroscope). A keyframe when that parallax reaches
+//    minParallaxPx, or when the tracks the last keyframe started with have thinned below
+//    minTrackedFraction (the view has moved on: a turn, points leaving the frame), or after
+//    maxGapSeconds. A pure rotation then makes keyframes only as the view moves on, not every
+//    few pixels, and forward motion (whose median displacement is small near the focus of
+//    expansion) still makes them. The fit needs no camera, so the decision does not depend on
+//    the mapper's calibration (the front end may run ahead of the mapper). A homography
+//    instead of the rotation also explains the expansion of a plane ahead: on the synthetic
+//    forward path it left 0.1-0.2 px of 5-7 px of motion, and no model started
+//    (docs/benchmarks.md, "KLT: the parallax gate"). The
+//    older measure, the median displacement of the tracks (trackMinMotionPx), stays as
+//    TrackGate::kDisplacement (docs/benchmarks.md, "KLT: the parallax gate").
 #pragma once
 
 #include <vector>
 
+#include "vidmap/sfm/reconstruction.h"
+
 namespace vidmap::sfm {
+
+// How tracks decide (decideTracks).
+enum class TrackGate { kParallax, kDisplacement };
 
 struct KeyframeGateOptions {
   double minMotionPx = 8;  // median displacement of a keyframe, at 640 px (scaled by width)
-  // The same when the displacements are those of tracks. 24 px halves the CPU time of a
-  // rotating video at all frames, but the median displacement is no measure of parallax: on a
-  // forward path it keeps a keyframe a second only and the model fails to start, so the
-  // default is the descriptors' (docs/benchmarks.md, "KLT tracks that pay").
+  // TrackGate::kDisplacement: the same for the tracks' displacement. 24 px halves the CPU time
+  // of a rotating video at all frames, but the median displacement is no measure of parallax:
+  // on a forward path it keeps a keyframe a second only and the model fails to start
+  // (docs/benchmarks.md, "KLT tracks that pay").
   double trackMinMotionPx = 8;
+  TrackGate trackGate = TrackGate::kParallax;
+  // TrackGate::kParallax: the median residual of the tracks after their best rotation, at
+  // 640 px (scaled by width), that makes a keyframe.
+  double minParallaxPx = 3;
+  // TrackGate::kParallax: a keyframe when fewer than this fraction of the tracks alive at the
+  // last keyframe are still alive.
+  double minTrackedFraction = 0.8;
   double maxGapSeconds = 1;  // a frame this long after the last keyframe is one
   int minMatches = 20;       // fewer displacements: the motion is unknown, a keyframe
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
 
-// Where the displacements come from.
+// Where the displacements come from (decide).
 enum class GateMotion { kMatches, kTracks };
+
+// The tracks the gate reads: each alive track's position at the last keyframe and now
+// (working pixels, as detected), and how many tracks were alive at that keyframe.
+struct GateTracks {
+  std::vector<Vec2> atKeyframe, now;
+  int keyframeTracks = 0;
+  void clear() {
+    atKeyframe.clear();
+    now.clear();
+    keyframeTracks = 0;
+  }
+};
+
+// Why a frame became a keyframe (or did not).
+enum class GateReason { kNone, kUnknown, kMotion, kParallax, kTracksLost, kGap };
+const char* gateReasonName(GateReason r);
 
 struct KeyframeDecision {
   bool keyframe = true;
-  bool motionKnown = false;   // at least minMatches displacements
-  double medianMotionPx = 0;  // when known (working pixels)
+  bool motionKnown = false;    // at least minMatches displacements
+  double medianMotionPx = 0;   // when known (working pixels)
+  double parallaxPx = 0;       // decideTracks, kParallax: median residual (working pixels)
+  double trackedFraction = 1;  // decideTracks: alive now / alive at the last keyframe
+  GateReason reason = GateReason::kUnknown;
 };
+
+// The parallax of tracks between the last keyframe and now (working pixels): the median
+// residual of `now` after the rotation about the eye that best maps `atKeyframe` onto it, the
+// focal length searched (0.25 to 4 image widths; principal point at the image centre), over
+// at most `maxPoints` of the pairs (an even stride); the pairs within max(3 x median,
+// inlierPx) of a fit make the next one.
+double medianParallax(const std::vector<Vec2>& atKeyframe, const std::vector<Vec2>& now, int width,
+                      int height, double inlierPx, int maxPoints = 512);
 
 class KeyframeGate {
  public:
@@ -42,6 +99,10 @@ class KeyframeGate {
   // in an image `width` pixels wide, measured by `from` (its threshold).
   KeyframeDecision decide(std::vector<double> displacementsPx, double secondsSinceKeyframe,
                           int width, GateMotion from = GateMotion::kMatches) const;
+
+  // The decision on tracks (options().trackGate): parallax or lost tracks, or displacement.
+  KeyframeDecision decideTracks(const GateTracks& tracks, double secondsSinceKeyframe, int width,
+                                int height) const;
 
   const KeyframeGateOptions& options() const { return options_; }
 

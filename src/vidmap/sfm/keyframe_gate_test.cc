@@ -1,10 +1,16 @@
 // The keyframe gate against known motions: a camera panning at a known speed fires the gate at
 // the stated displacement (scaled by the image width) and not before; the gap in time fires it
 // without motion; too few displacements leave the motion unknown (a keyframe); bad options
-// name their field.
+// name their field. The tracks' parallax gate on points projected from known 3D scenes: a
+// pure rotation makes no keyframe until the view has moved on (tracks lost), a translation
+// makes one within the frames that its known parallax needs, forward motion too.
 #include "vidmap/sfm/keyframe_gate.h"
 
 #include <gtest/gtest.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <cstdint>
 
 #include "vidmap/core/error.h"
 
@@ -93,6 +99,163 @@ TEST(KeyframeGate, BadOptionsNameTheirField) {
   }
   o = {};
   o.minMotionPx = -1;
+  EXPECT_THROW(KeyframeGate{o}, Error);
+}
+
+// A pinhole camera (f 500 px, 640 x 480) looking down +z, and points on fronto-parallel layers
+// at known depths, spread over the view of the first frame. The tracks of a frame are the
+// projections of the points that both the first frame and this one see (a margin of 8 px).
+struct Scene3 {
+  std::vector<Eigen::Vector3d> points;
+  static constexpr double f = 500, cx = 320, cy = 240;
+
+  explicit Scene3(const std::vector<double>& depths, int perLayer = 150) {
+    std::uint64_t s = 12345;  // a small LCG: the same points with every standard library
+    auto uniform = [&s] {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<double>(s >> 11) / 9007199254740992.0;
+    };
+    for (double z : depths)
+      for (int i = 0; i < perLayer; ++i) {
+        const double u = 20 + 600 * uniform(), v = 20 + 440 * uniform();
+        points.emplace_back((u - cx) / f * z, (v - cy) / f * z, z);
+      }
+  }
+  // Projection into a camera with world-to-camera rotation R and centre c.
+  static bool project(const Eigen::Matrix3d& R, const Eigen::Vector3d& c, const Eigen::Vector3d& X,
+                      Vec2* px) {
+    const Eigen::Vector3d p = R * (X - c);
+    if (p.z() <= 0.1) return false;
+    *px = Vec2(f * p.x() / p.z() + cx, f * p.y() / p.z() + cy);
+    return px->x() >= 8 && px->y() >= 8 && px->x() <= 631 && px->y() <= 471;
+  }
+  GateTracks tracks(const Eigen::Matrix3d& R, const Eigen::Vector3d& c) const {
+    GateTracks t;
+    for (const Eigen::Vector3d& X : points) {
+      Vec2 a, b;
+      if (!project(Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(), X, &a)) continue;
+      ++t.keyframeTracks;
+      if (!project(R, c, X, &b)) continue;
+      t.atKeyframe.push_back(a);
+      t.now.push_back(b);
+    }
+    return t;
+  }
+};
+
+TEST(KeyframeGate, PureRotationMakesNoKeyframeUntilTheViewMovesOn) {
+  // Three layers at 1.5, 4 and 12 m; the eye turns 0.5 degrees a frame about a tilted axis and
+  // does not move. The displacement gate fires at 8 px (frame 2); the parallax gate never
+  // fires by parallax, only when fewer than 80% of the first view's points are still seen.
+  const Scene3 scene({1.5, 4, 12});
+  KeyframeGateOptions o;
+  o.maxGapSeconds = 1e5;
+  const KeyframeGate gate(o);
+  KeyframeGateOptions od = o;
+  od.trackGate = TrackGate::kDisplacement;
+  const KeyframeGate byDisplacement(od);
+  const Eigen::Vector3d axis = Eigen::Vector3d(0.3, 1, 0.2).normalized();
+  int firstDisplacement = -1, firstParallax = -1, lost = -1;
+  for (int k = 1; k <= 80; ++k) {
+    const Eigen::Matrix3d R(Eigen::AngleAxisd(k * 0.5 * M_PI / 180, axis));
+    const GateTracks t = scene.tracks(R, Eigen::Vector3d::Zero());
+    if (firstDisplacement < 0 && byDisplacement.decideTracks(t, k / 30.0, 640, 480).keyframe)
+      firstDisplacement = k;
+    const KeyframeDecision d = gate.decideTracks(t, k / 30.0, 640, 480);
+    ASSERT_TRUE(d.motionKnown);
+    EXPECT_LT(d.parallaxPx, 0.3) << "frame " << k;
+    if (firstParallax < 0 && d.reason == GateReason::kParallax) firstParallax = k;
+    if (lost < 0 && d.keyframe) {
+      lost = k;
+      EXPECT_EQ(d.reason, GateReason::kTracksLost);
+      EXPECT_LT(d.trackedFraction, 0.8);
+    }
+    if (lost < 0) {
+      EXPECT_GE(d.trackedFraction, 0.8) << "frame " << k;
+    }
+  }
+  EXPECT_LE(firstDisplacement, 3);  // about 4.4 px a frame at the centre
+  EXPECT_EQ(firstParallax, -1);
+  EXPECT_GT(lost, 8);  // 4 degrees and more: the view has moved on
+}
+
+TEST(KeyframeGate, TranslationMakesAKeyframeWithinTheFramesItsParallaxNeeds) {
+  // Layers at 2, 4 and 8 m, a third of the points each. The eye holds still for 10 frames, then
+  // moves sideways 1 cm a frame (and turns 0.2 degrees a frame, which the fit takes out). A
+  // lateral move of s metres shifts a layer at depth Z by f s / Z px (250 s, 125 s and
+  // 62.5 s px); a turn shifts all alike, so the best one leaves the median point at least
+  // half the gap between two layers, 31.25 s px. The gate at 3 px must fire once
+  // s >= 3 / 31.25 = 9.6 cm (frame 20), and not while the eye is still.
+  const Scene3 scene({2, 4, 8});
+  KeyframeGateOptions o;
+  o.maxGapSeconds = 1e5;
+  ASSERT_EQ(o.minParallaxPx, 3);
+  const KeyframeGate gate(o);
+  int fired = -1;
+  for (int k = 1; k <= 30 && fired < 0; ++k) {
+    const double s = std::max(0, k - 10) * 0.01;
+    const Eigen::Matrix3d R(Eigen::AngleAxisd(k * 0.2 * M_PI / 180, Eigen::Vector3d::UnitY()));
+    const KeyframeDecision d =
+        gate.decideTracks(scene.tracks(R, Eigen::Vector3d(s, 0, 0)), k / 30.0, 640, 480);
+    if (d.keyframe) {
+      fired = k;
+      EXPECT_EQ(d.reason, GateReason::kParallax);
+    }
+  }
+  EXPECT_GT(fired, 10);
+  EXPECT_LE(fired, 20);
+  // At 1280 px the threshold doubles with the image (the same scene, pixels doubled): later.
+  int fired1280 = -1;
+  for (int k = 1; k <= 30 && fired1280 < 0; ++k) {
+    const double s = std::max(0, k - 10) * 0.01;
+    const Eigen::Matrix3d R(Eigen::AngleAxisd(k * 0.2 * M_PI / 180, Eigen::Vector3d::UnitY()));
+    GateTracks t = scene.tracks(R, Eigen::Vector3d(s, 0, 0));
+    for (Vec2& p : t.atKeyframe) p *= 2;
+    for (Vec2& p : t.now) p *= 2;
+    if (gate.decideTracks(t, k / 30.0, 1280, 960).keyframe) fired1280 = k;
+  }
+  EXPECT_EQ(fired1280, fired);
+}
+
+TEST(KeyframeGate, ForwardMotionMakesKeyframesByParallax) {
+  // Layers at 2, 4 and 8 m; the eye moves 2 cm a frame along its axis. The displacement gate at
+  // 24 px keeps none within the second that the parallax gate needs for its first keyframe.
+  const Scene3 scene({2, 4, 8});
+  KeyframeGateOptions o;
+  o.maxGapSeconds = 1e5;
+  const KeyframeGate gate(o);
+  KeyframeGateOptions od = o;
+  od.trackGate = TrackGate::kDisplacement;
+  od.trackMinMotionPx = 24;
+  const KeyframeGate byDisplacement(od);
+  int parallax = -1, displacement = -1;
+  for (int k = 1; k <= 30; ++k) {
+    const GateTracks t = scene.tracks(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0, 0, 0.02 * k));
+    const KeyframeDecision d = gate.decideTracks(t, k / 30.0, 640, 480);
+    if (parallax < 0 && d.keyframe) {
+      parallax = k;
+      EXPECT_EQ(d.reason, GateReason::kParallax);
+      EXPECT_GT(d.parallaxPx, 3);
+      EXPECT_GT(d.parallaxPx, 0.8 * d.medianMotionPx);  // no turn explains an expansion
+    }
+    if (displacement < 0 && byDisplacement.decideTracks(t, k / 30.0, 640, 480).keyframe)
+      displacement = k;
+  }
+  EXPECT_GT(parallax, 1);
+  EXPECT_LT(parallax, displacement < 0 ? 31 : displacement);
+}
+
+TEST(KeyframeGate, ParallaxOptionsNameTheirField) {
+  KeyframeGateOptions o;
+  o.minTrackedFraction = 1.5;
+  try {
+    KeyframeGate g(o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gate.minTrackedFraction"), std::string::npos);
+  }
+  o = {};
+  o.minParallaxPx = -1;
   EXPECT_THROW(KeyframeGate{o}, Error);
 }
 

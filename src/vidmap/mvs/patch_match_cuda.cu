@@ -18,7 +18,8 @@ namespace {
 constexpr int kBlock = 128;
 // Blocks of 16 x 8 pixels of one colour (32 x 8 of the image): a warp covers two rows, so the
 // windows of its threads overlap more in the texture cache than along one row.
-// VIDMAP_MVS_BLOCK_X = 8 or 32 for blocks of 8 x 16 or 32 x 4 (same results).
+// VIDMAP_MVS_BLOCK_X = 8 or 32 for blocks of 8 x 16 or 32 x 4 (same results; on the
+// fountain 81.8 and 80.1 ms per image against 80.4: 16 x 8 stays).
 constexpr int kBlockXLog2 = 4;
 
 // Experiment knobs for docs/benchmarks.md (sections "mvs speed (issue 14, helper dense)" and
@@ -31,8 +32,9 @@ constexpr int kBlockXLog2 = 4;
 // shared memory beside the weights (the default with 8 blocks per SM and shared weights:
 // ptxas gives 64 registers and 152 / 188 bytes of spill stores / loads against 520 / 792;
 // docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass (issue 14,
-// helper dense3)"; the caps below 8 blocks keep the grey levels in shared memory, helper
-// dense4's measurement). None changes a result.
+// helper dense3)"; the caps below 8 blocks keep the grey levels in shared memory: 6, 5 and
+// 1 take 83.9-84.0 ms per fountain image against 80.4 at 8, section "mvs: the photometric
+// pass at 50 ms/MP (issue 14, helper dense4)"). None changes a result.
 struct Knobs {
   int minBlocks = 8;
   bool rows = false;

@@ -199,8 +199,9 @@ struct PatchMatchCuda::Impl {
     }
   };
   std::map<int, Resident> views;
-  PinnedFloats host;  // the planes of the last download: depth, nx, ny, nz, cost
-  size_t pixels = 0;  // of the last launch
+  PinnedFloats host;      // the planes of the last download: depth, nx, ny, nz, cost
+  size_t pixels = 0;      // of the last launch
+  size_t hostPixels = 0;  // of the last download (a worker's copyOut reads it)
   bool textures = false;
   int pitchAlign = 1, baseAlign = 1;
   explicit Impl(gpu::Context& c, bool tex) : ctx(c), textures(tex) {
@@ -317,14 +318,16 @@ void PatchMatchCuda::launch(const PmParams& P, bool initialise, int iterations,
   else
     launchKernels<1, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   m.pixels = n;
-  // The pinned buffer grows while the kernels run (pinning takes milliseconds); it serves
+  // The pinned buffer grows while the kernels run (pinning takes milliseconds), to the pass's
+  // largest reference at its first launch, when no copy out of it is pending; it serves
   // every later reference and pass of this object.
-  if (m.host.size() < 5 * n) m.host = PinnedFloats(5 * n);
+  if (m.host.size() < 5 * m.depth.size()) m.host = PinnedFloats(5 * m.depth.size());
 }
 
 void PatchMatchCuda::download() {
   Impl& m = *impl_;
   const size_t n = m.pixels;
+  m.hostPixels = n;
   float* h = m.host.data();
   const gpu::DeviceBuffer<float>* planes[5] = {&m.depth, &m.nx, &m.ny, &m.nz, &m.cost};
   cudaStream_t stream = static_cast<cudaStream_t>(m.ctx.stream().handle());
@@ -336,7 +339,7 @@ void PatchMatchCuda::download() {
 
 void PatchMatchCuda::copyOut(DepthMap* state) const {
   const Impl& m = *impl_;
-  const size_t n = m.pixels;
+  const size_t n = m.hostPixels;
   if (static_cast<size_t>(state->width) * state->height != n || state->depth.size() != n ||
       state->normal.size() != 3 * n || state->cost.size() != n)
     throw Error("mvs: copyOut into a map of another size than the last reference");

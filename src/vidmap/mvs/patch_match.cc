@@ -354,9 +354,10 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
     auto t0 = std::chrono::steady_clock::now();
     std::int64_t maxPixels = plan.workingBytes / workingBytes(1);
     cuda.beginPass(maxPixels);
-    // The host's share of a reference (the copy of the unfiltered planes, the filter) runs on
-    // a worker while the device computes the next reference; the maps are allocated at once,
-    // in parallel, rather than one at a time between the kernels.
+    // The host's share of a reference (the copy out of the pinned buffer, the copy of the
+    // unfiltered planes, the filter) runs on a worker while the device computes the next
+    // reference; the maps are allocated at once, in parallel, rather than one at a time
+    // between the kernels.
     if (!geo && !init)
       parallelFor(static_cast<std::int64_t>(refs.size()), [&](std::int64_t i) {
         res.photometric[refs[i]].resize(ws.views[refs[i]].width, ws.views[refs[i]].height);
@@ -391,10 +392,15 @@ PatchMatchResult runPasses(const Workspace& ws, const PatchMatchOptions& o,
         const PmGray& g = grayDev[ws.views[r].sources[k]];
         P.src[k].gray.stride = g.stride, P.src[k].gray.tex = g.tex;
       }
-      cuda.run(P, !geo && !init, geo ? o.geometricIterations : o.photometricIterations, o,
-               geo ? "geometric" : "photometric", &m);
+      cuda.launch(P, !geo && !init, geo ? o.geometricIterations : o.photometricIterations, o,
+                  geo ? "geometric" : "photometric", m);
+      // The previous reference's copy out of the pinned buffer ends while these kernels run,
+      // before the download overwrites it.
+      if (!post.empty()) post.back().wait();
+      cuda.download();
       post.push_back(std::async(std::launch::async, [&, r, geo] {
         DepthMap& done = geo ? res.geometric[r] : res.photometric[r];
+        cuda.copyOut(&done);
         if (!geo && geometric) unfiltered[r] = done;
         filterByCost(&done, o.maxCost);
       }));

@@ -3,6 +3,7 @@
 // weight tables: about 3 KB) go by value as kernel arguments, in the constant bank.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,7 +18,9 @@ namespace {
 constexpr int kBlock = 128;
 // Blocks of 16 x 8 pixels of one colour (32 x 8 of the image): a warp covers two rows, so the
 // windows of its threads overlap more in the texture cache than along one row.
-constexpr int kBlockX = 16, kBlockY = 8;
+// VIDMAP_MVS_BLOCK_X = 8 or 32 for blocks of 8 x 16 or 32 x 4 (same results; on the
+// fountain 81.8 and 80.1 ms per image against 80.4: 16 x 8 stays).
+constexpr int kBlockXLog2 = 4;
 
 // Experiment knobs for docs/benchmarks.md (sections "mvs speed (issue 14, helper dense)" and
 // "mvs speed to the goals (issue 14, helper dense2)"), read once: VIDMAP_MVS_MIN_BLOCKS = the
@@ -29,16 +32,21 @@ constexpr int kBlockX = 16, kBlockY = 8;
 // shared memory beside the weights (the default with 8 blocks per SM and shared weights:
 // ptxas gives 64 registers and 152 / 188 bytes of spill stores / loads against 520 / 792;
 // docs/benchmarks.md, section "mvs: fusion on the GPU and the photometric pass (issue 14,
-// helper dense3)"). None changes a result.
+// helper dense3)"; the caps below 8 blocks keep the grey levels in shared memory: 6, 5 and
+// 1 take 83.9-84.0 ms per fountain image against 80.4 at 8, section "mvs: the photometric
+// pass at 50 ms/MP (issue 14, helper dense4)"). None changes a result.
 struct Knobs {
   int minBlocks = 8;
   bool rows = false;
+  int blockXLog2 = kBlockXLog2;
   bool localWindow = false;
   bool earlyExit = true;
   bool sharedValues = true;
   Knobs() {
     if (const char* e = std::getenv("VIDMAP_MVS_MIN_BLOCKS")) minBlocks = std::atoi(e);
     if (const char* e = std::getenv("VIDMAP_MVS_ROWS")) rows = std::atoi(e) != 0;
+    if (const char* e = std::getenv("VIDMAP_MVS_BLOCK_X"))
+      blockXLog2 = std::atoi(e) == 8 ? 3 : (std::atoi(e) == 32 ? 5 : kBlockXLog2);
     if (const char* e = std::getenv("VIDMAP_MVS_LOCAL_WINDOW")) localWindow = std::atoi(e) != 0;
     if (const char* e = std::getenv("VIDMAP_MVS_EARLY_EXIT")) earlyExit = std::atoi(e) != 0;
     if (const char* e = std::getenv("VIDMAP_MVS_SHARED_VALUES")) sharedValues = std::atoi(e) != 0;
@@ -94,14 +102,14 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
 
 template <int kMinBlocks, bool kShared, bool kValues>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
-    updateKernel(const PmParams P, const PmState S, int colour, int it, int rows) {
+    updateKernel(const PmParams P, const PmState S, int colour, int it, int rows, int bxLog2) {
   int x, y;
   if (rows) {  // rows: pixel p of the colour in a row-major walk
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (!pmColourPixel(p, colour, S.width, S.height, &x, &y)) return;
   } else {
-    const int i = blockIdx.x * kBlockX + threadIdx.x % kBlockX;
-    const int row = blockIdx.y * kBlockY + threadIdx.x / kBlockX;
+    const int i = (blockIdx.x << bxLog2) + (threadIdx.x & ((1 << bxLog2) - 1));
+    const int row = blockIdx.y * (kBlock >> bxLog2) + (threadIdx.x >> bxLog2);
     const int half = (S.width + 1) / 2;
     if (i >= half || !pmColourPixel(row * half + i, colour, S.width, S.height, &x, &y)) return;
   }
@@ -111,8 +119,8 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
 }
 
 template <int kMinBlocks, bool kShared, bool kValues = false>
-void launch(const PmParams& P, const PmState& S, bool initialise, int iterations,
-            const PatchMatchOptions& o, const std::string& prefix, gpu::Context& ctx) {
+void launchKernels(const PmParams& P, const PmState& S, bool initialise, int iterations,
+                   const PatchMatchOptions& o, const std::string& prefix, gpu::Context& ctx) {
   PmParams Q = P;
   Q.earlyExit = knobs().earlyExit ? 1 : 0;
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream().handle());
@@ -124,19 +132,50 @@ void launch(const PmParams& P, const PmState& S, bool initialise, int iterations
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
   const int half = (S.width + 1) / 2;
-  const dim3 grid = knobs().rows
-                        ? dim3((half * S.height + kBlock - 1) / kBlock, 1)
-                        : dim3((half + kBlockX - 1) / kBlockX, (S.height + kBlockY - 1) / kBlockY);
+  const int bx = 1 << knobs().blockXLog2, by = kBlock / bx;
+  const dim3 grid = knobs().rows ? dim3((half * S.height + kBlock - 1) / kBlock, 1)
+                                 : dim3((half + bx - 1) / bx, (S.height + by - 1) / by);
   for (int it = 0; it < iterations; ++it) {
     Q.perturbation = perturbationAt(o, it);
     for (int colour = 0; colour < 2; ++colour) {
       auto t = ctx.profiler().time(prefix + "_propagate", ctx.stream());
-      updateKernel<kMinBlocks, kShared, kValues>
-          <<<grid, kBlock, 0, stream>>>(Q, S, colour, 2 * it + colour, knobs().rows ? 1 : 0);
+      updateKernel<kMinBlocks, kShared, kValues><<<grid, kBlock, 0, stream>>>(
+          Q, S, colour, 2 * it + colour, knobs().rows ? 1 : 0, knobs().blockXLog2);
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
   }
 }
+
+// Page-locked host memory for the downloads (the device writes it at full bus speed; a
+// pageable copy goes through the driver's staging buffer).
+class PinnedFloats {
+ public:
+  PinnedFloats() = default;
+  explicit PinnedFloats(size_t count) : size_(count) {
+    if (count)
+      VIDMAP_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(float), 0));
+  }
+  PinnedFloats(PinnedFloats&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  PinnedFloats& operator=(PinnedFloats&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr), size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~PinnedFloats() { release(); }
+  float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void release() {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr, size_ = 0;
+  }
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -160,6 +199,9 @@ struct PatchMatchCuda::Impl {
     }
   };
   std::map<int, Resident> views;
+  PinnedFloats host;      // the planes of the last download: depth, nx, ny, nz, cost
+  size_t pixels = 0;      // of the last launch
+  size_t hostPixels = 0;  // of the last download (a worker's copyOut reads it)
   bool textures = false;
   int pitchAlign = 1, baseAlign = 1;
   explicit Impl(gpu::Context& c, bool tex) : ctx(c), textures(tex) {
@@ -248,38 +290,63 @@ const float* PatchMatchCuda::depthPtr(int view) const {
   return it == impl_->views.end() || it->second.depth.empty() ? nullptr : it->second.depth.data();
 }
 
-void PatchMatchCuda::run(const PmParams& P, bool initialise, int iterations,
-                         const PatchMatchOptions& o, const char* pass, DepthMap* state) {
+void PatchMatchCuda::launch(const PmParams& P, bool initialise, int iterations,
+                            const PatchMatchOptions& o, const char* pass, const DepthMap& state) {
   Impl& m = *impl_;
-  const int w = state->width, h = state->height;
+  const int w = state.width, h = state.height;
   const size_t n = static_cast<size_t>(w) * h;
   if (n > m.depth.size()) throw Error("mvs: reference larger than the pass's working buffers");
   PmState S{m.depth.data(), m.nx.data(), m.ny.data(), m.nz.data(), m.cost.data(), w, h};
   if (!initialise) {
-    m.depth.uploadAsync(std::span<const float>(state->depth), m.ctx.stream());
-    m.nx.uploadAsync(std::span<const float>(state->normal.data(), n), m.ctx.stream());
-    m.ny.uploadAsync(std::span<const float>(state->normal.data() + n, n), m.ctx.stream());
-    m.nz.uploadAsync(std::span<const float>(state->normal.data() + 2 * n, n), m.ctx.stream());
+    m.depth.uploadAsync(std::span<const float>(state.depth), m.ctx.stream());
+    m.nx.uploadAsync(std::span<const float>(state.normal.data(), n), m.ctx.stream());
+    m.ny.uploadAsync(std::span<const float>(state.normal.data() + n, n), m.ctx.stream());
+    m.nz.uploadAsync(std::span<const float>(state.normal.data() + 2 * n, n), m.ctx.stream());
   }
   const std::string prefix = std::string("mvs_") + pass;
-  if (knobs().localWindow)
-    launch<8, false>(P, S, initialise, iterations, o, prefix, m.ctx);
-  else if (knobs().minBlocks >= 8 && knobs().sharedValues)
-    launch<8, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
-  else if (knobs().minBlocks >= 8)
-    launch<8, true>(P, S, initialise, iterations, o, prefix, m.ctx);
-  else if (knobs().minBlocks >= 6)
-    launch<6, true>(P, S, initialise, iterations, o, prefix, m.ctx);
-  else if (knobs().minBlocks >= 5)
-    launch<5, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  const Knobs& k = knobs();
+  if (k.localWindow)
+    launchKernels<8, false>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (k.minBlocks >= 8 && k.sharedValues)
+    launchKernels<8, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (k.minBlocks >= 8)
+    launchKernels<8, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (k.minBlocks >= 6)
+    launchKernels<6, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  else if (k.minBlocks >= 5)
+    launchKernels<5, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
   else
-    launch<1, true>(P, S, initialise, iterations, o, prefix, m.ctx);
-  m.depth.downloadAsync(std::span<float>(state->depth), m.ctx.stream());
-  m.nx.downloadAsync(std::span<float>(state->normal.data(), n), m.ctx.stream());
-  m.ny.downloadAsync(std::span<float>(state->normal.data() + n, n), m.ctx.stream());
-  m.nz.downloadAsync(std::span<float>(state->normal.data() + 2 * n, n), m.ctx.stream());
-  m.cost.downloadAsync(std::span<float>(state->cost), m.ctx.stream());
+    launchKernels<1, true, true>(P, S, initialise, iterations, o, prefix, m.ctx);
+  m.pixels = n;
+  // The pinned buffer grows while the kernels run (pinning takes milliseconds), to the pass's
+  // largest reference at its first launch, when no copy out of it is pending; it serves
+  // every later reference and pass of this object.
+  if (m.host.size() < 5 * m.depth.size()) m.host = PinnedFloats(5 * m.depth.size());
+}
+
+void PatchMatchCuda::download() {
+  Impl& m = *impl_;
+  const size_t n = m.pixels;
+  m.hostPixels = n;
+  float* h = m.host.data();
+  const gpu::DeviceBuffer<float>* planes[5] = {&m.depth, &m.nx, &m.ny, &m.nz, &m.cost};
+  cudaStream_t stream = static_cast<cudaStream_t>(m.ctx.stream().handle());
+  for (int p = 0; p < 5; ++p)
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(h + p * n, planes[p]->data(), n * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream));
   m.ctx.synchronize();
+}
+
+void PatchMatchCuda::copyOut(DepthMap* state) const {
+  const Impl& m = *impl_;
+  const size_t n = m.hostPixels;
+  if (static_cast<size_t>(state->width) * state->height != n || state->depth.size() != n ||
+      state->normal.size() != 3 * n || state->cost.size() != n)
+    throw Error("mvs: copyOut into a map of another size than the last reference");
+  const float* h = m.host.data();
+  std::memcpy(state->depth.data(), h, n * sizeof(float));
+  std::memcpy(state->normal.data(), h + n, 3 * n * sizeof(float));  // nx, ny, nz in order
+  std::memcpy(state->cost.data(), h + 4 * n, n * sizeof(float));
 }
 
 }  // namespace vidmap::mvs

@@ -33,10 +33,20 @@ class PatchMatchCuda {
   int pitchAlignment() const;
   const float* depthPtr(int view) const;
 
-  // One pass of one reference: P holds device addresses (gray / depthPtr). The state is
-  // uploaded unless initialise, and downloaded at the end. `pass` names the kernels.
-  void run(const PmParams& P, bool initialise, int iterations, const PatchMatchOptions& o,
-           const char* pass, DepthMap* state);
+  // One pass of one reference, in two calls so that the host's work on the previous
+  // reference overlaps the kernels. launch: P holds device addresses (gray / depthPtr); the
+  // state is uploaded unless initialise, then the kernels are queued and launch returns
+  // without waiting for them. `pass` names the kernels. download: waits for them and copies
+  // the planes into the pass's pinned host buffer (through pageable memory the copy took
+  // most of the 8 ms per reference that separated wall from kernel time; docs/benchmarks.md,
+  // section "mvs: the photometric pass at 50 ms/MP (issue 14, helper dense4)").
+  void launch(const PmParams& P, bool initialise, int iterations, const PatchMatchOptions& o,
+              const char* pass, const DepthMap& state);
+  void download();
+  // Copies the planes of the last download into state (the reference's size): host memory
+  // only, so a worker thread may do it while the next reference's kernels run, as long as
+  // it is done before the next download.
+  void copyOut(DepthMap* state) const;
 
  private:
   struct Impl;

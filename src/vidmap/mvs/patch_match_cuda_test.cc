@@ -136,5 +136,50 @@ TEST(PatchMatchCuda, PeakEqualsPlanAndBudgetDoesNotChangeResults) {
   }
 }
 
+// The planes come back through one pinned buffer, copied out on a worker while the next
+// reference's kernels run: every map must be its own reference's, whole and in its planes.
+// At every pixel the normal is unit (every hypothesis is normalised); where a depth is kept
+// its cost is within [0, maxCost] and the depth within the view's range; and a second run
+// gives the same maps bit for bit (each pixel's update is independent of the schedule).
+TEST(PatchMatchCuda, PipelinedDownloadsGiveWholeMapsOfTheirOwnReference) {
+  REQUIRE_DEVICE();
+  testing::SyntheticMvs s = testing::makeFacadeMvs(80, 60, 5, 1.3);
+  Workspace ws = facade(s);
+  PatchMatchOptions o;
+  o.photometricIterations = 2;
+  o.geometricIterations = 1;
+  o.backend = Backend::kCuda;
+  PatchMatchResult a = runPatchMatch(ws, o);
+  PatchMatchResult b = runPatchMatch(ws, o);
+  for (size_t v = 0; v < ws.views.size(); ++v) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const DepthMap& m = pass ? a.geometric[v] : a.photometric[v];
+      const size_t n = static_cast<size_t>(ws.views[v].width) * ws.views[v].height;
+      ASSERT_EQ(m.depth.size(), n);
+      ASSERT_EQ(m.normal.size(), 3 * n);
+      ASSERT_EQ(m.cost.size(), n);
+      long bad = 0, kept = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const float nx = m.normal[i], ny = m.normal[n + i], nz = m.normal[2 * n + i];
+        if (!(std::abs(std::sqrt(nx * nx + ny * ny + nz * nz) - 1.0f) < 1e-4f)) ++bad;
+        if (m.depth[i] > 0) {
+          ++kept;
+          if (!(m.cost[i] >= 0 && m.cost[i] <= o.maxCost)) ++bad;
+          if (!(m.depth[i] >= static_cast<float>(ws.views[v].depthMin) &&
+                m.depth[i] <= static_cast<float>(ws.views[v].depthMax)))
+            ++bad;
+        }
+      }
+      std::printf("view %zu pass %d: %ld of %zu depths kept\n", v, pass, kept, n);
+      EXPECT_EQ(bad, 0) << "view " << v << " pass " << pass;
+      EXPECT_GT(kept, static_cast<long>(n / 4)) << "view " << v << " pass " << pass;
+      const DepthMap& m2 = pass ? b.geometric[v] : b.photometric[v];
+      EXPECT_EQ(m.depth, m2.depth) << "view " << v << " pass " << pass;
+      EXPECT_EQ(m.normal, m2.normal) << "view " << v << " pass " << pass;
+      EXPECT_EQ(m.cost, m2.cost) << "view " << v << " pass " << pass;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vidmap::mvs

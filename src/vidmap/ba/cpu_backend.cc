@@ -94,6 +94,9 @@ class CpuBackend final : public Backend {
     maps_ = buildFoldMaps(s_, explicit_);
     sharedIndex_.assign(s_.numCameras, -1);
     for (size_t q = 0; q < s_.sharedCameras.size(); ++q) sharedIndex_[s_.sharedCameras[q]] = q;
+    imageVaries_.assign(s_.numImages, 0);
+    for (int i = 0; i < s_.numImages; ++i)
+      imageVaries_[i] = s_.exclSize[i] > 0 || s_.imageShared[i] >= 0;
   }
 
   int numThreads() const override { return maxThreads(); }
@@ -317,10 +320,15 @@ class CpuBackend final : public Backend {
   void evaluateAll() {
     lin_.cost = chunkedSum(s_.numObs(), [&](std::int64_t a) {
       const int i = s_.obsImage[a], j = s_.obsPoint[a];
-      return evaluateObservation<M, R, C>(loss_, &x_.rotation[4 * i], &x_.translation[3 * i],
-                                          intrinsicsOf(x_, i), &x_.points[3 * j], &s_.obsXY[2 * a],
-                                          &scaleE_[static_cast<size_t>(i) * C], &scaleP_[3 * j],
-                                          rec(a));
+      const double* sc = &scaleE_[static_cast<size_t>(i) * C];
+      // A constant image's Jc is zero (its scaling is): not evaluated.
+      return imageVaries_[i]
+                 ? evaluateObservation<M, R, C>(loss_, &x_.rotation[4 * i], &x_.translation[3 * i],
+                                                intrinsicsOf(x_, i), &x_.points[3 * j],
+                                                &s_.obsXY[2 * a], sc, &scaleP_[3 * j], rec(a))
+                 : evaluateObservation<M, R, C, false>(
+                       loss_, &x_.rotation[4 * i], &x_.translation[3 * i], intrinsicsOf(x_, i),
+                       &x_.points[3 * j], &s_.obsXY[2 * a], sc, &scaleP_[3 * j], rec(a));
     });
   }
 
@@ -688,6 +696,7 @@ class CpuBackend final : public Backend {
   std::vector<double> gF_, colF_, D2F_, rhsF_, yF_, deltaF_;
   std::vector<double> segB_;
   std::vector<int> sharedIndex_;
+  std::vector<char> imageVaries_;  // any camera-side column of the image varies
   FoldMaps maps_;
   std::vector<Block> blocks_;
   Eigen::MatrixXd S_;

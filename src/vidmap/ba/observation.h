@@ -54,8 +54,10 @@ VIDMAP_HD inline double observationCost(const LossParams& L, const double* rot, 
 
 // Writes the record (see above) of one observation with C camera-side columns; column c of Jc
 // is multiplied by scaleC[c] and column c of Jp by scaleP[c] (0 removes a constant coordinate).
-// Returns the cost 0.5 rho(|r|^2), or +inf when anything is not finite.
-template <CameraModel M, RotationType R, int C>
+// Returns the cost 0.5 rho(|r|^2), or +inf when anything is not finite. Camera false: the
+// image's columns are all constant (scaleC all 0), and Jc is written as zeros without being
+// evaluated (a local window's constant images hold about half of its observations).
+template <CameraModel M, RotationType R, int C, bool Camera = true>
 VIDMAP_HD inline double evaluateObservation(const LossParams& L, const double* rot, const double* t,
                                             const double* intr, const double* X, const double* xy,
                                             const double* scaleC, const double* scaleP,
@@ -63,9 +65,10 @@ VIDMAP_HD inline double evaluateObservation(const LossParams& L, const double* r
   constexpr int K = Projection<M>::kParams;
   static_assert(C == kPoseDims || C == kPoseDims + K, "camera-side columns: pose, or pose+intr");
   double Pc[3], Rm[9], dRot[9], pix[2], dPc[6], dI[2 * K];
-  rotatePoint<R>(rot, X, Pc, Rm, dRot);
+  rotatePoint<R>(rot, X, Pc, Rm, Camera ? dRot : nullptr);
   Pc[0] += t[0], Pc[1] += t[1], Pc[2] += t[2];
-  Projection<M>::project(intr, Pc, pix, dPc, dI);
+  // The intrinsics' derivatives only when they are columns.
+  Projection<M>::project(intr, Pc, pix, dPc, Camera && C > kPoseDims ? dI : nullptr);
   double* r = rec;
   double* Jp = rec + 2;
   double* Jc = rec + 8;
@@ -75,15 +78,17 @@ VIDMAP_HD inline double evaluateObservation(const LossParams& L, const double* r
     const double* a = dPc + 3 * i;
     for (int j = 0; j < 3; ++j) {
       Jp[3 * i + j] = a[0] * Rm[j] + a[1] * Rm[3 + j] + a[2] * Rm[6 + j];
-      Jc[C * i + j] = a[0] * dRot[j] + a[1] * dRot[3 + j] + a[2] * dRot[6 + j];
-      Jc[C * i + 3 + j] = a[j];
+      if constexpr (Camera) {
+        Jc[C * i + j] = a[0] * dRot[j] + a[1] * dRot[3 + j] + a[2] * dRot[6 + j];
+        Jc[C * i + 3 + j] = a[j];
+      }
     }
-    if constexpr (C > kPoseDims)
+    if constexpr (Camera && C > kPoseDims)
       for (int j = 0; j < K; ++j) Jc[C * i + kPoseDims + j] = dI[K * i + j];
   }
   const LossCorrection k = lossCorrection(L, r[0], r[1]);
   correctJacobian(k, r, Jp, 3);
-  correctJacobian(k, r, Jc, C);
+  if constexpr (Camera) correctJacobian(k, r, Jc, C);
   correctResidual(k, r);
   bool finite = isFinite(k.cost);
   for (int i = 0; i < 2; ++i) {
@@ -92,8 +97,12 @@ VIDMAP_HD inline double evaluateObservation(const LossParams& L, const double* r
       finite = finite && isFinite(Jp[3 * i + j]);
     }
     for (int j = 0; j < C; ++j) {
-      Jc[C * i + j] *= scaleC[j];
-      finite = finite && isFinite(Jc[C * i + j]);
+      if constexpr (Camera) {
+        Jc[C * i + j] *= scaleC[j];
+        finite = finite && isFinite(Jc[C * i + j]);
+      } else {
+        Jc[C * i + j] = 0.0;
+      }
     }
   }
   finite = finite && isFinite(r[0]) && isFinite(r[1]);

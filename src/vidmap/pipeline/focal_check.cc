@@ -19,14 +19,15 @@ void FocalCheckOptions::check() const {
   checkRange("focal_check.maxRelUncertainty", maxRelUncertainty, 1e-6, 10.0);
   checkRange("focal_check.minTurnDeg", minTurnDeg, 0.0, 180.0);
   checkRange("focal_check.maxIterations", maxIterations, 1, 1000);
+  checkRange("focal_check.chi2Precision", chi2Precision, 0.0, 1e6);
 }
 
 namespace {
 
 // The RMS reprojection error of a copy of `rec` adjusted with its focal length scaled by
-// `factor` and held.
+// `factor` and held, stopping at a relative cost change of functionTolerance.
 double adjustedRms(const sfm::Reconstruction& rec, double factor, const FocalCheckOptions& o,
-                   double* sumSq) {
+                   double functionTolerance, double* sumSq, int* iterations) {
   sfm::Reconstruction r = rec;
   auto& p = r.mutableCamera().mutableParams();
   p[0] *= factor;
@@ -35,9 +36,10 @@ double adjustedRms(const sfm::Reconstruction& rec, double factor, const FocalChe
   bo.refineIntrinsics = true;
   bo.holdFocal = true;
   bo.maxIterations = o.maxIterations;
-  bo.functionTolerance = 1e-10;
+  bo.functionTolerance = functionTolerance;
   bo.backend = o.backend;
   const sfm::BundleReport rep = sfm::adjustBundle(r, {}, bo);
+  *iterations += rep.iterations;
   *sumSq = static_cast<double>(rep.observations) * rep.finalRmsPx * rep.finalRmsPx;
   return rep.finalRmsPx;
 }
@@ -60,10 +62,25 @@ FocalCheck checkFocal(const sfm::Reconstruction& rec, const FocalCheckOptions& o
   const auto t0 = std::chrono::steady_clock::now();
   c.ran = true;
   c.focalPx = rec.camera().params()[0];
+  // The stop: a cost change (half the chi-square) of chi2Precision sigma^2 / 2, relative to the
+  // cost; the model's cost stands for each adjustment's (they end near it).
+  double tolerance = 1e-10;
+  if (o.chi2Precision > 0) {
+    double sumSq = 0;
+    for (const auto& [id, p] : rec.points())
+      for (const sfm::FeatureRef& f : p.track) {
+        const double e = rec.reprojectionError(p.X, f);
+        sumSq += e * e;
+      }
+    const double n = static_cast<double>(rec.numObservations());
+    const double sigma = std::max(n > 0 ? std::sqrt(sumSq / n) : 0.0, o.noiseFloorPx);
+    if (std::isfinite(sumSq) && sumSq > 0)
+      tolerance = std::max(tolerance, o.chi2Precision * sigma * sigma / sumSq);
+  }
   double s0 = 0, sLow = 0, sHigh = 0;
-  c.rmsPx = adjustedRms(rec, 1.0, o, &s0);
-  c.rmsLowPx = adjustedRms(rec, 1.0 - o.step, o, &sLow);
-  c.rmsHighPx = adjustedRms(rec, 1.0 + o.step, o, &sHigh);
+  c.rmsPx = adjustedRms(rec, 1.0, o, tolerance, &s0, &c.iterations);
+  c.rmsLowPx = adjustedRms(rec, 1.0 - o.step, o, tolerance, &sLow, &c.iterations);
+  c.rmsHighPx = adjustedRms(rec, 1.0 + o.step, o, tolerance, &sHigh, &c.iterations);
   const double sigma = std::max(c.rmsPx, o.noiseFloorPx);
   // A side that ended below the centre (the model's focal was not the minimum) counts as flat.
   c.deltaChi2 = std::max(0.0, (sLow + sHigh - 2 * s0) / 2) / (sigma * sigma);

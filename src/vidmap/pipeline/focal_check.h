@@ -35,6 +35,12 @@ struct FocalCheckOptions {
   double maxRelUncertainty = 0.02;  // sigma_f / f above this: undetermined
   double minTurnDeg = 10;           // views turning by this much and undetermined: suspect
   int maxIterations = 30;           // of each profiled adjustment
+  // Each profiled adjustment stops when an iteration lowers its chi-square by less than this
+  // many sigma^2 (sigma: the model's RMS error before the check, at least noiseFloorPx): the
+  // statistic is a difference of chi-squares in units of sigma^2, and the decision reads it
+  // against (step / maxRelUncertainty)^2 = 6.25. A relative tolerance of 1e-10 of the cost
+  // (the former stop, the floor here) asked 1e-4 sigma^2 of a 100-image model. 0: that floor.
+  double chi2Precision = 0.01;
   ba::BackendType backend = ba::BackendType::kCpu;
 
   void check() const;  // throws vidmap::Error naming the bad field
@@ -50,6 +56,7 @@ struct FocalCheck {
   bool undetermined = false;
   double turnDeg = 0;    // the largest rotation between two of the model's images
   bool suspect = false;  // undetermined although the views turn by minTurnDeg or more
+  int iterations = 0;    // LM iterations of the three profiled adjustments
   double seconds = 0;
 };
 

@@ -586,6 +586,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       record.setMetric(k + "focal_rel_uncertainty", std::min(fc.relUncertainty, kUncertaintyCap));
       record.setMetric(k + "turn_deg", fc.turnDeg);
       record.setCount(k + "focal_suspect", fc.suspect ? 1 : 0);
+      record.setCount(k + "focal_check_iterations", fc.iterations);
       sum.focalUndetermined = sum.focalUndetermined || fc.undetermined;
       sum.focalRelUncertainty = std::max(sum.focalRelUncertainty, fc.relUncertainty);
       if (fc.suspect) {

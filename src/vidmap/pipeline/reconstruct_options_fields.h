@@ -309,6 +309,9 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     m.localBaImages);
   v(FieldInfo{"mapper", "local_ba_iterations", "Iterations of a local bundle adjustment", 0, 1000},
     m.localBaIterations);
+  v(FieldInfo{"mapper", "local_ba_function_tolerance",
+              "A local bundle adjustment stops at this relative cost change", 0, 1},
+    m.localBaFunctionTolerance);
   v(FieldInfo{"mapper", "local_ba_max_points",
               "Points a local BA refines at most, spread over each window image, the new "
               "keyframe's first (0: all)",

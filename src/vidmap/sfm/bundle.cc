@@ -4,9 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <map>
-#include <set>
-#include <unordered_map>
 
 #include "vidmap/ba/problem.h"
 #include "vidmap/ba/solver.h"
@@ -50,36 +47,48 @@ BaCamera baCamera(const Camera& cam) {
   return b;
 }
 
-}  // namespace
+// The points seen by `images`, sorted by id, with how many of the images see each.
+struct SeenPoints {
+  std::vector<PointId> ids;
+  std::vector<int> count;
+};
 
-std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::vector<int>& images,
-                                        const BundleOptions& options) {
-  options.check();
-  std::map<PointId, int> seenBy;  // by how many of the images
+SeenPoints seenPoints(const Reconstruction& rec, const std::vector<int>& images) {
+  std::vector<PointId> all;
   for (int id : images)
     for (PointId p : rec.image(id).point3d)
-      if (p != kNoPoint) ++seenBy[p];
-  std::vector<PointId> kept;
-  if (options.maxPoints == 0 || static_cast<int>(seenBy.size()) <= options.maxPoints) {
-    for (const auto& [p, n] : seenBy) kept.push_back(p);
-    return kept;
+      if (p != kNoPoint) all.push_back(p);
+  std::sort(all.begin(), all.end());
+  SeenPoints s;
+  for (size_t k = 0; k < all.size();) {
+    size_t e = k;
+    while (e < all.size() && all[e] == all[k]) ++e;
+    s.ids.push_back(all[k]);
+    s.count.push_back(static_cast<int>(e - k));
+    k = e;
   }
-  // The points ranked once, best observed first (ties: the lower id, seenBy's order kept by
+  return s;
+}
+
+// selectWindowPoints on the images' points as seenPoints lists them.
+std::vector<PointId> selectFrom(const Reconstruction& rec, const std::vector<int>& images,
+                                const SeenPoints& seen, const BundleOptions& options) {
+  const std::vector<PointId>& ids = seen.ids;
+  if (options.maxPoints == 0 || static_cast<int>(ids.size()) <= options.maxPoints) return ids;
+  // The points ranked once, best observed first (ties: the lower id, the ids' order kept by
   // the stable sort); the buckets hold ranks.
-  std::vector<PointId> ids;
   std::vector<std::pair<int, int>> key;  // (-seen by, -track length)
-  ids.reserve(seenBy.size());
-  key.reserve(seenBy.size());
-  for (const auto& [p, n] : seenBy) {
-    ids.push_back(p);
-    key.emplace_back(-n, -static_cast<int>(rec.point(p).track.size()));
-  }
+  key.reserve(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k)
+    key.emplace_back(-seen.count[k], -static_cast<int>(rec.point(ids[k]).track.size()));
   std::vector<int> order(ids.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key[a] < key[b]; });
-  std::unordered_map<PointId, int> rankOf;
-  rankOf.reserve(order.size());
-  for (size_t r = 0; r < order.size(); ++r) rankOf[ids[order[r]]] = static_cast<int>(r);
+  std::vector<int> rankOf(ids.size());  // by index into ids
+  for (size_t r = 0; r < order.size(); ++r) rankOf[order[r]] = static_cast<int>(r);
+  const auto rankOfId = [&](PointId p) {
+    return rankOf[std::lower_bound(ids.begin(), ids.end(), p) - ids.begin()];
+  };
 
   const int g = options.pointGrid;
   const Camera& cam = rec.camera();
@@ -94,11 +103,13 @@ std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::ve
       if (p3[f] == kNoPoint) continue;
       const int cx = std::clamp(static_cast<int>(kps[f].x() / cw), 0, g - 1);
       const int cy = std::clamp(static_cast<int>(kps[f].y() / ch), 0, g - 1);
-      buckets[(i * g + cy) * g + cx].push_back(rankOf.at(p3[f]));
+      buckets[(i * g + cy) * g + cx].push_back(rankOfId(p3[f]));
     }
   }
   for (auto& b : buckets) std::sort(b.begin(), b.end());
   const size_t cap = static_cast<size_t>(options.maxPoints);
+  std::vector<PointId> kept;
+  kept.reserve(cap);
   std::vector<char> taken(ids.size(), 0);  // by rank
   // Round robin: each pass takes the best point not yet kept of every bucket.
   const auto serve = [&](size_t begin, size_t end) {
@@ -123,6 +134,14 @@ std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::ve
   return kept;
 }
 
+}  // namespace
+
+std::vector<PointId> selectWindowPoints(const Reconstruction& rec, const std::vector<int>& images,
+                                        const BundleOptions& options) {
+  options.check();
+  return selectFrom(rec, images, seenPoints(rec, images), options);
+}
+
 void BundleOptions::check() const {
   checkRange("bundle.lossScale", lossScale, 1e-300, 1e300);
   checkRange("bundle.maxIterations", maxIterations, 0, 1 << 20);
@@ -141,40 +160,48 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   const std::clock_t c0 = std::clock();
   options.check();
   BundleReport rep;
-  std::set<int> variable;
+  // Per-image flags and slots are vectors over the keyframe ids (dense from 0): the window is
+  // assembled for every local BA, and maps here cost as much as a small window's solve.
+  const int numIds = static_cast<int>(rec.keyframes().size());
+  std::vector<int> variable;  // sorted, distinct
   if (variableImages.empty()) {
-    for (const auto& [id, im] : rec.images()) variable.insert(id);
+    for (const auto& [id, im] : rec.images()) variable.push_back(id);
   } else {
     for (int id : variableImages)
-      if (rec.isRegistered(id)) variable.insert(id);
+      if (rec.isRegistered(id)) variable.push_back(id);
+    std::sort(variable.begin(), variable.end());
+    variable.erase(std::unique(variable.begin(), variable.end()), variable.end());
   }
   if (variable.empty()) return rep;
+  std::vector<char> isVariable(numIds, 0);
+  for (int id : variable) isVariable[id] = 1;
 
   // The points seen by the variable images, with how many of them see each.
-  std::map<PointId, int> seenBy;
-  for (int id : variable)
-    for (PointId p : rec.image(id).point3d)
-      if (p != kNoPoint) ++seenBy[p];
-  if (seenBy.empty()) return rep;
+  const SeenPoints seen = seenPoints(rec, variable);
+  if (seen.ids.empty()) return rep;
   std::vector<PointId> pointIds;
-  pointIds.reserve(seenBy.size());
-  for (const auto& [p, n] : seenBy) pointIds.push_back(p);
-  if (options.maxPoints > 0 && static_cast<int>(pointIds.size()) > options.maxPoints) {
+  if (options.maxPoints > 0 && static_cast<int>(seen.ids.size()) > options.maxPoints) {
     std::vector<int> ordered;  // variableImages' order: its first image is served first
-    for (int id : variableImages.empty() ? std::vector<int>(variable.begin(), variable.end())
-                                         : variableImages)
-      if (variable.count(id) && std::find(ordered.begin(), ordered.end(), id) == ordered.end())
+    std::vector<char> listed(numIds, 0);
+    for (int id : variableImages.empty() ? variable : variableImages)
+      if (id >= 0 && id < numIds && isVariable[id] && !listed[id]) {
+        listed[id] = 1;
         ordered.push_back(id);
-    pointIds = selectWindowPoints(rec, ordered, options);
-    rep.pointsLeftOut = static_cast<int>(seenBy.size() - pointIds.size());
+      }
+    // The same points as seen in `ordered`'s order: the counts do not depend on it.
+    pointIds = selectFrom(rec, ordered, seen, options);
+    rep.pointsLeftOut = static_cast<int>(seen.ids.size() - pointIds.size());
+  } else {
+    pointIds = seen.ids;
   }
   // The other images that see them, by the number of refined points they share.
-  std::map<int, int> sharedWith;
+  std::vector<int> sharedWith(numIds, 0);
   for (PointId p : pointIds)
     for (const FeatureRef& o : rec.point(p).track)
-      if (!variable.count(o.image)) ++sharedWith[o.image];
+      if (!isVariable[o.image]) ++sharedWith[o.image];
   std::vector<std::pair<int, int>> byShared;  // (-shared, image): most shared first
-  for (const auto& [img, n] : sharedWith) byShared.emplace_back(-n, img);
+  for (int img = 0; img < numIds; ++img)
+    if (sharedWith[img] > 0) byShared.emplace_back(-sharedWith[img], img);
   std::sort(byShared.begin(), byShared.end());
   if (options.maxConstantImages > 0 &&
       static_cast<int>(byShared.size()) > options.maxConstantImages) {
@@ -182,8 +209,9 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
       rep.observationsLeftOut -= byShared[k].first;
     byShared.resize(options.maxConstantImages);
   }
-  std::set<int> constant;
-  for (const auto& [n, img] : byShared) constant.insert(img);
+  std::vector<int> constant;
+  for (const auto& [n, img] : byShared) constant.push_back(img);
+  std::sort(constant.begin(), constant.end());
 
   const Camera& cam = rec.camera();
   const BaCamera bc = baCamera(cam);
@@ -209,7 +237,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   // Constant images first: with a single one, the gauge option holds it and the scale.
   std::vector<int> order(constant.begin(), constant.end());
   order.insert(order.end(), variable.begin(), variable.end());
-  std::unordered_map<int, int> slot;
+  std::vector<int> slot(numIds, -1);
   for (int id : order) {
     const geometry::Pose& pose = rec.image(id).pose;
     const Eigen::Quaterniond q(pose.R);
@@ -217,12 +245,14 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     ip.rotation = {q.w(), q.x(), q.y(), q.z()};
     ip.translation = {pose.t.x(), pose.t.y(), pose.t.z()};
     ip.camera = 0;
-    ip.constantMask = constant.count(id) ? ba::Problem::kPoseMask : 0;
+    ip.constantMask = isVariable[id] ? 0 : ba::Problem::kPoseMask;
     slot[id] = static_cast<int>(prob.images.size());
     prob.images.push_back(ip);
   }
   std::vector<Vec3> centres;
-  for (int id : order) centres.push_back(rec.image(id).pose.center());
+  if (options.minParallaxDeg > 0)
+    for (int id : order) centres.push_back(rec.image(id).pose.center());
+  prob.points.reserve(pointIds.size());
   const double minParallaxCos = std::cos(options.minParallaxDeg * M_PI / 180);
   for (PointId pid : pointIds) {
     const Point3D& p = rec.point(pid);
@@ -231,11 +261,11 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     const int pi = static_cast<int>(prob.points.size());
     const size_t first = prob.observations.size();
     for (const FeatureRef& o : p.track) {
-      const auto it = slot.find(o.image);
-      if (it == slot.end()) continue;  // an image beyond maxConstantImages
+      const int at = slot[o.image];
+      if (at < 0) continue;  // an image beyond maxConstantImages
       const Vec2& kp = rec.keyframes()[o.image].keypoints[o.feature];
       const Vec2 px = bc.raw ? kp : cam.undistortPixel(kp);
-      prob.observations.push_back({it->second, pi, px.x(), px.y()});
+      prob.observations.push_back({at, pi, px.x(), px.y()});
     }
     // The parallax the problem sees: the rays of the point's observations against the first's
     // (at least half the largest angle between two of them, by the triangle inequality).
@@ -280,7 +310,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   if (rep.usable) {
     rep.finalRmsPx = ba::rmsReprojectionError(prob);
     for (int id : variable) {
-      const ba::ImagePose& ip = prob.images[slot.at(id)];
+      const ba::ImagePose& ip = prob.images[slot[id]];
       Eigen::Quaterniond q(ip.rotation[0], ip.rotation[1], ip.rotation[2], ip.rotation[3]);
       geometry::Pose& pose = rec.image(id).pose;
       pose.R = q.normalized().toRotationMatrix();

@@ -172,5 +172,69 @@ TEST(Bundle, PointsWithoutParallaxAreHeld) {
   EXPECT_THROW(bad.check(), Error);
 }
 
+// The window's assembly: six keyframes along a line, the window {2, 3} given with a repeat and
+// out of order. Outside images share the window's points unequally (image 4: 60 points, 1: 40,
+// 0: 20, 5: 10); with maxConstantImages 2, images 4 and 1 hold the window and the observations
+// of 0 and 5 are left out. Only the window's poses move, the same whatever the list's order.
+TEST(Bundle, WindowHoldsTheOutsideImagesSharingTheMostPoints) {
+  const Camera cam =
+      Camera::fromSpec(CameraSpec::parse("PINHOLE 500,500,320,240"), 640, 480, 640, 480);
+  std::vector<geometry::Pose> poses(6);
+  for (int i = 0; i < 6; ++i) poses[i].t = {-0.2 * i, 0.01 * i, 0};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> ux(-1, 2), uy(-1, 1), uz(5, 8);
+  std::normal_distribution<double> noise(0, 0.5);
+  KeyframeStore keyframes(6);
+  for (int id = 0; id < 6; ++id) keyframes[id].id = id;
+  std::vector<Vec3> X;
+  std::vector<std::vector<FeatureRef>> tracks;
+  const auto addTrack = [&](std::vector<int> images) {
+    X.emplace_back(ux(rng), uy(rng), uz(rng));
+    tracks.emplace_back();
+    for (int id : images) {
+      Keyframe& kf = keyframes[id];
+      tracks.back().push_back({id, static_cast<int>(kf.keypoints.size())});
+      addKeypoint(kf, 0, 0);
+      kf.keypoints.back() = cam.project(poses[id].apply(X.back())) + Vec2(noise(rng), noise(rng));
+    }
+  };
+  for (int k = 0; k < 60; ++k) addTrack({2, 3, 4});
+  for (int k = 0; k < 40; ++k) addTrack({1, 2, 3});
+  for (int k = 0; k < 20; ++k) addTrack({0, 2});
+  for (int k = 0; k < 10; ++k) addTrack({3, 5});
+  for (int k = 0; k < 30; ++k) addTrack({0, 1, 4, 5});  // outside the window: not refined
+  const auto adjust = [&](const std::vector<int>& window, Reconstruction& rec) {
+    for (int id = 0; id < 6; ++id) rec.registerImage(id, poses[id]);
+    for (size_t i = 0; i < X.size(); ++i) rec.addPoint(X[i], tracks[i]);
+    BundleOptions o;
+    o.maxConstantImages = 2;
+    return adjustBundle(rec, window, o);
+  };
+  Reconstruction a(&keyframes, cam), b(&keyframes, cam);
+  const BundleReport ra = adjust({3, 2, 3}, a);
+  const BundleReport rb = adjust({2, 3}, b);
+  ASSERT_TRUE(ra.usable);
+  EXPECT_EQ(ra.images, 4);
+  EXPECT_EQ(ra.constantImages, 2);
+  EXPECT_EQ(ra.points, 130);
+  EXPECT_EQ(ra.observationsLeftOut, 20 + 10);
+  // Observations of the refined points in images 1 to 4: 60 x 3 + 40 x 3 + 20 + 10.
+  EXPECT_EQ(ra.observations, 180 + 120 + 20 + 10);
+  EXPECT_LT(ra.finalRmsPx, ra.initialRmsPx);
+  for (int id : {0, 1, 4, 5}) {
+    EXPECT_EQ(a.image(id).pose.t, poses[id].t) << id;
+    EXPECT_EQ(a.image(id).pose.R, poses[id].R) << id;
+  }
+  for (int id : {2, 3}) {
+    EXPECT_NE(a.image(id).pose.t, poses[id].t) << id;
+    EXPECT_EQ(a.image(id).pose.t, b.image(id).pose.t) << id;
+    EXPECT_EQ(a.image(id).pose.R, b.image(id).pose.R) << id;
+  }
+  EXPECT_EQ(ra.finalRmsPx, rb.finalRmsPx);
+  for (const auto& [id, p] : a.points()) EXPECT_EQ(p.X, b.point(id).X) << id;
+  // The points outside the window keep their positions.
+  for (size_t i = 130; i < X.size(); ++i) EXPECT_EQ(a.point(static_cast<PointId>(i)).X, X[i]) << i;
+}
+
 }  // namespace
 }  // namespace vidmap::sfm

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <set>
 #include <string>
 
 #include "vidmap/core/camera_model.h"
@@ -53,6 +52,7 @@ void MapperOptions::check() const {
   checkRange("mapper.minTriDepthFraction", minTriDepthFraction, 0.0, 1.0);
   checkRange("mapper.localBaImages", localBaImages, 2, 1000);
   checkRange("mapper.localBaIterations", localBaIterations, 0, 1000);
+  checkRange("mapper.localBaFunctionTolerance", localBaFunctionTolerance, 0.0, 1.0);
   checkRange("mapper.baMinParallaxDeg", baMinParallaxDeg, 0.0, 90.0);
   checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
@@ -588,14 +588,15 @@ void Mapper::resetGlobalSchedule() {
 void Mapper::localBundle(int id) {
   Reconstruction& rec = *active_;
   // The images sharing the most points with the new keyframe.
-  std::map<int, int> shared;
+  std::vector<int> shared(keyframes_.size(), 0);
   for (PointId p : rec.image(id).point3d) {
     if (p == kNoPoint) continue;
     for (const FeatureRef& o : rec.point(p).track)
       if (o.image != id) ++shared[o.image];
   }
   std::vector<std::pair<int, int>> byCount;
-  for (const auto& [img, c] : shared) byCount.emplace_back(c, img);
+  for (int img = 0; img < static_cast<int>(shared.size()); ++img)
+    if (shared[img] > 0) byCount.emplace_back(shared[img], img);
   std::sort(byCount.rbegin(), byCount.rend());
   std::vector<int> local{id};
   for (const auto& [c, img] : byCount) {
@@ -604,6 +605,7 @@ void Mapper::localBundle(int id) {
   }
   BundleOptions bo;
   bo.maxIterations = options_.localBaIterations;
+  bo.functionTolerance = options_.localBaFunctionTolerance;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.cudaMinObservations = options_.baCudaMinObservations;
@@ -674,18 +676,22 @@ void Mapper::globalBundle(double functionTolerance) {
 void Mapper::filterPoints(const std::vector<PointId>& candidates) {
   Timer t(&stats_.filterSeconds);
   Reconstruction& rec = *active_;
-  std::set<PointId> ids(candidates.begin(), candidates.end());
+  std::vector<PointId> ids(candidates);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (PointId id : ids) {
-    if (!rec.hasPoint(id)) continue;
-    const std::vector<FeatureRef> track = rec.point(id).track;
+    const auto it = rec.points().find(id);
+    if (it == rec.points().end()) continue;
+    // Every observation above the error, in track order (a deletion moves the next one to k).
+    const Vec3 X = it->second.X;
+    const std::vector<FeatureRef>& track = it->second.track;
     bool deleted = false;
-    for (const FeatureRef& o : track) {
-      if (rec.reprojectionError(rec.point(id).X, o) > options_.maxReprojErrorPx) {
-        if (rec.deleteObservation(id, o)) {
-          deleted = true;
-          break;
-        }
-      }
+    for (size_t k = 0; !deleted && k < track.size();) {
+      const FeatureRef o = track[k];
+      if (rec.reprojectionError(X, o) > options_.maxReprojErrorPx)
+        deleted = rec.deleteObservation(id, o);
+      else
+        ++k;
     }
     if (deleted) continue;
     if (!rec.triangulationAngleAtLeast(id, options_.minTriAngleDeg)) rec.deletePoint(id);

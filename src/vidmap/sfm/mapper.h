@@ -128,13 +128,11 @@ struct MapperOptions {
   double baMinParallaxDeg = 0.01;
   int localBaIterations = 25;
   // A local BA stops when an iteration lowers its cost by less than this fraction (Ceres'
-  // functionTolerance). 1e-5 rather than BundleOptions' 1e-6: a window is adjusted again with
-  // each of the next keyframes and by the global BAs (tum-fr1-xyz at 4 fps: 12.3 -> 8.0
-  // iterations a call, ATE 13.01 -> 13.06 mm, rotation 0.624 -> 0.626 deg; the synthetic orbit
-  // the same to the last digit). But fr1-rpy's last global BAs then ran to their cap, and its
-  // run took more CPU, not less; 1e-6 gives main's models exactly (docs/benchmarks.md, "Local
-  // BA and the filter at 50 ms").
-  double localBaFunctionTolerance = 1e-5;
+  // functionTolerance). 1e-5 is a third faster a call on tum-fr1-xyz at 4 fps (44.9 -> 33.6 CPU
+  // ms, ATE 13.01 -> 13.06 mm), but fr1-rpy's last global BAs then run to their cap and its run
+  // takes more CPU, not less (28.6 against 23.9 s); 1e-6 keeps the models of a full solve
+  // (docs/benchmarks.md, "Local BA and the filter at 50 ms").
+  double localBaFunctionTolerance = 1e-6;
   // Bounds of a local BA (BundleOptions::maxPoints, maxConstantImages: the rule is there), so
   // that its cost stays flat as tracks grow long and features dense (0: none). With these,
   // a window is at most 2000 points seen from 14 images (15k observations on tum-fr1-xyz), and

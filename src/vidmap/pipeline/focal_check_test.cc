@@ -80,7 +80,9 @@ TEST(FocalCheck, PrecisionStopGivesTheSameUncertainty) {
     // The rise of chi-square to 0.1 sigma^2 (3 x chi2Precision, with margin for where each
     // adjustment stops), and sigma_f / f within 1%.
     EXPECT_NEAR(b.deltaChi2, a.deltaChi2, std::max(0.1, 0.01 * a.deltaChi2));
-    if (!a.undetermined) EXPECT_NEAR(b.relUncertainty, a.relUncertainty, 0.01 * a.relUncertainty);
+    if (!a.undetermined) {
+      EXPECT_NEAR(b.relUncertainty, a.relUncertainty, 0.01 * a.relUncertainty);
+    }
   }
   FocalCheckOptions bad;
   bad.chi2Precision = -1;

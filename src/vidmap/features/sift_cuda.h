@@ -27,10 +27,10 @@ class SiftCuda {
   // captured once per image size and options.
   Features extract(ImageView<const float> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
-  // An 8-bit frame: uploaded as bytes (a quarter of the float frame's transfer) and converted
-  // on the device to v / 255, the float gray of the frame sources (io/frame_source.cc); the
-  // features equal those of extract() on that float image. gpuMilliseconds includes the
-  // conversion.
+  // An 8-bit gray frame: uploaded as bytes (a quarter of the float frame's transfer) and
+  // converted on the device to v / 255; the features equal those of extract() on that float
+  // image. gpuMilliseconds includes the conversion. (The pipeline's frames are Rec. 601 luma of
+  // RGB8 in float, io/frame_source.cc, which 8 bits do not hold: it uses the float entry.)
   Features extract(ImageView<const std::uint8_t> gray, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows

@@ -19,11 +19,6 @@ namespace {
 #define REQUIRE_DEVICE() \
   if (gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device"
 
-Workspace facade(const testing::SyntheticMvs& s) {
-  return buildWorkspace(
-      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
-}
-
 void expectSameCloud(const std::vector<io::PlyPoint>& a, const std::vector<io::PlyPoint>& b,
                      const char* what) {
   ASSERT_EQ(a.size(), b.size()) << what;
@@ -39,7 +34,7 @@ void expectSameCloud(const std::vector<io::PlyPoint>& a, const std::vector<io::P
 TEST(FusionCuda, EqualsTheCpuFusion) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(128, 96, 5, 1.2);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.photometricIterations = 3;
   o.geometricIterations = 1;
@@ -75,7 +70,7 @@ TEST(FusionCuda, EqualsTheCpuFusion) {
 TEST(FusionCuda, PeakEqualsPlanAndBudgetDoesNotChangeThePoints) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 6, 1.5);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.photometricIterations = 3;
   o.geometricIterations = 1;

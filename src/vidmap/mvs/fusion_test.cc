@@ -79,8 +79,7 @@ std::vector<Eigen::Vector3d> sequentialFusion(const Workspace& ws,
 // percent); and the two clusterings give the same points in the same order.
 TEST(Fusion, EqualsTheSequentialDefinition) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 4, 1.2);
-  Workspace ws = buildWorkspace(
-      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.backend = Backend::kCpu;
   o.photometricIterations = 3;

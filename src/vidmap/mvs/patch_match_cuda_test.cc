@@ -21,11 +21,6 @@ namespace {
 #define REQUIRE_DEVICE() \
   if (gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device"
 
-Workspace facade(const testing::SyntheticMvs& s) {
-  return buildWorkspace(
-      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
-}
-
 double differingFraction(const DepthMap& a, const DepthMap& b) {
   long diff = 0;
   for (size_t i = 0; i < a.depth.size(); ++i) {
@@ -38,7 +33,7 @@ double differingFraction(const DepthMap& a, const DepthMap& b) {
 TEST(PatchMatchCuda, EqualsTheCpuTwin) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 4, 1.2);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.textures = false;  // sources read from global memory with float weights, as on the CPU
   o.photometricIterations = 3;
@@ -74,7 +69,7 @@ TEST(PatchMatchCuda, EqualsTheCpuTwin) {
 TEST(PatchMatchCuda, TexturesMatchTheCpuModel) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(160, 120, 5, 1.2);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.textures = true;
   o.backend = Backend::kCpu;
@@ -105,7 +100,7 @@ TEST(PatchMatchCuda, TexturesMatchTheCpuModel) {
 TEST(PatchMatchCuda, PeakEqualsPlanAndBudgetDoesNotChangeResults) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 6, 1.5);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.photometricIterations = 2;
   o.geometricIterations = 1;
@@ -144,7 +139,7 @@ TEST(PatchMatchCuda, PeakEqualsPlanAndBudgetDoesNotChangeResults) {
 TEST(PatchMatchCuda, PipelinedDownloadsGiveWholeMapsOfTheirOwnReference) {
   REQUIRE_DEVICE();
   testing::SyntheticMvs s = testing::makeFacadeMvs(80, 60, 5, 1.3);
-  Workspace ws = facade(s);
+  Workspace ws = testing::workspaceOf(s);
   PatchMatchOptions o;
   o.photometricIterations = 2;
   o.geometricIterations = 1;

@@ -12,15 +12,10 @@
 namespace vidmap::mvs {
 namespace {
 
-Workspace facadeWorkspace(const testing::SyntheticMvs& s) {
-  return buildWorkspace(
-      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, WorkspaceOptions{});
-}
-
 // The homography of a plane maps a reference pixel where projecting the plane's point does.
 TEST(PatchMatchKernels, HomographyAgreesWithProjection) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 2, 1.0);
-  Workspace ws = facadeWorkspace(s);
+  Workspace ws = testing::workspaceOf(s);
   std::vector<const std::uint8_t*> gray = {ws.views[0].gray.data(), ws.views[1].gray.data()};
   PmParams P = makeParams(ws, 0, false, PatchMatchOptions{}, gray, {nullptr, nullptr});
   ASSERT_EQ(P.numSources, 1);
@@ -74,7 +69,7 @@ TEST(PatchMatchKernels, CounterHashIsUniform) {
 // its full cost when that is below the bound and a value at or above the bound otherwise.
 TEST(PatchMatchKernels, EarlyExitKeepsTheDecision) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(64, 48, 6, 1.2);
-  Workspace ws = facadeWorkspace(s);
+  Workspace ws = testing::workspaceOf(s);
   std::vector<const std::uint8_t*> gray;
   for (const View& v : ws.views) gray.push_back(v.gray.data());
   const int ref = 2;
@@ -152,7 +147,7 @@ TEST(PatchMatchKernels, WindowLeavingTheSourceCostsTheMaximum) {
 
 struct FacadeRun {
   testing::SyntheticMvs scene = testing::makeFacadeMvs(160, 120, 5, 1.2);
-  Workspace ws = facadeWorkspace(scene);
+  Workspace ws = testing::workspaceOf(scene);
   PatchMatchResult result = run(ws);
   static PatchMatchResult run(const Workspace& ws) {
     PatchMatchOptions o;
@@ -268,7 +263,7 @@ TEST(PatchMatchCpu, HalfWorkspaceAndUpsampling) {
 // The CPU result does not depend on the number of threads (red-black updates are in place).
 TEST(PatchMatchCpu, IndependentOfThreadCount) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(48, 36, 3, 1.0);
-  Workspace ws = facadeWorkspace(s);
+  Workspace ws = testing::workspaceOf(s);
   std::vector<const std::uint8_t*> gray;
   for (const View& v : ws.views) gray.push_back(v.gray.data());
   PatchMatchOptions o;

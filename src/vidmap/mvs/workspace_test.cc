@@ -17,14 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Workspace build(const testing::SyntheticMvs& s, WorkspaceOptions o = {}) {
-  return buildWorkspace(
-      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, o);
-}
-
 TEST(Workspace, SourcesAndDepthRangeFromTheSparseModel) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 5, 1.2);
-  Workspace ws = build(s);
+  Workspace ws = testing::workspaceOf(s);
   ASSERT_EQ(ws.views.size(), 5u);
   EXPECT_TRUE(ws.skipped.empty());
   for (size_t i = 0; i < ws.views.size(); ++i) {
@@ -48,7 +43,7 @@ TEST(Workspace, ScalesDownWithTheIntrinsics) {
   testing::SyntheticMvs s = testing::makeFacadeMvs(96, 72, 2, 1.0);
   WorkspaceOptions o;
   o.maxImageSize = 48;
-  Workspace ws = build(s, o);
+  Workspace ws = testing::workspaceOf(s, o);
   EXPECT_EQ(ws.views[0].width, 48);
   EXPECT_EQ(ws.views[0].height, 36);
   EXPECT_NEAR(ws.views[0].fx, s.cameras[0].fx / 2, 1e-9);
@@ -87,7 +82,7 @@ TEST(Workspace, OneImageIsAnError) {
   s.model.points3d.clear();
   for (auto& [id, im] : s.model.images) im.points2d.clear();
   try {
-    build(s);
+    testing::workspaceOf(s);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("at least 2"), std::string::npos) << e.what();
@@ -116,7 +111,7 @@ TEST(Workspace, ViewWithoutSourceIsSkipped) {
                                  [](const io::ColmapTrackElement& e) { return e.image_id == 3; }),
                   p.track.end());
   for (auto& p2 : s.model.images[3].points2d) p2.point3d_id = io::ColmapPoint2D::kInvalidPoint3D;
-  Workspace ws = build(s);
+  Workspace ws = testing::workspaceOf(s);
   ASSERT_EQ(ws.skipped.size(), 1u);
   EXPECT_NE(ws.skipped[0].find("view_2.png"), std::string::npos) << ws.skipped[0];
   EXPECT_FALSE(ws.isReference[2]);

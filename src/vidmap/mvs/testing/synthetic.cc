@@ -8,6 +8,11 @@
 
 namespace vidmap::mvs::testing {
 
+Workspace workspaceOf(const SyntheticMvs& s, const WorkspaceOptions& options) {
+  return buildWorkspace(
+      s.model, [&](const io::ColmapImage& im) { return s.images.at(im.id); }, options);
+}
+
 SyntheticMvs makeFacadeMvs(int width, int height, int views, double baseline, std::uint32_t seed) {
   SyntheticMvs s{synth::makeScene("facade", seed), {}, {}, {}, {}, {}};
   synth::PinholeCamera cam = synth::PinholeCamera::fromHfov(width, height, 60);

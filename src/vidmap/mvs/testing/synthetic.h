@@ -31,6 +31,9 @@ struct SyntheticMvs {
 SyntheticMvs makeFacadeMvs(int width, int height, int views, double baseline,
                            std::uint32_t seed = 7);
 
+// The workspace of a synthetic scene: its sparse model, its images held in memory.
+Workspace workspaceOf(const SyntheticMvs& s, const WorkspaceOptions& options = {});
+
 struct DepthScore {
   double completeness = 0;    // truth pixels with an estimate within relTol
   double accuracy = 0;        // estimates within relTol of the truth

@@ -43,9 +43,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-namespace {
+// Each track's displacement from where it was at the last keyframe, pixels.
+std::vector<double> displacements(const GateTracks& t) {
+  std::vector<double> d(t.now.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = (t.now[i] - t.atKeyframe[i]).norm();
+  return d;
+}
 
 // The residuals (px) of `b` after the rotation about the eye that best maps `a` onto it, for
 // a pinhole of focal f and principal point c: bearings, the orthogonal Procrustes fit
@@ -165,22 +168,17 @@ KeyframeDecision KeyframeGate::decide(std::vector<double> d, double secondsSince
 
 KeyframeDecision KeyframeGate::decideTracks(const GateTracks& t, double secondsSinceKeyframe,
                                             int width, int height) const {
-  if (options_.trackGate == TrackGate::kDisplacement) {
-    std::vector<double> d(t.now.size());
-    for (size_t i = 0; i < d.size(); ++i) d[i] = (t.now[i] - t.atKeyframe[i]).norm();
-    return decide(std::move(d), secondsSinceKeyframe, width, GateMotion::kTracks);
-  }
+  if (options_.trackGate == TrackGate::kDisplacement)
+    return decide(displacements(t), secondsSinceKeyframe, width, GateMotion::kTracks);
   KeyframeDecision out;
   const int n = static_cast<int>(t.now.size());
   if (n < options_.minMatches) return out;
   out.motionKnown = true;
   const double scale = width / 640.0;
-  std::vector<double> d(n);
-  for (int i = 0; i < n; ++i) d[i] = (t.now[i] - t.atKeyframe[i]).norm();
-  out.medianMotionPx = median(std::move(d));
+  out.medianMotionPx = median(displacements(t));
   out.trackedFraction =
       t.keyframeTracks > 0 ? std::min(1.0, static_cast<double>(n) / t.keyframeTracks) : 1.0;
-  // Below a pixel of motion nothing is left to explain: the homography is not fitted.
+  // Below a pixel of motion nothing is left to explain: the rotation is not fitted.
   out.parallaxPx = out.medianMotionPx < 1.0 * scale
                        ? out.medianMotionPx
                        : medianParallax(t.atKeyframe, t.now, width, height, 1.0 * scale);

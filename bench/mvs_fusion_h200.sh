@@ -18,38 +18,30 @@
 set -u
 BEFORE=$1 AFTER=$2 CTEST=$3 FOUNTAIN=$4 OUT=$5
 mkdir -p "$OUT"
-source "$(dirname "$0")/../scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
-r() {  # NAME SECONDS COMMAND...: run, then its JSON appended to results.txt
-  run "$@"
-  {
-    echo "== $1"
-    cat "$OUT/$1.json"
-  } >>"$OUT/results.txt"
-  rm -f "$OUT/$1.json"
-}
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect NAME SECONDS COMMAND...
 T0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
 F="strecha $FOUNTAIN --max-size 1536 --sources 8"
 S1280="synthetic --width 1280 --height 960 --views 6 --sources 5"
 PLY=$(mktemp -d)
-r cuda_test 120 "$CTEST"
-r fountain_before 60 $BEFORE $F --reps 3
-r fountain_after 60 $AFTER $F --reps 3 --ply "$PLY/gpu.ply"
-r fountain_after_cpufusion 60 $AFTER $F --reps 3 --fusion-device cpu --ply "$PLY/cpu.ply"
+collect cuda_test 120 "$CTEST"
+collect fountain_before 60 $BEFORE $F --reps 3
+collect fountain_after 60 $AFTER $F --reps 3 --ply "$PLY/gpu.ply"
+collect fountain_after_cpufusion 60 $AFTER $F --reps 3 --fusion-device cpu --ply "$PLY/cpu.ply"
 if cmp "$PLY/gpu.ply" "$PLY/cpu.ply" >>"$OUT/log.txt" 2>&1; then
   stamp "fountain: the cloud of GPU fusion equals the CPU's byte for byte ($(stat -c %s "$PLY/gpu.ply") bytes)"
 else
   stamp "fountain: the clouds of GPU and CPU fusion differ"
 fi
 rm -rf "$PLY"
-r fountain_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $F --reps 3
-r fusion_exact 120 $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 3
-r syn1280_before 60 $BEFORE $S1280 --reps 3
-r syn1280_after 60 $AFTER $S1280 --reps 3
-r syn1280_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $S1280 --reps 3
-r cuda_test_regs 120 env VIDMAP_MVS_SHARED_VALUES=0 "$CTEST" --gtest_filter='PatchMatchCuda.*'
-r fountain_before_again 60 $BEFORE $F --reps 3
-r fountain_after_again 60 $AFTER $F --reps 3
+collect fountain_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $F --reps 3
+collect fusion_exact 120 $AFTER fusion --width 1536 --height 1024 --views 11 --sources 8 --reps 3
+collect syn1280_before 60 $BEFORE $S1280 --reps 3
+collect syn1280_after 60 $AFTER $S1280 --reps 3
+collect syn1280_after_regs 60 env VIDMAP_MVS_SHARED_VALUES=0 $AFTER $S1280 --reps 3
+collect cuda_test_regs 120 env VIDMAP_MVS_SHARED_VALUES=0 "$CTEST" --gtest_filter='PatchMatchCuda.*'
+collect fountain_before_again 60 $BEFORE $F --reps 3
+collect fountain_after_again 60 $AFTER $F --reps 3
 stamp "timed runs done"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 if [ -n "$NCU" ]; then

@@ -16,15 +16,7 @@
 set -u
 BEFORE=$1 AFTER=$2 CTEST=$3 FOUNTAIN=$4 OUT=$5
 mkdir -p "$OUT"
-source "$(dirname "$0")/../scripts/device_lib.sh"  # run NAME SECONDS COMMAND...
-r() {  # NAME SECONDS COMMAND...: run, then its JSON appended to results.txt
-  run "$@"
-  {
-    echo "== $1"
-    cat "$OUT/$1.json"
-  } >>"$OUT/results.txt"
-  rm -f "$OUT/$1.json"
-}
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect NAME SECONDS COMMAND...
 T0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
 same() {  # A B WHAT: byte comparison of two clouds, to the log
@@ -37,24 +29,24 @@ same() {  # A B WHAT: byte comparison of two clouds, to the log
 F="strecha $FOUNTAIN --max-size 1536 --sources 8"
 S1280="synthetic --width 1280 --height 960 --views 6 --sources 5"
 PLY=$(mktemp -d)
-r fountain_before 60 $BEFORE $F --reps 3 --ply "$PLY/fb.ply"
-r fountain_after 60 $AFTER $F --reps 3 --ply "$PLY/fa.ply"
+collect fountain_before 60 $BEFORE $F --reps 3 --ply "$PLY/fb.ply"
+collect fountain_after 60 $AFTER $F --reps 3 --ply "$PLY/fa.ply"
 same "$PLY/fb.ply" "$PLY/fa.ply" fountain
-r syn1280_before 60 $BEFORE $S1280 --reps 3 --ply "$PLY/sb.ply"
-r syn1280_after 60 $AFTER $S1280 --reps 3 --ply "$PLY/sa.ply"
+collect syn1280_before 60 $BEFORE $S1280 --reps 3 --ply "$PLY/sb.ply"
+collect syn1280_after 60 $AFTER $S1280 --reps 3 --ply "$PLY/sa.ply"
 same "$PLY/sb.ply" "$PLY/sa.ply" facade
-r cuda_test 120 "$CTEST"
+collect cuda_test 120 "$CTEST"
 for b in 6 5 1; do
-  r fountain_after_b$b 60 env VIDMAP_MVS_MIN_BLOCKS=$b $AFTER $F --reps 3 --ply "$PLY/f$b.ply"
+  collect fountain_after_b$b 60 env VIDMAP_MVS_MIN_BLOCKS=$b $AFTER $F --reps 3 --ply "$PLY/f$b.ply"
   same "$PLY/fb.ply" "$PLY/f$b.ply" "fountain, MIN_BLOCKS=$b"
 done
 for x in 8 32; do
-  r fountain_after_x$x 60 env VIDMAP_MVS_BLOCK_X=$x $AFTER $F --reps 3 --ply "$PLY/x$x.ply"
+  collect fountain_after_x$x 60 env VIDMAP_MVS_BLOCK_X=$x $AFTER $F --reps 3 --ply "$PLY/x$x.ply"
   same "$PLY/fb.ply" "$PLY/x$x.ply" "fountain, BLOCK_X=$x"
 done
 rm -rf "$PLY"
-r fountain_before_again 60 $BEFORE $F --reps 3
-r fountain_after_again 60 $AFTER $F --reps 3
+collect fountain_before_again 60 $BEFORE $F --reps 3
+collect fountain_after_again 60 $AFTER $F --reps 3
 stamp "timed runs done"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 if [ -n "$NCU" ]; then

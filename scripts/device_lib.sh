@@ -1,5 +1,5 @@
 # Shell functions shared by the scripts that run on the H200 (device tool): device_build needs
-# L (the log folder) and S (the summary file) set, run needs OUT.
+# L (the log folder) and S (the summary file) set, run and collect need OUT.
 
 # device_build SRC DIR NOFMA TARGETS...: configures SRC in DIR (Release, sm_90, FMA on unless
 # NOFMA is ON) and builds TARGETS with 6 jobs (several builds run side by side on the host's 16
@@ -23,4 +23,15 @@ run() {
   t0=$(date +%s.%N)
   timeout "$limit" "$@" >"$OUT/$name.json" 2>>"$OUT/log.txt"
   echo "rc $? wall $(awk "BEGIN{print $(date +%s.%N) - $t0}") s" >>"$OUT/log.txt"
+}
+
+# collect NAME SECONDS COMMAND...: run, then NAME's JSON appended to OUT/results.txt and removed
+# (the device tool returns a limited number of files).
+collect() {
+  run "$@"
+  {
+    echo "== $1"
+    cat "$OUT/$1.json"
+  } >>"$OUT/results.txt"
+  rm -f "$OUT/$1.json"
 }

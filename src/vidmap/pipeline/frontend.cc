@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "vidmap/core/check.h"
+#include "vidmap/core/parallel.h"
 #include "vidmap/geometry/two_view.h"
 
 namespace vidmap::pipeline {
@@ -293,24 +294,39 @@ GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Featur
   std::vector<features::EpipolarGuide> guides;
   std::vector<int> guidedIndex;
   std::vector<std::array<double, 9>> guideEssentials;
+  // Each pair's guide E by its own RANSAC (a fixed seed per call), the pairs of the keyframe in
+  // parallel: the same guides whatever the threads.
+  const auto usable = [&](size_t r) {
+    return options_.guided && static_cast<int>(in.plain[r].size()) >= options_.minPairMatches;
+  };
+  std::vector<geometry::RansacResult<geometry::Mat3>> essentials(cands.size());
+  parallelForDynamic(
+      static_cast<std::int64_t>(cands.size()),
+      [&](std::int64_t r) {
+        if (!usable(static_cast<size_t>(r))) return;
+        geometry::Vec2List x1, x2;
+        x1.reserve(in.plain[r].size());
+        x2.reserve(in.plain[r].size());
+        for (const features::Match& mm : in.plain[r]) {
+          const auto& a = query.keypoints[mm.a];
+          const auto& b = cands[r]->keypoints[mm.b];
+          x1.push_back(pin.normalize({a.x, a.y}));
+          x2.push_back(pin.normalize({b.x, b.y}));
+        }
+        geometry::RansacOptions ro;
+        ro.max_error = options_.guideBandPx * in.scale / pin.meanFocal();
+        ro.max_iterations = options_.guideIterations;
+        ro.min_iterations = std::min(20, options_.guideIterations);
+        essentials[r] = geometry::estimateEssential(x1, x2, ro);
+      },
+      1);
   for (size_t r = 0; r < cands.size(); ++r) {
     const auto& m = in.plain[r];
     if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
     bool guided = false;
-    if (options_.guided) {
+    if (usable(r)) {
       res.dependsOnCamera = true;
-      geometry::Vec2List x1, x2;
-      for (const features::Match& mm : m) {
-        const auto& a = query.keypoints[mm.a];
-        const auto& b = cands[r]->keypoints[mm.b];
-        x1.push_back(pin.normalize({a.x, a.y}));
-        x2.push_back(pin.normalize({b.x, b.y}));
-      }
-      geometry::RansacOptions ro;
-      ro.max_error = options_.guideBandPx * in.scale / pin.meanFocal();
-      ro.max_iterations = options_.guideIterations;
-      ro.min_iterations = std::min(20, options_.guideIterations);
-      const auto e = geometry::estimateEssential(x1, x2, ro);
+      const auto& e = essentials[r];
       ++res.guides;
       if (e.success && e.num_inliers >= options_.minPairMatches) {
         std::array<double, 9> E;

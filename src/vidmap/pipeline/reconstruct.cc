@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <type_traits>
@@ -380,6 +381,30 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   bar.update(sum.frames, status(), true);
   bar.finish();
 
+  // The models' files (sparse/N) into the temporary output folder.
+  const auto writeModels = [&](const std::vector<const sfm::Reconstruction*>& models) {
+    auto t = record.stage("write");
+    for (size_t i = 0; i < models.size(); ++i) {
+      const sfm::Reconstruction& rec = *models[i];
+      const fs::path dir = out.tmp() / "sparse" / std::to_string(i);
+      fs::create_directories(dir);
+      const io::ColmapModel cm = rec.toColmap();
+      io::writeColmapModel(cm, dir, io::ColmapFormat::kBinary);
+      io::writeColmapModel(cm, dir, io::ColmapFormat::kText);
+      io::writePly(dir / "points3D.ply", rec.toPly());
+      io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
+    }
+  };
+  // A video's models are the mapper's whatever the focal check finds (no sweep, no principal
+  // point refined): their files are written on a thread of their own while it runs. Both read
+  // the models only; the write is joined before the summary (and, on an error, before `out`
+  // removes the temporary folder: `written` goes first).
+  const bool refinesModels =
+      replay != nullptr || (options.frontend.photos && options.principalPoint.enabled &&
+                            options.checkFocal && !options.camera.known());
+  std::future<void> written;
+  if (!refinesModels) written = std::async(std::launch::async, writeModels, mapper.models());
+
   // Whether each model determines an unknown focal length (pipeline/focal_check.h); a photo set
   // whose models are suspect, or none, is mapped again from other starting focal lengths and
   // the best run kept (pipeline/focal_sweep.h).
@@ -486,16 +511,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     return Error(m);
   };
   try {
-    auto t = record.stage("write");
+    if (written.valid())
+      written.get();
+    else
+      writeModels(models);
     for (size_t i = 0; i < models.size(); ++i) {
       const sfm::Reconstruction& rec = *models[i];
-      const fs::path dir = out.tmp() / "sparse" / std::to_string(i);
-      fs::create_directories(dir);
-      const io::ColmapModel cm = rec.toColmap();
-      io::writeColmapModel(cm, dir, io::ColmapFormat::kBinary);
-      io::writeColmapModel(cm, dir, io::ColmapFormat::kText);
-      io::writePly(dir / "points3D.ply", rec.toPly());
-      io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
       sum.models.push_back(summarize(rec));
       sum.models.back().focal = focal[i];
       sum.models.back().principalPoint = pp[i];

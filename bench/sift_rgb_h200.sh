@@ -10,7 +10,9 @@
 # Binaries built on dev need Debian's libjpeg.so.62 there: carry it in a folder named by
 # LD_LIBRARY_PATH (the call of docs/benchmarks.md: `LD_LIBRARY_PATH=$PWD/.xfer/sift8/lib bash
 # .xfer/sift8/bench/sift_rgb_h200.sh .xfer/sift8/bin/before .xfer/sift8/bin/after
-# .device/data/tum/rgb_subset150.txt $OUT`).
+# .device/data/tum/rgb_subset150.txt $OUT`). features_bench built on dev links dev's OpenCV 4.6,
+# which the H200 machine lacks (the call of that section: rc 127): configure its dev build with
+# -DCMAKE_DISABLE_FIND_PACKAGE_OpenCV=ON (the GPU figures need no peer), or build it there.
 set -u
 B=$1 A=$2 LIST=$3 OUT=$4
 S=$OUT/summary.txt

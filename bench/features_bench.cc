@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "features_common.h"
 #include "vidmap/core/data_dir.h"
@@ -22,6 +23,7 @@
 #include "vidmap/features/sift_cpu.h"
 #include "vidmap/features/testing/blob_scene.h"
 #include "vidmap/features/testing/load_image.h"
+#include "vidmap/io/color.h"
 #if VIDMAP_HAVE_CUDA
 #include "vidmap/features/match_cuda.h"
 #include "vidmap/features/sift_cuda.h"
@@ -226,6 +228,66 @@ int run(int argc, char** argv) {
       printTiming("vidmap_cuda_unprofiled_bytes", tb);
       std::printf("      \"vidmap_cuda_bytes_equal_quantized_float\": %s,\n",
                   same ? "true" : "false");
+      // The frame as RGB8 (what the pipeline's frame sources hand over, io::Frame::rgb): its
+      // float gray is io::lumaRec601 on the host (io::Frame::gray), and the RGB8 entry uploads
+      // the 3 bytes a pixel and makes the same luma on the device (checked here, counted).
+      auto byteOf = [](float v) {
+        return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255));
+      };
+      RgbImage rgb(w, h);
+      GrayImage luma(w, h, 0.0f);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const float v = img(x, y);
+          const Rgb8 p{byteOf(v), byteOf(0.15f + 0.7f * v * v), byteOf(1.0f - 0.8f * v)};
+          rgb(x, y) = p;
+          luma(x, y) = io::lumaRec601(p.r, p.g, p.b);
+        }
+      const ImageView<const Rgb8> vrgb = std::as_const(rgb).view();
+      const Features fl = gpu.extract(constView(luma.view()), o, &st);
+      const Features fr = gpu.extract(vrgb, o, &st);
+      bool sameRgb = fl.size() == fr.size() && fl.descriptors == fr.descriptors;
+      for (size_t i = 0; sameRgb && i < fl.size(); ++i)
+        sameRgb = fl.keypoints[i].x == fr.keypoints[i].x &&
+                  fl.keypoints[i].y == fr.keypoints[i].y &&
+                  fl.keypoints[i].scale == fr.keypoints[i].scale &&
+                  fl.keypoints[i].orientation == fr.keypoints[i].orientation &&
+                  fl.keypoints[i].response == fr.keypoints[i].response;
+      g.clear();
+      auto tl = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(constView(luma.view()), o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tl.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_unprofiled_luma_float", tl);
+      g.clear();
+      auto tr = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(vrgb, o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tr.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_unprofiled_rgb8", tr);
+      std::printf("      \"vidmap_cuda_rgb8_equal_host_luma\": %s,\n", sameRgb ? "true" : "false");
+      // The profiled RGB8 frame: the upload and the conversion kernel on their own.
+      ctx.profiler().reset();
+      ctx.profiler().setEnabled(true);
+      g.clear();
+      auto tp = timeIt(repeat, [&] {
+        float ms = 0;
+        size_t n = gpu.extract(vrgb, o, &st, &ms).size();
+        g.push_back(ms);
+        return n;
+      });
+      g.erase(g.begin());
+      tp.gpuMs = medianOf(g);
+      printTiming("vidmap_cuda_rgb8", tp);
+      printKernels(ctx, repeat + 1);
     }
 #endif
 #if VIDMAP_HAVE_OPENCV

@@ -10,6 +10,7 @@
 #include "vidmap/features/sift_cpu.h"
 #include "vidmap/features/sift_kernels.h"
 #include "vidmap/gpu/device.h"
+#include "vidmap/io/color.h"
 #if VIDMAP_HAVE_CUDA
 #include "vidmap/features/sift_cuda.h"
 #endif
@@ -56,8 +57,10 @@ void checkSiftInput(ImageView<const float> gray) {
 GrayImage toGray(ImageView<const Rgb8> rgb) {
   GrayImage g(rgb.width, rgb.height);
   parallelFor(rgb.height, [&](std::int64_t y) {
-    for (int x = 0; x < rgb.width; ++x)
-      g(x, static_cast<int>(y)) = rgbToGray(rgb(x, static_cast<int>(y)));
+    for (int x = 0; x < rgb.width; ++x) {
+      const Rgb8 p = rgb(x, static_cast<int>(y));
+      g(x, static_cast<int>(y)) = io::lumaRec601(p.r, p.g, p.b);
+    }
   });
   return g;
 }
@@ -90,16 +93,58 @@ SiftResult Sift::extract(ImageView<const float> gray) {
   return r;
 }
 
-SiftResult Sift::extract(ImageView<const Rgb8> rgb) {
+namespace {
+
+void checkRgbInput(ImageView<const Rgb8> rgb) {
   if (rgb.empty() || !rgb.data)
     throw Error("sift: the image is empty (" + std::to_string(rgb.width) + "x" +
                 std::to_string(rgb.height) + ")");
+}
+
+}  // namespace
+
+bool Sift::lumaOnDevice() const { return backend_ == Backend::kCuda && !options_.clahe; }
+
+SiftResult Sift::extract(ImageView<const Rgb8> rgb) {
+  checkRgbInput(rgb);
+  if (lumaOnDevice()) return extractRgbOnDevice(rgb, {});
   GrayImage g = toGray(rgb);
   const bool keep = options_.keepGray;
   options_.keepGray = false;
   SiftResult r = extract(constView(g.view()));
   options_.keepGray = keep;
   if (keep) r.gray = std::move(g);
+  return r;
+}
+
+SiftResult Sift::extract(ImageView<const Rgb8> rgb, ImageView<const float> luma) {
+  checkRgbInput(rgb);
+  if (luma.width != rgb.width || luma.height != rgb.height)
+    throw Error("sift: the luma is " + std::to_string(luma.width) + "x" +
+                std::to_string(luma.height) + ", its colour frame " + std::to_string(rgb.width) +
+                "x" + std::to_string(rgb.height));
+  return lumaOnDevice() ? extractRgbOnDevice(rgb, luma) : extract(luma);
+}
+
+// The CUDA backend on the RGB8 pixels (no CLAHE: lumaOnDevice()); the host's luma is made only
+// for keepGray, copied from `luma` when given.
+SiftResult Sift::extractRgbOnDevice(ImageView<const Rgb8> rgb, ImageView<const float> luma) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SiftResult r;
+#if VIDMAP_HAVE_CUDA
+  r.features = cuda_->extract(rgb, options_, &r.stats);
+#endif
+  if (options_.keepGray) {
+    if (luma.empty()) {
+      r.gray = toGray(rgb);
+    } else {
+      r.gray.resize(luma.width, luma.height);
+      for (int y = 0; y < luma.height; ++y)
+        for (int x = 0; x < luma.width; ++x) r.gray(x, y) = luma(x, y);
+    }
+  }
+  r.stats.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 

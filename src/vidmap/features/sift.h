@@ -60,23 +60,36 @@ class Sift {
   // Throws Error for an empty image or non-finite pixels. An image too small for one octave
   // or without contrast gives no features and no error.
   SiftResult extract(ImageView<const float> gray);
+  // A colour frame: the features of its Rec. 601 luma (io::lumaRec601). The CUDA backend
+  // (without CLAHE) uploads the RGB8 pixels and makes the luma on the device, bit for bit the
+  // host's; the CPU backend converts on the host.
   SiftResult extract(ImageView<const Rgb8> rgb);
+  // A colour frame whose luma the caller already has: `luma` must be io::lumaRec601 of `rgb`
+  // pixel for pixel (io::Frame::gray when Frame::grayIsLumaOfRgb). The features are those of
+  // extract(luma); the backend takes whichever it reads the cheaper: the CPU the luma, CUDA the
+  // RGB8 pixels (3 bytes a pixel over the bus instead of 4, converted on the device).
+  SiftResult extract(ImageView<const Rgb8> rgb, ImageView<const float> luma);
   SiftResult extract(ImageView<float> g) { return extract(constView(g)); }
   SiftResult extract(ImageView<Rgb8> rgb) { return extract(constView(rgb)); }
   SiftResult extract(const GrayImage& g) { return extract(g.view()); }
   SiftResult extract(const RgbImage& rgb) { return extract(rgb.view()); }
 
   Backend backend() const { return backend_; }
+  // True when extract(rgb, ...) uploads the RGB8 pixels (CUDA backend, no CLAHE).
+  bool lumaOnDevice() const;
   const SiftOptions& options() const { return options_; }
 
  private:
+  SiftResult extractRgbOnDevice(ImageView<const Rgb8> rgb, ImageView<const float> luma);
+
   SiftOptions options_;
   Backend backend_ = Backend::kCpu;
   std::unique_ptr<SiftCuda> cuda_;
   std::unique_ptr<SiftCpuWorkspace> workspace_;
 };
 
-// Converts 8-bit RGB to gray in [0, 1] (Rec. 601 luma, rgbToGray of sift_kernels.h).
+// Converts 8-bit RGB to gray in [0, 1] (Rec. 601 luma, io::lumaRec601: the gray io's frame
+// sources make of 8-bit frames).
 GrayImage toGray(ImageView<const Rgb8> rgb);
 
 // Throws Error naming the problem when the image is empty or has non-finite pixels.

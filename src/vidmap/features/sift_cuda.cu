@@ -9,8 +9,8 @@
 // from it) and join before the orientations, so the large first octaves' extrema and gradients
 // overlap the small octaves' chain of short launches. The descriptors take the largest windows
 // first. The capacities are fixed per image size, so with the kernel profiler off the frame's
-// work is captured once in a CUDA graph (with its forks) and replayed. An 8-bit frame is
-// uploaded as bytes and converted on the device.
+// work is captured once in a CUDA graph (with its forks) and replayed. An 8-bit gray or an RGB8
+// frame is uploaded as bytes and converted on the device.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -27,6 +27,7 @@
 #include "vidmap/features/sift_plan.h"
 #include "vidmap/features/sift_select.h"
 #include "vidmap/gpu/event_timer.h"
+#include "vidmap/io/color.h"
 
 namespace vidmap::features {
 
@@ -65,6 +66,13 @@ __global__ void kCopy(ImageView<const float> in, float* out) {
 __global__ void kFromBytes(const std::uint8_t* in, float* out, long n) {
   const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = static_cast<float>(in[i]) / 255.0f;
+}
+
+// An RGB8 frame to the float gray io's frame sources make of it (io::lumaRec601 of v / 255,
+// every step rounded as on the host), so its features equal those of the host's luma.
+__global__ void kFromRgb(const std::uint8_t* in, float* out, long n) {
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = io::lumaRec601(in[3 * i], in[3 * i + 1], in[3 * i + 2]);
 }
 
 __global__ void kUpsample(ImageView<const float> in, float* out, int w, int h) {
@@ -469,6 +477,29 @@ struct SiftCuda::Impl {
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
+  // An RGB8 frame: 3 bytes a pixel over the bus instead of the float gray's 4, its luma made on
+  // the device with the host's operations (io/color.h), so the features equal those of the
+  // host's luma of it (io::Frame::gray).
+  void upload(ImageView<const Rgb8> rgb) {
+    const int w = rgb.width, h = rgb.height;
+    const long n = static_cast<long>(w) * h;
+    float* in = ensure(input, n);
+    std::uint8_t* in8 = ensure(input8, 3 * n);
+    grayWidth = w;
+    grayHeight = h;
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // as above: no copy still reads the stage
+    std::uint8_t* stage = imageIn.ensure<std::uint8_t>(3 * n);
+    copyRows(stage, rgb.data, 3 * static_cast<std::size_t>(w), rgb.stride * sizeof(Rgb8), h);
+    timer.start(stream);
+    {
+      auto scope = time("sift_upload_image");
+      cuda::upload(in8, stage, 3 * n, stream);
+    }
+    auto scope = time("sift_from_rgb");
+    kFromRgb<<<cuda::blocksFor(n, kThreads), kThreads, 0, stream>>>(in8, in, n);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+
   // Makes room for every buffer of a frame of this plan (no stream work but the clearing of a
   // new claim map and the gradient-level table), so that the frame itself allocates nothing.
   void prepare(const ScaleSpacePlan& plan, int maxOut, int maxFeatures) {
@@ -736,7 +767,7 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   return out;
 }
 
-// The frame in either pixel type (upload() converts bytes on the device).
+// The frame in any of its pixel types (upload() converts bytes on the device).
 template <class Pixel>
 Features SiftCuda::Impl::extract(ImageView<const Pixel> gray, const SiftOptions& opt,
                                  SiftStats* stats, float* gpuMilliseconds) {
@@ -809,6 +840,11 @@ Features SiftCuda::extract(ImageView<const float> gray, const SiftOptions& opt, 
 Features SiftCuda::extract(ImageView<const std::uint8_t> gray, const SiftOptions& opt,
                            SiftStats* stats, float* gpuMilliseconds) {
   return impl_->extract(gray, opt, stats, gpuMilliseconds);
+}
+
+Features SiftCuda::extract(ImageView<const Rgb8> rgb, const SiftOptions& opt, SiftStats* stats,
+                           float* gpuMilliseconds) {
+  return impl_->extract(rgb, opt, stats, gpuMilliseconds);
 }
 
 }  // namespace vidmap::features

@@ -29,9 +29,15 @@ class SiftCuda {
                    float* gpuMilliseconds = nullptr);
   // An 8-bit gray frame: uploaded as bytes (a quarter of the float frame's transfer) and
   // converted on the device to v / 255; the features equal those of extract() on that float
-  // image. gpuMilliseconds includes the conversion. (The pipeline's frames are Rec. 601 luma of
-  // RGB8 in float, io/frame_source.cc, which 8 bits do not hold: it uses the float entry.)
+  // image. gpuMilliseconds includes the conversion. (The pipeline's gray frames are Rec. 601
+  // luma of RGB8 in float, which 8 bits do not hold: it uses the RGB8 entry below.)
   Features extract(ImageView<const std::uint8_t> gray, const SiftOptions& options, SiftStats* stats,
+                   float* gpuMilliseconds = nullptr);
+  // An RGB8 frame: uploaded as 3 bytes a pixel (three quarters of the float frame's transfer)
+  // and converted on the device to io::lumaRec601 of its samples with the host's roundings, so
+  // the features equal those of extract() on the host's luma of it (io::Frame::gray of an 8-bit
+  // frame) bit for bit. gpuMilliseconds includes the conversion.
+  Features extract(ImageView<const Rgb8> rgb, const SiftOptions& options, SiftStats* stats,
                    float* gpuMilliseconds = nullptr);
   // The image of the last extract() on the device: width x height floats in [0, 1], rows
   // contiguous, valid until the next call. Without CLAHE it is the level-0 gray the KLT tracker

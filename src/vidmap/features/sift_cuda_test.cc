@@ -21,6 +21,7 @@
 #include "vidmap/features/testing/load_image.h"
 #include "vidmap/gpu/device_buffer.h"
 #include "vidmap/gpu/runtime.h"
+#include "vidmap/io/color.h"
 
 namespace vidmap::features {
 namespace {
@@ -285,6 +286,76 @@ TEST(SiftCuda, ByteFramesGiveTheFeaturesOfTheirFloatImage) {
   gpu::rt::copyToHost(back.data(), g.data, back.size() * sizeof(float), ctx.stream().handle());
   ctx.synchronize();
   EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
+}
+
+// Every field of every keypoint and every descriptor value equal.
+void expectSameFeatures(const Features& f, const Features& g, const char* what) {
+  ASSERT_EQ(g.size(), f.size()) << what;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const Keypoint &p = f.keypoints[i], &q = g.keypoints[i];
+    ASSERT_TRUE(p.x == q.x && p.y == q.y && p.scale == q.scale && p.orientation == q.orientation &&
+                p.response == q.response && p.octave == q.octave)
+        << what << ", keypoint " << i;
+  }
+  EXPECT_EQ(g.descriptors, f.descriptors) << what;
+}
+
+TEST(SiftCuda, RgbFramesGiveTheFeaturesOfTheirHostLuma) {
+  REQUIRE_DEVICE();
+  // A colour frame whose channels differ (so that every term of the luma counts, and the
+  // roundings of a contracted a * b + c would show), in rows wider than the image.
+  const GrayImage blobs = testImage(640, 480);
+  const int w = blobs.width(), h = blobs.height(), stride = w + 5;
+  std::vector<Rgb8> pixels(static_cast<size_t>(stride) * h);
+  GrayImage luma(w, h, 0.0f);
+  auto byte = [](float v) {
+    return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.f, 1.f) * 255));
+  };
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float v = blobs(x, y);
+      const Rgb8 p{byte(v), byte(0.15f + 0.7f * v * v), byte(1.0f - 0.8f * v)};
+      pixels[static_cast<size_t>(y) * stride + x] = p;
+      luma(x, y) = io::lumaRec601(p.r, p.g, p.b);  // the host's gray, as io::Frame::gray
+    }
+  const ImageView<const Rgb8> rgb{pixels.data(), w, h, stride};
+  SiftOptions o;
+  gpu::Context ctx(0);
+  SiftCuda gpu{ctx};
+  SiftStats fs{}, rs{};
+  const auto f = gpu.extract(constView(luma.view()), o, &fs);
+  ASSERT_GT(f.size(), 200u);
+  for (bool profiled : {true, false, false}) {  // launch by launch, then the graph twice
+    ctx.profiler().setEnabled(profiled);
+    const auto r = gpu.extract(rgb, o, &rs);
+    std::printf("[ rgb ] %zu features (host luma %zu), profiled %d\n", r.size(), f.size(),
+                profiled);
+    EXPECT_EQ(rs.extrema, fs.extrema);
+    EXPECT_EQ(rs.oriented, fs.oriented);
+    expectSameFeatures(f, r, profiled ? "rgb, profiled" : "rgb, graph");
+  }
+  // The device's luma is the host's, pixel for pixel (and what deviceGray hands the KLT).
+  const auto g = gpu.deviceGray();
+  ASSERT_EQ(g.width, w);
+  ASSERT_EQ(g.height, h);
+  std::vector<float> back(static_cast<size_t>(w) * h);
+  gpu::rt::copyToHost(back.data(), g.data, back.size() * sizeof(float), ctx.stream().handle());
+  ctx.synchronize();
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), luma.vec().begin()));
+
+  // Through features::Sift: the colour frame with its luma, and alone; keepGray gives the luma.
+  SiftOptions ko = withBackend(Backend::kCuda);
+  ko.keepGray = true;
+  Sift sift(ko);
+  ASSERT_TRUE(sift.lumaOnDevice());
+  const SiftResult a = sift.extract(rgb, constView(luma.view()));
+  expectSameFeatures(f, a.features, "Sift, rgb with its luma");
+  EXPECT_EQ(a.gray.vec(), luma.vec());
+  const SiftResult b = sift.extract(rgb);
+  expectSameFeatures(f, b.features, "Sift, rgb alone");
+  EXPECT_EQ(b.gray.vec(), luma.vec());
+  const ImageView<const float> narrower{luma.data(), w - 1, h, w};
+  EXPECT_THROW(sift.extract(rgb, narrower), Error);
 }
 #endif
 

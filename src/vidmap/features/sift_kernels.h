@@ -80,14 +80,6 @@ VIDMAP_HD inline float atan2Positive(float y, float x) {
 
 // ---- Scale space -------------------------------------------------------------------------
 
-// Gray from 8-bit RGB, Rec. 601 luma, in [0, 1]: the same float operations as the KLT
-// tracker's grayFromRgb (klt/kernels.h), so a gray SIFT hands over equals the tracker's own.
-VIDMAP_HD inline float rgbToGray(Rgb8 p) {
-  return (0.299f * static_cast<float>(p.r) + 0.587f * static_cast<float>(p.g) +
-          0.114f * static_cast<float>(p.b)) /
-         255.0f;
-}
-
 // The 2x upsampled image of the first octave -1 at (x, y): bilinear, with pixel x of the input
 // at 2x of the output (VLFeat's copy_and_upsample).
 VIDMAP_HD inline float upsampleAt(ImageView<const float> in, int x, int y) {

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "vidmap/features/sift.h"
 #include "vidmap/features/sift_cpu.h"
 #include "vidmap/features/sift_kernels.h"
 #include "vidmap/features/sift_plan.h"
 #include "vidmap/features/testing/blob_scene.h"
+#include "vidmap/io/color.h"
 
 namespace vidmap::features {
 namespace {
@@ -265,6 +267,21 @@ TEST(Sift, KeepGrayGivesTheInput) {
   o.clahe = false;
   auto rr = Sift(o).extract(rgb.view());
   EXPECT_NEAR(rr.gray(1, 1), (0.299 * 200 + 0.587 * 100 + 0.114 * 50) / 255, 1e-6);
+  EXPECT_EQ(rr.gray(1, 1), io::lumaRec601(std::uint8_t{200}, std::uint8_t{100},
+                                          std::uint8_t{50}));  // the gray of io's frames
+  // With the luma the caller has: the features of that luma (the CPU works on it).
+  rgb = RgbImage(64, 48);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x) {
+      const auto v = static_cast<std::uint8_t>(std::lround(std::clamp(img(x, y), 0.f, 1.f) * 255));
+      rgb(x, y) = {v, static_cast<std::uint8_t>(255 - v), static_cast<std::uint8_t>(v / 2)};
+    }
+  const GrayImage luma = toGray(std::as_const(rgb).view());
+  const SiftResult withLuma = Sift(o).extract(std::as_const(rgb).view(), luma.view());
+  const SiftResult alone = Sift(o).extract(luma);
+  EXPECT_EQ(withLuma.features.descriptors, alone.features.descriptors);
+  EXPECT_EQ(withLuma.features.size(), alone.features.size());
+  EXPECT_EQ(withLuma.gray.vec(), luma.vec());
   o.keepGray = false;
   EXPECT_TRUE(Sift(o).extract(img.view()).gray.empty());
 }

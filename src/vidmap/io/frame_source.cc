@@ -134,7 +134,7 @@ namespace detail {
 void grayFromRgb(const RgbImage& rgb, GrayImage& gray) {
   static const auto lut = [] {
     std::array<float, 256> u{};
-    for (int v = 0; v < 256; ++v) u[v] = static_cast<float>(v) / 255;
+    for (int v = 0; v < 256; ++v) u[v] = unitFromByte(static_cast<std::uint8_t>(v));
     return u;
   }();
   gray.resize(rgb.width(), rgb.height());

@@ -24,6 +24,10 @@ struct Frame {
   GrayImage gray;        // Rec. 601 luma in [0, 1]
   RgbImage rgb;          // 8-bit colour
   std::string name;      // the image's file name, or "frame_000123" (decoded number) for video
+  // gray is lumaRec601 (color.h) of rgb, pixel for pixel (video, and 8-bit image files read at
+  // their own size), so a consumer may take rgb in its place (features::Sift::extract(rgb,
+  // gray) uploads the 3 bytes a pixel to the GPU instead of the 4 of the float).
+  bool grayIsLumaOfRgb = false;
 };
 
 // What a folder of images holds: the frames of one video (sampled in time like a video), or

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "vidmap/core/data_dir.h"
+#include "vidmap/io/color.h"
 #include "vidmap/io/image_file.h"
 #include "vidmap/io/io_test_util.h"
 
@@ -430,6 +431,47 @@ TEST(FrameSource, MiddleburyFolderThroughFrameSource) {
   EXPECT_NEAR(a / native.pixels(), b / frames[0].gray.pixels(), 1e-4);
 }
 
+// A frame says when its gray is io::lumaRec601 of its RGB8 pixels (8-bit files read at their
+// own size: SIFT's CUDA backend then uploads the RGB8 frame in its place); a 16-bit file's gray
+// (the luma of the full samples) and a resized frame's (gray and colour resized each on its own)
+// are not, and say so.
+TEST(FrameSource, GrayIsTheLumaOfRgbWhereTheFrameSaysSo) {
+  auto d = freshDir("luma_of_rgb");
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  RgbImage colour(33, 17);
+  for (Rgb8& p : colour.vec())
+    p = {static_cast<std::uint8_t>(byte(rng)), static_cast<std::uint8_t>(byte(rng)),
+         static_cast<std::uint8_t>(byte(rng))};
+  GrayImage gray(33, 17);
+  for (float& v : gray.vec()) v = static_cast<float>(byte(rng)) / 255;
+  Image<std::uint16_t> deep(33, 17);
+  for (std::uint16_t& v : deep.vec()) v = static_cast<std::uint16_t>(byte(rng) * 257 + 100);
+  writePng(d / "a.png", colour);
+  writePng(d / "b.png", gray);
+  writePng(d / "c.png", deep);
+  auto isLuma = [](const Frame& f) {
+    for (int y = 0; y < f.gray.height(); ++y)
+      for (int x = 0; x < f.gray.width(); ++x) {
+        const Rgb8 p = f.rgb(x, y);
+        if (f.gray(x, y) != lumaRec601(p.r, p.g, p.b)) return false;
+      }
+    return true;
+  };
+  FrameSourceOptions o;
+  o.folder = FolderKind::kPhotos;
+  auto frames = readAll(*openFrameSource(d, o));
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_TRUE(frames[0].grayIsLumaOfRgb);
+  EXPECT_TRUE(isLuma(frames[0]));
+  EXPECT_TRUE(frames[1].grayIsLumaOfRgb);  // a gray file: (v, v, v) has the luma v / 255
+  EXPECT_TRUE(isLuma(frames[1]));
+  EXPECT_FALSE(frames[2].grayIsLumaOfRgb);
+  EXPECT_FALSE(isLuma(frames[2]));
+  o.width = 16;
+  for (const Frame& f : readAll(*openFrameSource(d, o))) EXPECT_FALSE(f.grayIsLumaOfRgb);
+}
+
 TEST(FrameSource, TumRgbListThroughFrameSource) {
   auto dir = dataPath("tum-fr1-rpy");
   if (!dir) GTEST_SKIP() << "shared data absent";
@@ -448,6 +490,7 @@ TEST(FrameSource, TumRgbListThroughFrameSource) {
   }
   EXPECT_EQ(frames[0].gray.width(), 640);
   EXPECT_EQ(frames[0].gray.height(), 480);
+  EXPECT_TRUE(frames[0].grayIsLumaOfRgb);  // 8-bit PNG: SIFT on CUDA takes the RGB8 frame
   FrameSourceOptions all;
   all.allFrames = true;
   all.width = 320;

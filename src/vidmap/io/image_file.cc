@@ -211,6 +211,9 @@ ImageData readImage(const fs::path& path, int minWidth, int minHeight) {
   out.nativeHeight = raw.nativeHeight > 0 ? raw.nativeHeight : raw.height;
   toGray(raw, out.gray);
   out.bitDepth = raw.fileBitDepth;
+  // 8-bit samples: toGray's luma of v / 255 is lumaRec601 of the RGB8 pixel (of a gray file's
+  // (v, v, v) too: the luma of a gray pixel is exactly its value).
+  out.grayIsLumaOfRgb = raw.maxval == 255;
   out.channels = raw.channels;
   toRgb(std::move(raw), out.rgb);
   return out;

@@ -22,6 +22,8 @@ struct ImageData {
   int bitDepth = 8;  // bits per sample in the file: 1, 2, 4, 8 or 16 (palette: 8)
   int channels = 3;  // colour channels in the file, alpha not counted: 1 or 3
   int nativeWidth = 0, nativeHeight = 0;  // the file's size (gray and rgb may be smaller)
+  // gray is lumaRec601 (color.h) of rgb, pixel for pixel: the file's samples are 8-bit.
+  bool grayIsLumaOfRgb = false;
 };
 
 // Images above the pixel budget (2^28 pixels in all, 65536 a side) are refused before any

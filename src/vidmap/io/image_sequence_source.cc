@@ -126,9 +126,11 @@ class ImageSequenceSource : public FrameSource {
     if (img.rgb.width() != info_.width || img.rgb.height() != info_.height) {
       frame.gray = resizeImage(img.gray, info_.width, info_.height);
       frame.rgb = resizeImage(img.rgb, info_.width, info_.height);
+      frame.grayIsLumaOfRgb = false;  // each resized on its own
     } else {
       frame.gray = std::move(img.gray);
       frame.rgb = std::move(img.rgb);
+      frame.grayIsLumaOfRgb = img.grayIsLumaOfRgb;
     }
     frame.index = emitted_++;
     frame.sourceIndex = e.sourceIndex;

@@ -278,6 +278,7 @@ class VideoSource : public FrameSource {
                   static_cast<size_t>(info_.width) * 3);
     }
     grayFromRgb(out.rgb, out.gray);
+    out.grayIsLumaOfRgb = true;
   }
 
   std::string path_;

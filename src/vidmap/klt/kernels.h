@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "vidmap/core/hd.h"
+#include "vidmap/io/color.h"
 #include "vidmap/klt/layout.h"
 #include "vidmap/klt/options.h"
 
@@ -90,11 +91,9 @@ VIDMAP_HD inline bool insideMargin(float x, float y, int w, int h, int margin) {
 // ---------------------------------------------------------------------------------------------
 // Frame conversion and the pyramid
 
-// Rec. 601 luma of an 8-bit RGB pixel, in [0, 1]: ((0.299 r + 0.587 g) + 0.114 b) / 255.
+// Rec. 601 luma of an 8-bit RGB pixel, in [0, 1]: io's one definition (io/color.h).
 VIDMAP_HD inline float grayFromRgb(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  return (0.299f * static_cast<float>(r) + 0.587f * static_cast<float>(g) +
-          0.114f * static_cast<float>(b)) /
-         255.0f;
+  return io::lumaRec601(r, g, b);
 }
 
 // The 5-tap [1 4 6 4 1] / 16 filter: ((((a + 4b) + 6c) + 4d) + e) * (1/16).

@@ -137,7 +137,13 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
   features::SiftResult sr;
   {
     auto t = record_.stage("sift");
-    sr = sift_.extract(frame.gray);
+    // An 8-bit frame goes to SIFT with its luma: the CUDA backend uploads the RGB8 pixels
+    // (3 bytes a pixel instead of 4) and makes the same luma on the device; same features.
+    auto extract = [&frame](features::Sift& sift) {
+      return frame.grayIsLumaOfRgb ? sift.extract(frame.rgb.view(), frame.gray.view())
+                                   : sift.extract(frame.gray);
+    };
+    sr = extract(sift_);
     // A feature-poor photo: again at half the threshold, while below the count.
     const int minFeatures = static_cast<int>(std::lround(
         options_.photoMinFeatures *
@@ -154,7 +160,7 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
         lowSift_.push_back(std::make_unique<features::Sift>(so, siftContext_));
       }
       const int before = static_cast<int>(sr.features.size());
-      sr = lowSift_[step - 1]->extract(frame.gray);
+      sr = extract(*lowSift_[step - 1]);
       ++stats_.siftLoweredCalls;
       if (options_.verbose)
         std::fprintf(

@@ -890,7 +890,10 @@ TEST(Reconstruct, MergesPairsOfASecondSource) {
   EXPECT_EQ(pairs[0].image2, 3);
   // (20, 10) is the same match as (10, 20) of the pair (3, 1): counted once.
   EXPECT_EQ(pairs[0].matches.size(), 3u);
+  // The mapper checks the source's own matches (from index 2 on) against the descriptors'.
+  EXPECT_EQ(pairs[0].firstTrackMatch, 2);
   EXPECT_EQ(pairs[1].image1, 0);
+  EXPECT_EQ(pairs[1].firstTrackMatch, 0);
 }
 
 }  // namespace

@@ -254,6 +254,19 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
       pm.firstTrackMatch >= 0 ? std::min(all, static_cast<size_t>(pm.firstTrackMatch)) : all;
   if (static_cast<int>(described) < options_.minPairInliers) {
     c.trackUnchecked = static_cast<int>(all - described);
+    if (options_.verbose && c.trackUnchecked > 0) {
+      // How far the tracks' keypoints moved: near 0 for tracks that stuck.
+      std::vector<double> motion;
+      for (size_t k = described; k < all; ++k)
+        motion.push_back((keyframes_[c.a].keypoints[c.matches[k].first] -
+                          keyframes_[c.b].keypoints[c.matches[k].second])
+                             .norm());
+      std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
+      std::fprintf(stderr,
+                   "mapper: pair %d-%d: %d track matches, %zu descriptor matches: not verified "
+                   "(median motion %.1f px)\n",
+                   c.a, c.b, c.trackUnchecked, described, motion[motion.size() / 2]);
+    }
     c.matches.resize(described);
     return c;
   }
@@ -281,8 +294,8 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
       const auto& m = c.matches[described + k];
       if (fit[k]) {
         kept.push_back(m);
-        c.geometry.inlier_mask.push_back(1);
-        ++c.geometry.num_inliers;
+        p1.push_back(t1[k]);
+        p2.push_back(t2[k]);
       } else if (c.geometry.success()) {
         c.trackRejected.push_back(m);
       } else {
@@ -290,6 +303,18 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
       }
     }
     c.matches = std::move(kept);
+    // The pair's geometry (its inliers, triangulated points and angle, which choose the
+    // initial pair) from the descriptor matches and the track matches that fit them.
+    if (c.matches.size() > described) {
+      geometry::TwoViewGeometry g =
+          geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
+      if (g.success()) {
+        c.geometry = std::move(g);
+      } else {
+        c.geometry.inlier_mask.resize(c.matches.size(), 1);
+        c.geometry.num_inliers += static_cast<int>(c.matches.size() - described);
+      }
+    }
   }
   return c;
 }

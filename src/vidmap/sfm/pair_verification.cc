@@ -34,11 +34,10 @@ std::vector<char> trackMatchesFit(const geometry::TwoViewGeometry& g, const geom
   if (!g.success()) return fit;
   bool homography = false;
   geometry::Mat3 M = geometry::Mat3::Zero();
-  if (g.config != geometry::TwoViewConfig::kPanoramic &&
-      g.config != geometry::TwoViewConfig::kUncalibrated && g.E.norm() > 0) {
+  if (g.config != geometry::TwoViewConfig::kUncalibrated && g.E.norm() > 0) {
     const geometry::Mat3 Ki = cam.K().inverse();
     M = Ki.transpose() * g.E * Ki;  // F of E in pixels
-  } else if (g.config != geometry::TwoViewConfig::kPanoramic && g.F.norm() > 0) {
+  } else if (g.F.norm() > 0) {
     M = g.F;
   } else {
     M = g.H;

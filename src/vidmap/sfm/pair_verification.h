@@ -29,15 +29,17 @@ struct PairVerification {
 PairVerification pairVerification(const geometry::TwoViewOptions& base, bool video, bool focalKnown,
                                   const PairMatches& pm, bool swapped);
 
-// Matches of KLT tracks are not verified on their own: a track that stuck on a blurred,
-// low-texture frame joins a keypoint where it stuck, and such still matches fit the twisted
-// pair of E = [t]x R (R = I) whatever t is, so a pair of them passes the five-point RANSAC with
-// all its matches "inliers" and a rotation of 180 degrees (TUM fr1-desk at 4 fps:
-// docs/benchmarks.md, "KLT: tracks for the gate, descriptors for the matches"). The pair's
-// geometry comes from its descriptor matches; a track match is kept when it fits that geometry
+// Matches of KLT tracks are not verified on their own: a pair that only tracks link (keyframes
+// too far apart for the descriptor matching) has a dozen or two matches, which the five-point
+// RANSAC fits with all of them "inliers" whether or not they are right (TUM fr1-desk at 4 fps:
+// pairs 7 keyframes and 40-50 degrees apart, verified on 12-37 track matches, took the focal
+// length to 10302 px; docs/benchmarks.md, "KLT: tracks for the gate, descriptors for the
+// matches"). The pair's geometry comes from its descriptor matches; a track match is kept when
+// it fits that geometry
 // within maxErrorPx (pixels of p1, p2: undistorted, in the pinhole `cam`): the Sampson distance
-// of the pair's E (calibrated, planar) or F (uncalibrated), the transfer error of H
-// (panoramic). Returns one flag per track match.
+// of the pair's E (F when uncalibrated; E also for a panoramic pair, whose H would refuse the
+// parallax of a small translation), the transfer error of H when the pair has neither.
+// Returns one flag per track match.
 std::vector<char> trackMatchesFit(const geometry::TwoViewGeometry& g, const geometry::Pinhole& cam,
                                   const geometry::Vec2List& p1, const geometry::Vec2List& p2,
                                   double maxErrorPx);

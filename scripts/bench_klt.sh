@@ -7,7 +7,8 @@
 #   e.g. scripts/bench_klt.sh /tmp/b /work/shared/data/tum-fr1-rpy/rgb_subset150.txt \
 #          /work/shared/data/tum-fr1-rpy/groundtruth.txt --fps 4
 # (VIDMAP_DEVICE=cuda for the GPU; max-dt of the association: VIDMAP_MAX_DT, default 0.02;
-# KLT_VALUES="on" runs only --klt on, e.g. for variants of its options.)
+# KLT_VALUES="on" runs only --klt on, e.g. for variants of its options; "off gate on" adds
+# --klt gate, the tracks for the keyframe gate only.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VIDMAP_BUILD:-$root/build}

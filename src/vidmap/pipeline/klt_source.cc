@@ -308,6 +308,7 @@ std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
     info_[t2.id[i]].chain.push_back({keyframeId, k});
     claims_[claimKey(keyframeId, k)] = t2.id[i];
   }
+  if (!options_.matches) out.clear();  // the gate only: the joins kept, no matches out
   for (auto& p : out) {
     std::sort(p.matches.begin(), p.matches.end());
     p.matches.erase(std::unique(p.matches.begin(), p.matches.end()), p.matches.end());

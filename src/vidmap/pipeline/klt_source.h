@@ -10,7 +10,9 @@
 // track starts its chain at the nearest keypoint of its keyframe within joinRadiusPx, if any.
 // Matches that the mapper's pair verification rejects end their tracks (reason 6, kEpipolar);
 // a join restarts a track's age (the age of docs/architecture.md, "KLT: checks and ends"). Between
-// keyframes the alive tracks give the keyframe gate its motion.
+// keyframes the alive tracks give the keyframe gate its motion. With matches off the joins still
+// run (they carry the tracks' keyframe keypoints, which localise the frames the gate drops) but
+// their matches are not handed out.
 #pragma once
 
 #include <array>
@@ -40,6 +42,10 @@ struct KltSourceOptions {
   // A SIFT seed needs lambda_min >= seedQuality times the frame's largest (0: only the
   // tracker's low-structure test).
   double seedQuality = 0;
+  // Off (`--klt gate`): the tracks drive the keyframe gate and localise the frames it drops,
+  // but give the mapper no pair matches; the keyframes' pairs are the descriptor matches
+  // alone (docs/benchmarks.md, "KLT: tracks for the gate, descriptors for the matches").
+  bool matches = true;
   int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
   int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
   bool cuda = false;       // the CUDA backend of the tracker (builds with it only)

@@ -132,6 +132,45 @@ TEST(KltSource, JoinsAreTrueCorrespondences) {
   EXPECT_GT(src.stats().fillIn, 0);
 }
 
+// --klt gate (matches off): the same tracks, joins and gate input as with matches on, but no
+// pair matches handed to the mapper.
+TEST(KltSource, GateOnlyKeepsTheJoinsAndGivesNoMatches) {
+  const Views& v = views();
+  KltSourceOptions on, gate;
+  gate.matches = false;
+  KltSource a(on), b(gate);
+  int keyframes = 0;
+  std::int64_t matchesOn = 0;
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    a.onFrame(v.frames[i]);
+    b.onFrame(v.frames[i]);
+    if (i % kEvery == 0) {
+      const features::Features f = siftOf(v.frames[i]);
+      for (const auto& p : a.onKeyframe(keyframes, f))
+        matchesOn += static_cast<std::int64_t>(p.matches.size());
+      EXPECT_TRUE(b.onKeyframe(keyframes, f).empty());
+      ++keyframes;
+      continue;
+    }
+    // Between keyframes the gate reads the same tracks, and the same keyframe keypoints
+    // localise the frames it drops.
+    sfm::GateTracks ga, gb;
+    sfm::TrackedFrame oa, ob;
+    ASSERT_EQ(a.gateMotion(keyframes - 1, &ga, &oa), b.gateMotion(keyframes - 1, &gb, &ob));
+    EXPECT_EQ(ga.keyframeTracks, gb.keyframeTracks);
+    EXPECT_EQ(ga.now, gb.now);
+    EXPECT_EQ(ga.atKeyframe, gb.atKeyframe);
+    EXPECT_EQ(oa.keyframeKeypoint, ob.keyframeKeypoint);
+    EXPECT_GT(ob.keyframeKeypoint.size(), 0u);
+  }
+  EXPECT_GT(matchesOn, 500);
+  EXPECT_EQ(a.stats().matches, matchesOn);
+  EXPECT_EQ(b.stats().matches, 0);
+  EXPECT_GT(b.stats().joins, 0);
+  EXPECT_EQ(a.stats().joins, b.stats().joins);
+  EXPECT_EQ(a.stats().meanTrackKeyframes(), b.stats().meanTrackKeyframes());
+}
+
 TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) {
   const Views& v = views();
   KltSource src(KltSourceOptions{});

@@ -19,6 +19,7 @@ sfm::PairMatches normalised(const sfm::PairMatches& p) {
     const auto& e = *p.essential;
     q.essential = std::array<double, 9>{e[0], e[3], e[6], e[1], e[4], e[7], e[2], e[5], e[8]};
   }
+  q.firstTrackMatch = p.firstTrackMatch;
   return q;
 }
 
@@ -36,8 +37,10 @@ std::int64_t mergePairMatches(std::vector<sfm::PairMatches>& pairs,
     if (it == pairs.end()) {
       pairs.push_back({e.image1, e.image2, {}});
       it = pairs.end() - 1;
+      it->firstTrackMatch = 0;
     }
     std::set<std::pair<int, int>> have(it->matches.begin(), it->matches.end());
+    if (it->firstTrackMatch < 0) it->firstTrackMatch = static_cast<int>(it->matches.size());
     for (const auto& m : e.matches)
       if (have.insert(m).second) {
         it->matches.push_back(m);

@@ -329,6 +329,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     record.setOption("klt_source.join_radius_px", ko.joinRadiusPx);
     record.setOption("klt_source.fill_in", ko.fillIn);
     record.setOption("klt_source.capacity", ko.capacity);
+    record.setOption("klt_source.matches", ko.matches);
     record.setOption("klt_source.cuda", ko.cuda);
   }
   ProgressBar bar(info.frameCount, options.progress);
@@ -575,6 +576,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   if (klt) {
     klt->stats().writeTo(record);
     sum.klt = true;
+    sum.kltGateOnly = !options.kltSource.matches;
     sum.kltMatches = fst.sourceMatches;
     sum.kltOnlyMatches = fst.sourceOnlyMatches;
     sum.kltMeanTrackKeyframes = klt->stats().meanTrackKeyframes();
@@ -703,7 +705,11 @@ std::string formatSummary(const ReconstructSummary& s) {
       << ")\n";
   o << "  pairs: " << s.pairs << " verified, " << s.verifiedMatches << " of " << s.matches
     << " matches kept\n";
-  if (s.klt)
+  if (s.klt && s.kltGateOnly)
+    o << "  klt: the tracks drove the keyframe gate (no track matches), tracks joined "
+      << s.kltMeanTrackKeyframes << " keyframes on average; SIFT on " << s.siftCalls << " of "
+      << s.frames << " frames\n";
+  else if (s.klt)
     o << "  klt: " << s.kltMatches << " track matches (" << s.kltOnlyMatches
       << " not found by descriptors), tracks joined " << s.kltMeanTrackKeyframes
       << " keyframes on average; SIFT on " << s.siftCalls << " of " << s.frames << " frames\n";

@@ -160,6 +160,7 @@ struct ReconstructSummary {
   int denseModel = -1;
   DenseSummary denseSummary;
   bool klt = false;
+  bool kltGateOnly = false;  // --klt gate: the tracks made no matches
   int siftCalls = 0;
   std::int64_t kltMatches = 0, kltOnlyMatches = 0;  // only: not found by descriptors
   double kltMeanTrackKeyframes = 0;                 // keyframes joined by an ended track

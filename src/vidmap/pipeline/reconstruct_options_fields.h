@@ -90,9 +90,20 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     o.skipBadFrames);
   v(FieldInfo{"", "klt",
               "on: KLT tracks between keyframes give matches across several keyframes and drive "
-              "the keyframe gate (SIFT only on keyframes); off: descriptors only"},
-    TextField{[&o] { return std::string(o.klt ? "on" : "off"); },
-              [&o](const std::string& s) { o.klt = parseOnOff("klt", s); }});
+              "the keyframe gate (SIFT only on keyframes); gate: the tracks drive the gate, the "
+              "matches are descriptors only; off: descriptors only"},
+    TextField{[&o] {
+                return std::string(!o.klt ? "off" : o.kltSource.matches ? "on" : "gate");
+              },
+              [&o](const std::string& s) {
+                if (s == "gate") {
+                  o.klt = true;
+                  o.kltSource.matches = false;
+                } else {
+                  o.klt = parseOnOff("klt", s);
+                  o.kltSource.matches = true;
+                }
+              }});
   v(FieldInfo{"", "klt_fill_in",
               "on: Shi-Tomasi points beside the SIFT keypoints seed tracks; off: SIFT-seeded "
               "tracks only"},

@@ -825,6 +825,34 @@ TEST(Reconstruct, KltTracksOnOrbit) {
   }
   EXPECT_FALSE(bytes[0].empty());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the model depends on the number of threads";
+  // --klt gate: the tracks still choose the keyframes (SIFT only on them, every frame posed),
+  // the mapper gets descriptor matches only, and the poses are no worse than --klt off's.
+  {
+    ReconstructOptions g = o;
+    forEachReconstructField(g, [&](const FieldInfo& f, auto&& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, TextField>)
+        if (f.path() == "klt") {
+          value.set("gate");
+          EXPECT_EQ(value.get(), "gate");
+        }
+    });
+    ASSERT_TRUE(g.klt);
+    ASSERT_FALSE(g.kltSource.matches);
+    const fs::path out = tempRoot() / "out_klt_gate_only";
+    io::RunRecord record;
+    const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, g, record);
+    ASSERT_EQ(s.models.size(), 1u);
+    EXPECT_TRUE(s.kltGateOnly);
+    EXPECT_EQ(s.siftCalls, s.keyframes + s.featureless);
+    EXPECT_EQ(s.registered + s.localized, s.frames - s.featureless);
+    EXPECT_GT(record.counts().at("frames_gated_by_tracks"), 0);
+    EXPECT_GT(record.counts().at("klt_joins"), 0);
+    EXPECT_EQ(s.kltMatches, 0);
+    EXPECT_EQ(record.counts().at("klt_matches"), 0);
+    const Accuracy a = accuracy(out / "sparse" / "0", seq);
+    EXPECT_LT(a.ateRel, 1.25 * off.ateRel + 1e-3);
+    EXPECT_LT(a.rotDeg, off.rotDeg + 0.05);
+  }
   // The tracks' displacement gate, with its own threshold: demanding more motion of the
   // tracks keeps fewer keyframes,
   // SIFT still runs only on them, and every frame is still posed (keyframes and localised).
@@ -862,7 +890,10 @@ TEST(Reconstruct, MergesPairsOfASecondSource) {
   EXPECT_EQ(pairs[0].image2, 3);
   // (20, 10) is the same match as (10, 20) of the pair (3, 1): counted once.
   EXPECT_EQ(pairs[0].matches.size(), 3u);
+  // The mapper checks the source's own matches (from index 2 on) against the descriptors'.
+  EXPECT_EQ(pairs[0].firstTrackMatch, 2);
   EXPECT_EQ(pairs[1].image1, 0);
+  EXPECT_EQ(pairs[1].firstTrackMatch, 0);
 }
 
 }  // namespace

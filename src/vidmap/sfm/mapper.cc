@@ -85,6 +85,9 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
   r.setCount("pairs_rejected", pairsRejected);
+  r.setCount("track_matches_kept", trackMatchesKept);
+  r.setCount("track_matches_rejected", trackMatchesRejected);
+  r.setCount("track_matches_unchecked", trackMatchesUnchecked);
   r.setCount("pair_matches", pairMatches);
   r.setCount("verified_matches", verifiedMatches);
   r.setMetric("self_calibrated_focal_px", selfCalibratedFocal);  // 0: not calibrated
@@ -243,11 +246,33 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
     std::swap(c.a, c.b);
     for (auto& p : c.matches) std::swap(p.first, p.second);
   }
-  if (graph_.hasPair(c.a, c.b) || static_cast<int>(c.matches.size()) < options_.minPairInliers)
+  if (graph_.hasPair(c.a, c.b)) return c;
+  // Track matches are checked against the geometry of the descriptor matches (the pair's
+  // first matches), not verified on their own (sfm/pair_verification.h, trackMatchesFit).
+  const size_t all = c.matches.size();
+  const size_t described =
+      pm.firstTrackMatch >= 0 ? std::min(all, static_cast<size_t>(pm.firstTrackMatch)) : all;
+  if (static_cast<int>(described) < options_.minPairInliers) {
+    c.trackUnchecked = static_cast<int>(all - described);
+    if (options_.verbose && c.trackUnchecked > 0) {
+      // How far the tracks' keypoints moved: near 0 for tracks that stuck.
+      std::vector<double> motion;
+      for (size_t k = described; k < all; ++k)
+        motion.push_back((keyframes_[c.a].keypoints[c.matches[k].first] -
+                          keyframes_[c.b].keypoints[c.matches[k].second])
+                             .norm());
+      std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
+      std::fprintf(stderr,
+                   "mapper: pair %d-%d: %d track matches, %zu descriptor matches: not verified "
+                   "(median motion %.1f px)\n",
+                   c.a, c.b, c.trackUnchecked, described, motion[motion.size() / 2]);
+    }
+    c.matches.resize(described);
     return c;
+  }
   geometry::Vec2List p1, p2;
-  p1.reserve(c.matches.size());
-  p2.reserve(c.matches.size());
+  p1.reserve(all);
+  p2.reserve(all);
   for (const auto& [i, j] : c.matches) {
     p1.push_back(undistorted(c.a, i));
     p2.push_back(undistorted(c.b, j));
@@ -255,14 +280,50 @@ Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
   const geometry::Pinhole cam = camera_.pinhole();
   const PairVerification v = pairVerification(options_.twoView, options_.videoVerification,
                                               focalKnown_, pm, c.a != pm.image1);
+  const geometry::Vec2List t1(p1.begin() + described, p1.end()),
+      t2(p2.begin() + described, p2.end());
+  p1.resize(described);
+  p2.resize(described);
   c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
   c.estimated = true;
+  c.descriptorMatches = described;
+  if (described < all) {
+    const std::vector<char> fit = trackMatchesFit(c.geometry, cam, t1, t2, v.options.max_error_px);
+    std::vector<std::pair<int, int>> kept(c.matches.begin(), c.matches.begin() + described);
+    for (size_t k = 0; k < fit.size(); ++k) {
+      const auto& m = c.matches[described + k];
+      if (fit[k]) {
+        kept.push_back(m);
+        p1.push_back(t1[k]);
+        p2.push_back(t2[k]);
+      } else if (c.geometry.success()) {
+        c.trackRejected.push_back(m);
+      } else {
+        ++c.trackUnchecked;
+      }
+    }
+    c.matches = std::move(kept);
+    // The pair's geometry (its inliers, triangulated points and angle, which choose the
+    // initial pair) from the descriptor matches and the track matches that fit them.
+    if (c.matches.size() > described) {
+      geometry::TwoViewGeometry g =
+          geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
+      if (g.success()) {
+        c.geometry = std::move(g);
+      } else {
+        c.geometry.inlier_mask.resize(c.matches.size(), 1);
+        c.geometry.num_inliers += static_cast<int>(c.matches.size() - described);
+      }
+    }
+  }
   return c;
 }
 
 void Mapper::commitPair(const PairCheck& c) {
   if (graph_.hasPair(c.a, c.b)) return;
-  stats_.pairMatches += static_cast<std::int64_t>(c.matches.size());
+  stats_.pairMatches +=
+      static_cast<std::int64_t>(c.matches.size() + c.trackRejected.size()) + c.trackUnchecked;
+  stats_.trackMatchesUnchecked += c.trackUnchecked;
   if (!c.estimated) {
     ++stats_.pairsRejected;
     return;
@@ -283,6 +344,11 @@ void Mapper::commitPair(const PairCheck& c) {
   PairMatches out{c.a, c.b, {}};
   for (size_t k = 0; k < c.matches.size(); ++k)
     (g.inlier_mask[k] ? inl : out.matches).push_back(c.matches[k]);
+  // The track matches that do not fit end their tracks like the pair's outliers.
+  out.matches.insert(out.matches.end(), c.trackRejected.begin(), c.trackRejected.end());
+  stats_.trackMatchesRejected += static_cast<std::int64_t>(c.trackRejected.size());
+  stats_.trackMatchesKept +=
+      static_cast<std::int64_t>(c.matches.size() - std::min(c.matches.size(), c.descriptorMatches));
   if (outlierSink_ && !out.matches.empty()) outlierSink_(out);
   graph_.addPair(c.a, c.b, inl);
   ++stats_.pairsVerified;

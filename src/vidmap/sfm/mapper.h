@@ -197,6 +197,9 @@ struct MapperStats {
   int keyframes = 0;
   int pairsVerified = 0, pairsRejected = 0;
   std::int64_t pairMatches = 0, verifiedMatches = 0;
+  // KLT track matches kept (fit the pair's descriptor geometry), rejected (do not), unchecked
+  // (dropped: the pair has too few descriptor matches for a geometry).
+  std::int64_t trackMatchesKept = 0, trackMatchesRejected = 0, trackMatchesUnchecked = 0;
   double selfCalibratedFocal = 0;  // 0: not self-calibrated
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
@@ -297,6 +300,11 @@ class Mapper {
     std::vector<std::pair<int, int>> matches;
     bool estimated = false;  // false: too few matches (or the pair is already known)
     geometry::TwoViewGeometry geometry;
+    // Track matches (PairMatches::firstTrackMatch) that do not fit the descriptors' geometry,
+    // and those of a pair with too few descriptor matches to have one.
+    std::vector<std::pair<int, int>> trackRejected;
+    int trackUnchecked = 0;
+    size_t descriptorMatches = 0;  // matches[0..this) are descriptor matches
   };
   PairCheck estimatePair(const PairMatches& pm) const;
   void commitPair(const PairCheck& check);

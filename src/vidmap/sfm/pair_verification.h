@@ -29,4 +29,19 @@ struct PairVerification {
 PairVerification pairVerification(const geometry::TwoViewOptions& base, bool video, bool focalKnown,
                                   const PairMatches& pm, bool swapped);
 
+// Matches of KLT tracks are not verified on their own. A pair that only tracks link
+// (keyframes too far apart for the descriptor matching) has a dozen or two matches, and the
+// five-point RANSAC passes such a set with a geometry nothing else confirms: on TUM fr1-desk at
+// 4 fps, pairs 7 keyframes apart (40-50 degrees of turn by the ground truth) verified on 12-37
+// track matches with median triangulation angles of 80-140 degrees, and the focal length ran to
+// 10302 px (docs/benchmarks.md, "KLT: tracks for the gate, descriptors for the matches"). So a
+// pair's geometry comes from its descriptor matches, and a track match is kept when it fits
+// that geometry within maxErrorPx (pixels of p1, p2: undistorted, in the pinhole `cam`): the
+// Sampson distance of the pair's E (F when uncalibrated; E also for a panoramic pair, whose H
+// would refuse the parallax of a small translation), the transfer error of H when the pair has
+// neither. Returns one flag per track match.
+std::vector<char> trackMatchesFit(const geometry::TwoViewGeometry& g, const geometry::Pinhole& cam,
+                                  const geometry::Vec2List& p1, const geometry::Vec2List& p2,
+                                  double maxErrorPx);
+
 }  // namespace vidmap::sfm

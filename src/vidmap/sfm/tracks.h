@@ -26,6 +26,10 @@ struct PairMatches {
   // undistorted keypoints, row-major; the guide's E of guided matching): the first hypothesis
   // of the pair's verification.
   std::optional<std::array<double, 9>> essential{};
+  // matches[firstTrackMatch..] came from KLT tracks alone (pipeline/klt_source.h), the ones
+  // before from descriptors; -1: all from descriptors. The mapper checks the track matches
+  // against the descriptors' geometry of the pair (sfm/pair_verification.h).
+  int firstTrackMatch = -1;
 };
 
 struct TrackSet {

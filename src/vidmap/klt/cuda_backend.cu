@@ -18,6 +18,8 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
       return "warp";
     case CudaTrackKernel::kWarpShared:
       return "warp-shared";
+    case CudaTrackKernel::kWarpStaged:
+      return "warp-staged";
     case CudaTrackKernel::kAuto:
       return "auto";
   }
@@ -33,6 +35,8 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
       return TrackKernel::kWarp;
     case CudaTrackKernel::kWarpShared:
       return TrackKernel::kWarpShared;
+    case CudaTrackKernel::kWarpStaged:
+      return TrackKernel::kWarpStaged;
     case CudaTrackKernel::kAuto:
       break;
   }
@@ -45,8 +49,17 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
 namespace {
 
 const char* engineKernelName(cuda::TrackKernel k) {
-  return k == cuda::TrackKernel::kLane ? "lane"
-                                       : (k == cuda::TrackKernel::kWarp ? "warp" : "warp-shared");
+  switch (k) {
+    case cuda::TrackKernel::kLane:
+      return "lane";
+    case cuda::TrackKernel::kWarp:
+      return "warp";
+    case cuda::TrackKernel::kWarpShared:
+      return "warp-shared";
+    case cuda::TrackKernel::kWarpStaged:
+      return "warp-staged";
+  }
+  return "?";
 }
 
 class CudaBackend final : public Backend {

@@ -19,6 +19,7 @@ enum class CudaTrackKernel {
   kWarp,        // one warp per track (the same sums in the same order, by __shfl_xor_sync),
                 // the template in registers and each window pass fully unrolled
   kWarpShared,  // the same with the template in shared memory and fewer registers
+  kWarpStaged,  // kWarp with the border passes rolled through shared memory (less code)
   kAuto,        // kWarp below 4096 tracks in all (sequences x capacity), else kWarpShared:
                 // the faster of the two on the H200 (docs/benchmarks.md, klt on CUDA)
 };

@@ -24,7 +24,7 @@
 
 namespace vidmap::klt::cuda {
 
-enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2 };
+enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2, kWarpStaged = 3 };
 }  // namespace vidmap::klt::cuda
 namespace vidmap::klt {
 enum class CudaTrackKernel;

@@ -27,7 +27,7 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
 }
 
 namespace cuda {
-TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks, int halfWindow) {
   switch (k) {
     case CudaTrackKernel::kLane:
       return TrackKernel::kLane;
@@ -40,9 +40,16 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
     case CudaTrackKernel::kAuto:
       break;
   }
-  // Measured on the H200 (docs/benchmarks.md): the register form is faster up to about 1024
-  // tracks (one wave of warps), the shared form from 4096 (more warps fit a multiprocessor).
-  return tracks >= 4096 ? TrackKernel::kWarpShared : TrackKernel::kWarp;
+  // Measured on the H200 (docs/benchmarks.md, "KLT at the hardware's limit (issue 15, helper
+  // klt3)"): the register form is the fastest up to about one wave of warps while its code fits
+  // the instruction cache (windows up to 15 x 15); for larger windows the staged form (the same
+  // with the border passes rolled); with more tracks the staged form, then the shared form
+  // (more warps a multiprocessor).
+  if (halfWindow <= 7) {
+    if (tracks < 4096) return TrackKernel::kWarp;
+    return tracks < 16384 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
+  }
+  return tracks < 8192 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
 }
 }  // namespace cuda
 
@@ -66,7 +73,8 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend(gpu::Context& ctx, int width, int height, const Options& options,
               const CudaBackendOptions& cuda)
-      : engine_(ctx, 1, width, height, options, cuda::engineKernel(cuda.kernel, options.capacity)),
+      : engine_(ctx, 1, width, height, options,
+                cuda::engineKernel(cuda.kernel, options.capacity, options.halfWindow)),
         name_(std::string("cuda-") + engineKernelName(engine_.kernel())) {
     engine_.setProfiling(cuda.profile);
   }

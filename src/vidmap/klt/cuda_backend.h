@@ -20,8 +20,10 @@ enum class CudaTrackKernel {
                 // the template in registers and each window pass fully unrolled
   kWarpShared,  // the same with the template in shared memory and fewer registers
   kWarpStaged,  // kWarp with the border passes rolled through shared memory (less code)
-  kAuto,        // kWarp below 4096 tracks in all (sequences x capacity), else kWarpShared:
-                // the faster of the two on the H200 (docs/benchmarks.md, klt on CUDA)
+  kAuto,        // by the tracks in all (sequences x capacity) and the window, the fastest on
+                // the H200 (docs/benchmarks.md, KLT at the hardware's limit, helper klt3):
+                // windows up to 15 x 15: kWarp below 4096 tracks, kWarpStaged below 16384,
+                // else kWarpShared; larger windows: kWarpStaged below 8192, else kWarpShared
 };
 
 const char* cudaTrackKernelName(CudaTrackKernel k);

@@ -9,8 +9,12 @@
 # forms, then before), the tests of the FMA build, the OpenCV peer on the dumped cases, a second
 # before/after pair at 1280x720, the resource usage and SASS of the new kernels.
 #   bench/klt_limit_h200.sh BIN OUT
+# The second call (`bench/klt_limit_h200.sh BIN OUT confirm`): BIN/mid holds the klt_cuda_bench
+# of the first call's tree, BIN/after the final one: the tests of both builds, the three
+# benchmarks in turn, Nsight Compute on the final staged and register forms, compute-sanitizer
+# racecheck and memcheck on the staged form (its shared-memory stage has no barrier).
 set -u
-BIN=$1 OUT=$2
+BIN=$1 OUT=$2 MODE=${3:-full}
 mkdir -p "$OUT"
 source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect NAME SECONDS COMMAND...
 export OMP_WAIT_POLICY=passive
@@ -29,6 +33,40 @@ profile() {  # profile NAME BINARY KERNEL: the first fused tracking kernel at 12
     "$2" $ONE --kernels "$3" >"$OUT/ncu_$1.txt" 2>&1
   stamp "ncu $1 rc $?"
 }
+if [ "$MODE" = confirm ]; then
+  collect test_nofma 60 "$BIN/nofma/klt_cuda_test"
+  collect bench_after 60 "$BIN/after/klt_cuda_bench" --tracks 1024,8192 \
+    --kernels warp,warp-shared,warp-staged
+  collect bench_mid 30 "$BIN/mid/klt_cuda_bench" --width 1280 --tracks 1024 \
+    --kernels warp,warp-staged --no-throughput
+  collect bench_before 30 "$BIN/before/klt_cuda_bench" --width 1280 --tracks 1024 \
+    --kernels warp,warp-shared --no-throughput
+  collect test_fma 60 "$BIN/after/klt_cuda_test"
+  profile after_staged "$BIN/after/klt_cuda_bench" warp-staged
+  profile after_warp "$BIN/after/klt_cuda_bench" warp
+  for r in 2 3; do
+    collect bench_after_$r 30 "$BIN/after/klt_cuda_bench" --width 1280 --tracks 1024 \
+      --kernels warp,warp-staged --no-throughput
+    collect bench_mid_$r 30 "$BIN/mid/klt_cuda_bench" --width 1280 --tracks 1024 \
+      --kernels warp,warp-staged --no-throughput
+    collect bench_before_$r 30 "$BIN/before/klt_cuda_bench" --width 1280 --tracks 1024 \
+      --kernels warp --no-throughput
+  done
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  F="--gtest_filter=CudaCases.FailureCases"
+  if [ -n "$SAN" ] && young 100; then
+    timeout 40 "$SAN" --tool racecheck "$BIN/after/klt_cuda_test" "$F" 2>&1 | tail -5 \
+      >"$OUT/racecheck.txt"
+    stamp "racecheck rc $?"
+  fi
+  if [ -n "$SAN" ] && young 150; then
+    timeout 40 "$SAN" --tool memcheck "$BIN/after/klt_cuda_test" "$F" 2>&1 | tail -5 \
+      >"$OUT/memcheck.txt"
+    stamp "memcheck rc $?"
+  fi
+  stamp done
+  exit 0
+fi
 DUMP=$(mktemp -d)
 collect bench_after 90 "$BIN/after/klt_cuda_bench" --tracks 1024,8192 \
   --kernels warp,warp-shared,warp-staged --dump "$DUMP"

@@ -168,18 +168,20 @@ __device__ __forceinline__ bool windowInside(const Bilinear& b, int hw, int w, i
   return b.x0 - hw >= 0 && b.y0 - hw >= 0 && b.x0 + hw + 1 <= w - 1 && b.y0 + hw + 1 <= h - 1;
 }
 
-// The pyramids are read-only while a tracking kernel runs: the loads go through the
-// read-only path (global, non-coherent) instead of generic loads.
-__device__ __forceinline__ float fastTap(const float* base, int off, int w, const Bilinear& b) {
-  const float* a = base + off;
-  const float* c = a + w;
+// The taps of the pixel whose top-left tap is base[at] (at = the origin's index in the level
+// plus the pixel's offset: one 32-bit index, so that each row's address is one wide multiply-
+// add instead of a 64-bit sum of two sign-extended parts). The pyramids are read-only while a
+// tracking kernel runs: the loads go through the read-only path instead of generic loads.
+__device__ __forceinline__ float fastTap(const float* base, int at, int w, const Bilinear& b) {
+  const float* a = base + at;
+  const float* c = base + (at + w);
   return bilinearCombine(b, __ldg(a), __ldg(a + 1), __ldg(c), __ldg(c + 1));
 }
 
-__device__ __forceinline__ void fastTapGrad(const float2* base, int off, int w, const Bilinear& b,
+__device__ __forceinline__ void fastTapGrad(const float2* base, int at, int w, const Bilinear& b,
                                             float* gx, float* gy) {
-  const float2* a = base + off;
-  const float2* c = a + w;
+  const float2* a = base + at;
+  const float2* c = base + (at + w);
   const float2 g00 = __ldg(a), g10 = __ldg(a + 1), g01 = __ldg(c), g11 = __ldg(c + 1);
   *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
   *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
@@ -219,6 +221,28 @@ struct TemplateStore<PL, true> {
   __device__ __forceinline__ float& GX(int s) { return base[(PL + s) * kLanes]; }
   __device__ __forceinline__ float& GY(int s) { return base[(2 * PL + s) * kLanes]; }
 };
+
+// bilinearTap and bilinearTapGrad of kernels.h (the same taps, the same combination) with 32-bit
+// indices (a level holds fewer than 2^31 pixels) and read-only loads: the border passes of
+// the warp kernels, which run for every track at the coarsest levels.
+__device__ __forceinline__ float clampedTap(const float* img, int w, int h, const Bilinear& b,
+                                            int i, int j) {
+  const int xa = clampInt(b.x0 + i, 0, w - 1), xb = clampInt(b.x0 + i + 1, 0, w - 1);
+  const int ya = clampInt(b.y0 + j, 0, h - 1) * w, yb = clampInt(b.y0 + j + 1, 0, h - 1) * w;
+  return bilinearCombine(b, __ldg(img + (ya + xa)), __ldg(img + (ya + xb)), __ldg(img + (yb + xa)),
+                         __ldg(img + (yb + xb)));
+}
+
+__device__ __forceinline__ void clampedTapGrad(const float* grad, int w, int h, const Bilinear& b,
+                                               int i, int j, float* gx, float* gy) {
+  const float2* g = reinterpret_cast<const float2*>(grad);
+  const int xa = clampInt(b.x0 + i, 0, w - 1), xb = clampInt(b.x0 + i + 1, 0, w - 1);
+  const int ya = clampInt(b.y0 + j, 0, h - 1) * w, yb = clampInt(b.y0 + j + 1, 0, h - 1) * w;
+  const float2 g00 = __ldg(g + (ya + xa)), g10 = __ldg(g + (ya + xb)), g01 = __ldg(g + (yb + xa)),
+               g11 = __ldg(g + (yb + xb));
+  *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
+  *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
+}
 
 // The forms of the warp kernels: where a lane keeps the template of a level and how the rare
 // window paths (a window across the level's border: at the coarsest levels the common case)
@@ -286,13 +310,12 @@ struct WarpWindow {
     if (windowInside(b, hw, li.width, li.height)) {
       // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
       const int o = b.y0 * li.width + b.x0;
-      const float* g = li.gray + o;
-      const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
+      const float2* d = reinterpret_cast<const float2*>(li.grad);
 #pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
         const bool v = px.valid(s);
-        float t = fastTap(g, tw.OFF(s), li.width, b), gx, gy;
-        fastTapGrad(d, tw.OFF(s), li.width, b, &gx, &gy);
+        float t = fastTap(li.gray, o + tw.OFF(s), li.width, b), gx, gy;
+        fastTapGrad(d, o + tw.OFF(s), li.width, b, &gx, &gy);
         tw.T(s) = v ? t : 0.0f;
         tw.GX(s) = v ? gx : 0.0f;
         tw.GY(s) = v ? gy : 0.0f;
@@ -308,8 +331,8 @@ struct WarpWindow {
         if (px.valid(s)) {
           const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
           if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-            t = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx, &gy);
+            t = clampedTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            clampedTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx, &gy);
             mask |= 1u << s;
             ++valid;
           }
@@ -334,9 +357,9 @@ struct WarpWindow {
         if (px.valid(s)) {
           const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
           if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-            tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
-                            &tw.GY(s));
+            tw.T(s) = clampedTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            clampedTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
+                           &tw.GY(s));
             mask |= 1u << s;
             ++valid;
           }
@@ -377,10 +400,10 @@ struct WarpWindow {
     const Bilinear b = bilinearAt(qx, qy);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     if (fullMask && windowInside(b, px.hw, lj.width, lj.height)) {
-      const float* g = lj.gray + (b.y0 * lj.width + b.x0);
+      const int o = b.y0 * lj.width + b.x0;
 #pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
-        const float j = fastTap(g, tw.OFF(s), lj.width, b);
+        const float j = fastTap(lj.gray, o + tw.OFF(s), lj.width, b);
         if (px.always(s)) {
           addTargetTerms(j, tw.GX(s), tw.GY(s), a0, a1, a2, a3);
         } else {
@@ -396,7 +419,7 @@ struct WarpWindow {
     } else if constexpr (kStaged) {  // the samples by a rolled loop, the sums unrolled
 #pragma unroll 1
       for (int s = 0; s < PL; ++s)
-        S(s) = px.valid(s) ? bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
+        S(s) = px.valid(s) ? clampedTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
                                  maskOf(mask, s)
                            : 0.0f;
 #pragma unroll
@@ -407,7 +430,7 @@ struct WarpWindow {
       for (int s = 0; s < PL; ++s)
         if (px.valid(s))
           addTargetTerms(
-              bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s),
+              clampedTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s),
               tw.GX(s), tw.GY(s), a0, a1, a2, a3);
     }
     TargetSums js;
@@ -425,17 +448,16 @@ struct WarpWindow {
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
     if (windowInside(b, px.hw, l0.width, l0.height)) {  // the taps unclamped: fastTap
-      const float* g = l0.gray + (b.y0 * l0.width + b.x0);
+      const int o = b.y0 * l0.width + b.x0;
 #pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
-        const float j = fastTap(g, tw.OFF(s), l0.width, b);  // OFF: level 0's, kept
+        const float j = fastTap(l0.gray, o + tw.OFF(s), l0.width, b);  // OFF: level 0's
         if (px.valid(s)) addNccTerms(j, tw.T(s) - t0.meanT, a0, a1, a2);
       }
     } else if constexpr (kStaged) {
 #pragma unroll 1
       for (int s = 0; s < PL; ++s)
-        S(s) =
-            px.valid(s) ? bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)) : 0.0f;
+        S(s) = px.valid(s) ? clampedTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)) : 0.0f;
 #pragma unroll
       for (int s = 0; s < PL; ++s)
         if (px.valid(s)) addNccTerms(S(s), tw.T(s) - t0.meanT, a0, a1, a2);
@@ -443,7 +465,7 @@ struct WarpWindow {
 #pragma unroll kUnrollSlow
       for (int s = 0; s < PL; ++s)
         if (px.valid(s))
-          addNccTerms(bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)),
+          addNccTerms(clampedTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)),
                       tw.T(s) - t0.meanT, a0, a1, a2);
     }
     return nccFromSums(warpTreeSum(a0), warpTreeSum(a1), warpTreeSum(a2), t0);

@@ -41,15 +41,11 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks, int halfWindow)
       break;
   }
   // Measured on the H200 (docs/benchmarks.md, "KLT at the hardware's limit (issue 15, helper
-  // klt3)"): the register form is the fastest up to about one wave of warps while its code fits
-  // the instruction cache (windows up to 15 x 15); for larger windows the staged form (the same
-  // with the border passes rolled); with more tracks the staged form, then the shared form
-  // (more warps a multiprocessor).
-  if (halfWindow <= 7) {
-    if (tracks < 4096) return TrackKernel::kWarp;
-    return tracks < 16384 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
-  }
-  return tracks < 8192 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
+  // klt3)"): the register form is the fastest at every count for windows up to 15 x 15 and up to
+  // one wave of warps for larger windows; then the staged form (fewer instructions fetched: the
+  // border passes rolled), and from 32768 tracks the shared form (more warps a multiprocessor).
+  if (halfWindow <= 7 || tracks < 4096) return TrackKernel::kWarp;
+  return tracks < 32768 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
 }
 }  // namespace cuda
 

@@ -22,8 +22,8 @@ enum class CudaTrackKernel {
   kWarpStaged,  // kWarp with the border passes rolled through shared memory (less code)
   kAuto,        // by the tracks in all (sequences x capacity) and the window, the fastest on
                 // the H200 (docs/benchmarks.md, KLT at the hardware's limit, helper klt3):
-                // windows up to 15 x 15: kWarp below 4096 tracks, kWarpStaged below 16384,
-                // else kWarpShared; larger windows: kWarpStaged below 8192, else kWarpShared
+                // kWarp for windows up to 15 x 15; larger windows kWarp below 4096 tracks,
+                // kWarpStaged below 32768, else kWarpShared
 };
 
 const char* cudaTrackKernelName(CudaTrackKernel k);

@@ -8,11 +8,11 @@
 // - trackWarpKernel: one warp per track, as vilib and Basalt do: trackLoop of kernels.h (the
 //   one tracking loop) with the window policy WarpWindow. Lane l holds the window pixels
 //   k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in registers
-//   (or shared memory) for the whole level, and each window sum is the lane's partial over its
-//   pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is
-//   exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the
-//   warp variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
-//   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
+//   (or shared memory: WarpForm) for the whole level, and each window sum is the lane's partial
+//   over its pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That
+//   is exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
+//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the control
+//   flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -246,12 +246,13 @@ __device__ __forceinline__ void clampedTapGrad(const float* grad, int w, int h, 
 
 // The forms of the warp kernels: where a lane keeps the template of a level and how the rare
 // window paths (a window across the level's border: at the coarsest levels the common case)
-// run. kFormRegisters: the template in registers, every pass unrolled (about 105 KB of code,
-// more than the instruction cache holds); kFormShared: the template in shared memory, the
-// passes unrolled by 4 (fewer registers, more instructions); kFormStaged: the template in
-// registers and the fast passes unrolled as in kFormRegisters, the border passes rolled loops
-// that put their samples in the warp's slice of shared memory, from which an unrolled loop of
-// a few instructions a pixel takes them (the same values, the same sums in the same order).
+// run. kFormRegisters: the template in registers, every pass unrolled (89 KB of code at
+// 21 x 21, 105-110 KB before the 32-bit taps: more than the instruction cache held); kFormShared:
+// the template in shared memory, the passes unrolled by 4 (fewer registers, more instructions);
+// kFormStaged: the template in registers and the fast passes unrolled as in kFormRegisters, the
+// border passes rolled loops that put their samples in the warp's slice of shared memory, from
+// which an unrolled loop of a few instructions a pixel takes them (the same values, the same sums
+// in the same order).
 enum WarpForm : int { kFormRegisters = 0, kFormShared = 1, kFormStaged = 2 };
 
 // The words of shared memory a warp's slice holds (4 PL a lane; kFormStaged uses 3 PL).
@@ -484,8 +485,8 @@ __device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, flo
 // One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.
 // Form: WarpForm (the shared forms take sliceWords(Form, PL) words of dynamic shared memory a
 // warp). HW: the half window at compile time, or 0 (LanePixels).
-// The register form keeps the loads of a whole window pass in flight (about 200 registers,
-// 8 warps a multiprocessor); the shared form unrolls by 2 and keeps few registers.
+// The register and staged forms keep the loads of a whole window pass in flight (168
+// registers, 12 warps a multiprocessor); the shared form unrolls by 4 and keeps 72 registers.
 template <int PL, int Form, int HW>
 __global__ void __launch_bounds__(128)
     trackWarpKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,

@@ -3,8 +3,10 @@
 // times, both tracking kernels, and the throughput in track-steps per second with K = 1, 4,
 // 16 sequences pushed together. Prints one JSON object. With --dump DIR it also writes the
 // frames and points of each case for bench/klt_opencv_pyrlk.py (the OpenCV peer).
-// --width W, --tracks N,N, --kernels warp,warp-shared,lane and --no-throughput narrow the run
-// (a profiler run, a before/after comparison).
+// --width W (push and throughput cases), --tracks N,N, --kernels warp,warp-shared,warp-staged,lane
+// and
+// --no-throughput narrow the run (a profiler run, a before/after comparison). The throughput
+// cases report the per-kernel times too (KernelProfiler, launches without the graph).
 //
 // Timing: CUDA events around each push after a warm-up, medians of --reps pushes; the wall
 // time of a push includes staging the frame on the host, the upload, the kernels and the read.
@@ -34,8 +36,10 @@ using klt::cuda::TrackKernel;
 using Clock = std::chrono::steady_clock;
 
 const char* kernelName(TrackKernel k) {
-  return k == TrackKernel::kWarp ? "warp"
-                                 : (k == TrackKernel::kWarpShared ? "warp-shared" : "lane");
+  return k == TrackKernel::kWarp         ? "warp"
+         : k == TrackKernel::kWarpShared ? "warp-shared"
+         : k == TrackKernel::kWarpStaged ? "warp-staged"
+                                         : "lane";
 }
 
 double median(std::vector<double> v) {
@@ -186,7 +190,7 @@ int main(int argc, char** argv) {
   bool quick = false, throughput = true;
   int onlyWidth = 0;                 // --width W: that frame size alone (640 or 1280)
   std::vector<int> onlyTracks;       // --tracks N,N: these track counts
-  std::vector<TrackKernel> kernels;  // --kernels warp,warp-shared,lane
+  std::vector<TrackKernel> kernels;  // --kernels warp,warp-shared,warp-staged,lane
   auto csv = [](const std::string& s) {
     std::vector<std::string> out;
     std::size_t b = 0;
@@ -211,11 +215,15 @@ int main(int argc, char** argv) {
       for (const auto& t : csv(argv[++i])) onlyTracks.push_back(std::atoi(t.c_str()));
     else if (a == "--kernels" && i + 1 < argc)
       for (const auto& k : csv(argv[++i]))
-        kernels.push_back(k == "lane"
-                              ? TrackKernel::kLane
-                              : (k == "warp" ? TrackKernel::kWarp : TrackKernel::kWarpShared));
+        kernels.push_back(k == "lane"          ? TrackKernel::kLane
+                          : k == "warp"        ? TrackKernel::kWarp
+                          : k == "warp-staged" ? TrackKernel::kWarpStaged
+                                               : TrackKernel::kWarpShared);
   }
   if (kernels.empty()) kernels = {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane};
+  std::vector<TrackKernel> throughputKernels;  // the warp forms of --kernels
+  for (TrackKernel k : kernels)
+    if (k != TrackKernel::kLane) throughputKernels.push_back(k);
   if (gpu::deviceCount() == 0) {
     std::printf("{\"skipped\": \"%s\"}\n", gpu::noDeviceReason().c_str());
     return 0;
@@ -292,22 +300,32 @@ int main(int argc, char** argv) {
     int w, h, n;
   };
   const std::vector<T> tp =
-      !throughput ? std::vector<T>{}
-                  : (quick ? std::vector<T>{{640, 360, 1024}}
-                           : std::vector<T>{{640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}});
+      !throughput
+          ? std::vector<T>{}
+          : (quick ? std::vector<T>{{640, 360, 1024}}
+                   : std::vector<T>{
+                         {640, 360, 1024}, {640, 360, 8192}, {1280, 720, 1024}, {1280, 720, 8192}});
   for (const T& t : tp) {
+    if (onlyWidth && t.w != onlyWidth) continue;
     const Frames fr = makeFrames(t.w, t.h);
     for (int K : {1, 4, 16})
-      for (TrackKernel k : {TrackKernel::kWarp, TrackKernel::kWarpShared}) {
-        const PushStats s = measure(ctx, fr, K, t.n, k, reps, false);
+      for (TrackKernel k : throughputKernels) {
+        // Per-kernel times too: the push time less the kernels' is the upload and the read.
+        const PushStats s = measure(ctx, fr, K, t.n, k, reps, true);
         std::printf(
             "%s  {\"width\": %d, \"height\": %d, \"tracks_per_sequence\": %d, "
             "\"sequences\": %d, \"kernel\": \"%s\", \"push_gpu_ms\": %.4f, "
             "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
             "\"keyframe_push_gpu_ms\": %.4f, \"track_steps_per_s\": %.4g, "
-            "\"track_steps_per_s_wall\": %.4g}",
+            "\"track_steps_per_s_wall\": %.4g, \"kernel_ms\": {",
             first ? "" : ",\n", t.w, t.h, t.n, K, kernelName(k), s.gpuMs, s.kernelsMs, s.wallMs,
             s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3));
+        bool f2 = true;
+        for (const auto& [name, ms] : s.kernelMs) {
+          std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);
+          f2 = false;
+        }
+        std::printf("}}");
         std::fflush(stdout);
         first = false;
       }

@@ -18,6 +18,8 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
       return "warp";
     case CudaTrackKernel::kWarpShared:
       return "warp-shared";
+    case CudaTrackKernel::kWarpStaged:
+      return "warp-staged";
     case CudaTrackKernel::kAuto:
       return "auto";
   }
@@ -25,7 +27,7 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
 }
 
 namespace cuda {
-TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks, int halfWindow) {
   switch (k) {
     case CudaTrackKernel::kLane:
       return TrackKernel::kLane;
@@ -33,27 +35,42 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks) {
       return TrackKernel::kWarp;
     case CudaTrackKernel::kWarpShared:
       return TrackKernel::kWarpShared;
+    case CudaTrackKernel::kWarpStaged:
+      return TrackKernel::kWarpStaged;
     case CudaTrackKernel::kAuto:
       break;
   }
-  // Measured on the H200 (docs/benchmarks.md): the register form is faster up to about 1024
-  // tracks (one wave of warps), the shared form from 4096 (more warps fit a multiprocessor).
-  return tracks >= 4096 ? TrackKernel::kWarpShared : TrackKernel::kWarp;
+  // Measured on the H200 (docs/benchmarks.md, "KLT at the hardware's limit (issue 15, helper
+  // klt3)"): the register form is the fastest at every count for windows up to 15 x 15 and up to
+  // one wave of warps for larger windows; then the staged form (fewer instructions fetched: the
+  // border passes rolled), and from 32768 tracks the shared form (more warps a multiprocessor).
+  if (halfWindow <= 7 || tracks < 4096) return TrackKernel::kWarp;
+  return tracks < 32768 ? TrackKernel::kWarpStaged : TrackKernel::kWarpShared;
 }
 }  // namespace cuda
 
 namespace {
 
 const char* engineKernelName(cuda::TrackKernel k) {
-  return k == cuda::TrackKernel::kLane ? "lane"
-                                       : (k == cuda::TrackKernel::kWarp ? "warp" : "warp-shared");
+  switch (k) {
+    case cuda::TrackKernel::kLane:
+      return "lane";
+    case cuda::TrackKernel::kWarp:
+      return "warp";
+    case cuda::TrackKernel::kWarpShared:
+      return "warp-shared";
+    case cuda::TrackKernel::kWarpStaged:
+      return "warp-staged";
+  }
+  return "?";
 }
 
 class CudaBackend final : public Backend {
  public:
   CudaBackend(gpu::Context& ctx, int width, int height, const Options& options,
               const CudaBackendOptions& cuda)
-      : engine_(ctx, 1, width, height, options, cuda::engineKernel(cuda.kernel, options.capacity)),
+      : engine_(ctx, 1, width, height, options,
+                cuda::engineKernel(cuda.kernel, options.capacity, options.halfWindow)),
         name_(std::string("cuda-") + engineKernelName(engine_.kernel())) {
     engine_.setProfiling(cuda.profile);
   }

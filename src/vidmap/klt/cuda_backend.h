@@ -19,8 +19,11 @@ enum class CudaTrackKernel {
   kWarp,        // one warp per track (the same sums in the same order, by __shfl_xor_sync),
                 // the template in registers and each window pass fully unrolled
   kWarpShared,  // the same with the template in shared memory and fewer registers
-  kAuto,        // kWarp below 4096 tracks in all (sequences x capacity), else kWarpShared:
-                // the faster of the two on the H200 (docs/benchmarks.md, klt on CUDA)
+  kWarpStaged,  // kWarp with the border passes rolled through shared memory (less code)
+  kAuto,        // by the tracks in all (sequences x capacity) and the window, the fastest on
+                // the H200 (docs/benchmarks.md, KLT at the hardware's limit, helper klt3):
+                // kWarp for windows up to 15 x 15; larger windows kWarp below 4096 tracks,
+                // kWarpStaged below 32768, else kWarpShared
 };
 
 const char* cudaTrackKernelName(CudaTrackKernel k);

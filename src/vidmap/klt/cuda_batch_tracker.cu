@@ -12,8 +12,8 @@ CudaBatchTracker::CudaBatchTracker(gpu::Context& ctx, int sequences, int width, 
                                    const Options& options, const CudaBackendOptions& cuda)
     : engine_(std::make_unique<cuda::Engine>(
           ctx, sequences, width, height, options,
-          cuda::engineKernel(cuda.kernel,
-                             static_cast<std::int64_t>(sequences) * options.capacity))),
+          cuda::engineKernel(cuda.kernel, static_cast<std::int64_t>(sequences) * options.capacity,
+                             options.halfWindow))),
       tables_(sequences),
       ended_(sequences),
       seeds_(sequences),

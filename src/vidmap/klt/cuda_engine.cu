@@ -7,6 +7,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "vidmap/core/copy_rows.h"
@@ -428,6 +429,40 @@ void Engine::buildPyramid(int slot) {
         [&] { scharrKernel<<<dim3(blocksFor(L.total, kBlock), K), kBlock, 0, s>>>(view_, slot); });
 }
 
+namespace {
+
+// The warp kernels by window: PL = ceil((2 hw + 1)^2 / 32) pixels a lane, and the half window
+// at compile time for the windows of optionsFor (15 x 15 and 21 x 21: no divisions by the
+// window size, no tests of the pixels every lane has), else at run time (HW = 0).
+template <class F>
+void forWindow(int halfWindow, F&& f) {
+  using std::integral_constant;
+  const int size = 2 * halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
+  if (halfWindow == 7)
+    f(integral_constant<int, 8>{}, integral_constant<int, 7>{});
+  else if (halfWindow == 10)
+    f(integral_constant<int, 14>{}, integral_constant<int, 10>{});
+  else if (perLane <= 8)
+    f(integral_constant<int, 8>{}, integral_constant<int, 0>{});
+  else if (perLane <= 14)
+    f(integral_constant<int, 14>{}, integral_constant<int, 0>{});
+  else
+    f(integral_constant<int, 31>{}, integral_constant<int, 0>{});
+}
+
+// The dynamic shared memory of a block of 4 warps.
+std::size_t sharedBytes(int form, int pl) {
+  return 4 * static_cast<std::size_t>(sliceWords(form, pl)) * sizeof(float);
+}
+
+int warpForm(TrackKernel k) {
+  return k == TrackKernel::kWarpShared   ? kFormShared
+         : k == TrackKernel::kWarpStaged ? kFormStaged
+                                         : kFormRegisters;
+}
+
+}  // namespace
+
 void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end,
                          bool useAlive) {
   cudaStream_t s = ctx_.stream().handle();
@@ -439,21 +474,16 @@ void Engine::launchTrack(bool backward, int prevSlot, int curSlot, int begin, in
     return;
   }
   // One warp per track, 4 tracks per block; a lane holds ceil(n / 32) window pixels.
-  const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
   const dim3 grid(blocksFor(n, 4), K);
-  const bool shared = kernel_ == TrackKernel::kWarpShared;
-  auto launch = [&](auto kernel, int pl) {
-    const std::size_t smem =
-        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
-    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, backward, begin, end, useAlive,
-                                   params_);
-  };
-  if (perLane <= 8)
-    shared ? launch(trackWarpKernel<8, true>, 8) : launch(trackWarpKernel<8, false>, 8);
-  else if (perLane <= 14)
-    shared ? launch(trackWarpKernel<14, true>, 14) : launch(trackWarpKernel<14, false>, 14);
-  else
-    shared ? launch(trackWarpKernel<31, true>, 31) : launch(trackWarpKernel<31, false>, 31);
+  const int form = warpForm(kernel_);
+  forWindow(options_.halfWindow, [&](auto pl, auto hw) {
+    constexpr int PL = decltype(pl)::value, HW = decltype(hw)::value;
+    auto kernel = form == kFormShared   ? trackWarpKernel<PL, kFormShared, HW>
+                  : form == kFormStaged ? trackWarpKernel<PL, kFormStaged, HW>
+                                        : trackWarpKernel<PL, kFormRegisters, HW>;
+    kernel<<<grid, 128, sharedBytes(form, PL), s>>>(view_, prevSlot, curSlot, backward, begin, end,
+                                                    useAlive, params_);
+  });
 }
 
 void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive) {
@@ -461,22 +491,18 @@ void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useA
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences(), n = end - begin;
   if (n <= 0) return;
-  const int size = 2 * options_.halfWindow + 1, perLane = (size * size + kLanes - 1) / kLanes;
   const dim3 grid(blocksFor(n, 4), K);
-  const bool shared = kernel_ == TrackKernel::kWarpShared;
-  auto launch = [&](auto kernel, int pl) {
-    const std::size_t smem =
-        shared ? 4 * 4 * static_cast<std::size_t>(pl) * kLanes * sizeof(float) : 0;
-    kernel<<<grid, 128, smem, s>>>(view_, prevSlot, curSlot, begin, end, useAlive, params_,
-                                   options_.fbThresholdPx, options_.nccThreshold);
-  };
+  const int form = warpForm(kernel_);
   timed("klt_track_fused", [&] {
-    if (perLane <= 8)
-      shared ? launch(trackFusedKernel<8, true>, 8) : launch(trackFusedKernel<8, false>, 8);
-    else if (perLane <= 14)
-      shared ? launch(trackFusedKernel<14, true>, 14) : launch(trackFusedKernel<14, false>, 14);
-    else
-      shared ? launch(trackFusedKernel<31, true>, 31) : launch(trackFusedKernel<31, false>, 31);
+    forWindow(options_.halfWindow, [&](auto pl, auto hw) {
+      constexpr int PL = decltype(pl)::value, HW = decltype(hw)::value;
+      auto kernel = form == kFormShared   ? trackFusedKernel<PL, kFormShared, HW>
+                    : form == kFormStaged ? trackFusedKernel<PL, kFormStaged, HW>
+                                          : trackFusedKernel<PL, kFormRegisters, HW>;
+      kernel<<<grid, 128, sharedBytes(form, PL), s>>>(view_, prevSlot, curSlot, begin, end,
+                                                      useAlive, params_, options_.fbThresholdPx,
+                                                      options_.nccThreshold);
+    });
   });
 }
 

@@ -24,14 +24,15 @@
 
 namespace vidmap::klt::cuda {
 
-enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2 };
+enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2, kWarpStaged = 3 };
 }  // namespace vidmap::klt::cuda
 namespace vidmap::klt {
 enum class CudaTrackKernel;
 }
 namespace vidmap::klt::cuda {
-// The kernel for `tracks` tracks in all (kAuto resolved by measurement).
-TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks);
+// The kernel for `tracks` tracks in all with the half window of the options (kAuto resolved by
+// measurement).
+TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks, int halfWindow);
 enum class FrameFormat { kNone = 0, kGrayFloat = 1, kRgb8 = 2, kGray8 = 3 };
 
 // Pinned host memory (cudaHostAlloc) owned by RAII.

@@ -8,11 +8,11 @@
 // - trackWarpKernel: one warp per track, as vilib and Basalt do: trackLoop of kernels.h (the
 //   one tracking loop) with the window policy WarpWindow. Lane l holds the window pixels
 //   k = l, l + 32, l + 64, ... (raster order) of the template and its gradient in registers
-//   (or shared memory) for the whole level, and each window sum is the lane's partial over its
-//   pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That is
-//   exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the
-//   warp variant equals trackPoint bit for bit too; every lane ends with the same sums, so the
-//   control flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
+//   (or shared memory: WarpForm) for the whole level, and each window sum is the lane's partial
+//   over its pixels in increasing k, reduced by __shfl_xor_sync with offsets 16, 8, 4, 2, 1. That
+//   is exactly the lane-strided order of kernels.h (partial k % 32, then laneTreeSum), so the warp
+//   variant equals trackPoint bit for bit too; every lane ends with the same sums, so the control
+//   flow (convergence, loss) is uniform over the warp and no lane idles at a shuffle.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -115,15 +115,34 @@ __device__ __forceinline__ float warpTreeSum(float v) {
 // The window pixels of one lane: k = lane + 32 s for s < PL (valid while k < n), at the
 // offset (di, dj) = (i - hw, j - hw) from the window centre, k = j * size + i. Nothing is
 // stored: the fast paths use the per-level offsets dj * w + di, the rare slow paths divide.
-template <int PL>
+// HW > 0 is the half window known at compile time (the two of optionsFor: 7 and 10): the
+// divisions by the window size become multiplications, and the pixels s that are valid on
+// every lane (31 + 32 s < n) need no test, so a pass over them has no branch and the loads
+// of all its pixels can be issued before the first is used. HW = 0: the half window of the
+// parameters (any window), every pixel tested.
+template <int PL, int HW = 0>
 struct LanePixels {
+  static constexpr int kSize = 2 * HW + 1, kN = kSize * kSize;
   int lane, hw, size, n;
 
   __device__ __forceinline__ LanePixels(int laneIndex, int halfWindow)
-      : lane(laneIndex), hw(halfWindow), size(2 * halfWindow + 1), n(size * size) {}
-  __device__ __forceinline__ bool valid(int s) const { return lane + kLanes * s < n; }
-  __device__ __forceinline__ int di(int s) const { return (lane + kLanes * s) % size - hw; }
-  __device__ __forceinline__ int dj(int s) const { return (lane + kLanes * s) / size - hw; }
+      : lane(laneIndex),
+        hw(HW > 0 ? HW : halfWindow),
+        size(HW > 0 ? kSize : 2 * halfWindow + 1),
+        n(HW > 0 ? kN : size * size) {}
+  // Valid on every lane, known at compile time where s is (an unrolled loop).
+  __device__ __forceinline__ static constexpr bool always(int s) {
+    return HW > 0 && kLanes - 1 + kLanes * s < kN;
+  }
+  __device__ __forceinline__ bool valid(int s) const {
+    return always(s) || lane + kLanes * s < (HW > 0 ? kN : n);
+  }
+  __device__ __forceinline__ int di(int s) const {
+    return HW > 0 ? (lane + kLanes * s) % kSize - HW : (lane + kLanes * s) % size - hw;
+  }
+  __device__ __forceinline__ int dj(int s) const {
+    return HW > 0 ? (lane + kLanes * s) / kSize - HW : (lane + kLanes * s) / size - hw;
+  }
 };
 
 // The two pyramids of a track by their buffers; both have the layout of the BatchView.
@@ -149,13 +168,21 @@ __device__ __forceinline__ bool windowInside(const Bilinear& b, int hw, int w, i
   return b.x0 - hw >= 0 && b.y0 - hw >= 0 && b.x0 + hw + 1 <= w - 1 && b.y0 + hw + 1 <= h - 1;
 }
 
-__device__ __forceinline__ float fastTap(const float* base, int off, int w, const Bilinear& b) {
-  return bilinearCombine(b, base[off], base[off + 1], base[off + w], base[off + w + 1]);
+// The taps of the pixel whose top-left tap is base[at] (at = the origin's index in the level
+// plus the pixel's offset: one 32-bit index, so that each row's address is one wide multiply-
+// add instead of a 64-bit sum of two sign-extended parts). The pyramids are read-only while a
+// tracking kernel runs: the loads go through the read-only path instead of generic loads.
+__device__ __forceinline__ float fastTap(const float* base, int at, int w, const Bilinear& b) {
+  const float* a = base + at;
+  const float* c = base + (at + w);
+  return bilinearCombine(b, __ldg(a), __ldg(a + 1), __ldg(c), __ldg(c + 1));
 }
 
-__device__ __forceinline__ void fastTapGrad(const float2* base, int off, int w, const Bilinear& b,
+__device__ __forceinline__ void fastTapGrad(const float2* base, int at, int w, const Bilinear& b,
                                             float* gx, float* gy) {
-  const float2 g00 = base[off], g10 = base[off + 1], g01 = base[off + w], g11 = base[off + w + 1];
+  const float2* a = base + at;
+  const float2* c = base + (at + w);
+  const float2 g00 = __ldg(a), g10 = __ldg(a + 1), g01 = __ldg(c), g11 = __ldg(c + 1);
   *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
   *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
 }
@@ -195,6 +222,44 @@ struct TemplateStore<PL, true> {
   __device__ __forceinline__ float& GY(int s) { return base[(2 * PL + s) * kLanes]; }
 };
 
+// bilinearTap and bilinearTapGrad of kernels.h (the same taps, the same combination) with 32-bit
+// indices (a level holds fewer than 2^31 pixels) and read-only loads: the border passes of
+// the warp kernels, which run for every track at the coarsest levels.
+__device__ __forceinline__ float clampedTap(const float* img, int w, int h, const Bilinear& b,
+                                            int i, int j) {
+  const int xa = clampInt(b.x0 + i, 0, w - 1), xb = clampInt(b.x0 + i + 1, 0, w - 1);
+  const int ya = clampInt(b.y0 + j, 0, h - 1) * w, yb = clampInt(b.y0 + j + 1, 0, h - 1) * w;
+  return bilinearCombine(b, __ldg(img + (ya + xa)), __ldg(img + (ya + xb)), __ldg(img + (yb + xa)),
+                         __ldg(img + (yb + xb)));
+}
+
+__device__ __forceinline__ void clampedTapGrad(const float* grad, int w, int h, const Bilinear& b,
+                                               int i, int j, float* gx, float* gy) {
+  const float2* g = reinterpret_cast<const float2*>(grad);
+  const int xa = clampInt(b.x0 + i, 0, w - 1), xb = clampInt(b.x0 + i + 1, 0, w - 1);
+  const int ya = clampInt(b.y0 + j, 0, h - 1) * w, yb = clampInt(b.y0 + j + 1, 0, h - 1) * w;
+  const float2 g00 = __ldg(g + (ya + xa)), g10 = __ldg(g + (ya + xb)), g01 = __ldg(g + (yb + xa)),
+               g11 = __ldg(g + (yb + xb));
+  *gx = bilinearCombine(b, g00.x, g10.x, g01.x, g11.x);
+  *gy = bilinearCombine(b, g00.y, g10.y, g01.y, g11.y);
+}
+
+// The forms of the warp kernels: where a lane keeps the template of a level and how the rare
+// window paths (a window across the level's border: at the coarsest levels the common case)
+// run. kFormRegisters: the template in registers, every pass unrolled (89 KB of code at
+// 21 x 21, 105-110 KB before the 32-bit taps: more than the instruction cache held); kFormShared:
+// the template in shared memory, the passes unrolled by 4 (fewer registers, more instructions);
+// kFormStaged: the template in registers and the fast passes unrolled as in kFormRegisters, the
+// border passes rolled loops that put their samples in the warp's slice of shared memory, from
+// which an unrolled loop of a few instructions a pixel takes them (the same values, the same sums
+// in the same order).
+enum WarpForm : int { kFormRegisters = 0, kFormShared = 1, kFormStaged = 2 };
+
+// The words of shared memory a warp's slice holds (4 PL a lane; kFormStaged uses 3 PL).
+__host__ __device__ constexpr int sliceWords(int form, int pl) {
+  return form == kFormRegisters ? 0 : 4 * pl * kLanes;
+}
+
 // The template mask of pixel s as the float factor m of kernels.h (1 or 0).
 __device__ __forceinline__ float maskOf(unsigned mask, int s) {
   return (mask >> s) & 1u ? 1.0f : 0.0f;
@@ -205,25 +270,34 @@ __device__ __forceinline__ float maskOf(unsigned mask, int s) {
 // level) and of each target window, adds them into its partials with the terms of kernels.h,
 // and the partials are added by warpTreeSum. Every lane ends with the same sums, so trackLoop's
 // control flow is uniform over the warp.
-template <int PL, bool kShared>
+template <int PL, int Form, int HW = 0>
 struct WarpWindow {
+  static constexpr bool kShared = Form == kFormShared, kStaged = Form == kFormStaged;
   static constexpr int kUnroll = TemplateStore<PL, kShared>::kUnroll;
   static constexpr int kUnrollSlow = TemplateStore<PL, kShared>::kUnrollSlow;
   const Layout& L;
   PyramidPair P;
   const TrackParams& p;
-  LanePixels<PL> px;
+  LanePixels<PL, HW> px;
   TemplateStore<PL, kShared> tw;
   unsigned mask = 0u;     // bit s: pixel s of the lane lies in the level (the m of kernels.h)
   bool fullMask = false;  // every pixel of the window lies in the level
   LevelView lj;           // the target level of the template's level (read once a level)
+  float* stage;           // kStaged: this lane's words of the warp's slice, [q * 32]
 
   __device__ __forceinline__ WarpWindow(const Layout& layout, const PyramidPair& pair,
                                         const TrackParams& params, int lane, float* slice)
-      : L(layout), P(pair), p(params), px(lane, params.halfWindow), tw(slice, lane) {}
+      : L(layout),
+        P(pair),
+        p(params),
+        px(lane, params.halfWindow),
+        tw(slice, lane),
+        stage(kStaged ? slice + lane : nullptr) {}
+  __device__ __forceinline__ float& S(int q) { return stage[q * kLanes]; }
 
   // sampleTemplate of kernels.h: the window (pixels outside the level masked), then pass 1
-  // (mean) and pass 2 (the other sums).
+  // (mean) and pass 2 (the other sums). The offset of a pixel past the window (k >= n) is 0,
+  // so that the fast paths may load it (inside the level) and drop it without a branch.
   __device__ __forceinline__ TemplateSums sampleTemplate(int level, float cx, float cy) {
     const int hw = px.hw;
     const LevelView li = levelAt(L, P.grayI, P.gradI, level);
@@ -233,23 +307,49 @@ struct WarpWindow {
     int valid = 0;
     mask = 0u;
 #pragma unroll kUnrollSlow
-    for (int s = 0; s < PL; ++s) tw.OFF(s) = px.dj(s) * li.width + px.di(s);
+    for (int s = 0; s < PL; ++s) tw.OFF(s) = px.valid(s) ? px.dj(s) * li.width + px.di(s) : 0;
     if (windowInside(b, hw, li.width, li.height)) {
       // Every pixel lies in the level (cx - hw >= x0 - hw >= 0, cx + hw < x0 + hw + 1 <= w - 1).
       const int o = b.y0 * li.width + b.x0;
-      const float* g = li.gray + o;
-      const float2* d = reinterpret_cast<const float2*>(li.grad) + o;
+      const float2* d = reinterpret_cast<const float2*>(li.grad);
 #pragma unroll kUnroll
       for (int s = 0; s < PL; ++s) {
-        tw.T(s) = tw.GX(s) = tw.GY(s) = 0.0f;
-        if (px.valid(s)) {
-          tw.T(s) = fastTap(g, tw.OFF(s), li.width, b);
-          fastTapGrad(d, tw.OFF(s), li.width, b, &tw.GX(s), &tw.GY(s));
-          mask |= 1u << s;
-          ++valid;
-          st += tw.T(s);
-        }
+        const bool v = px.valid(s);
+        float t = fastTap(li.gray, o + tw.OFF(s), li.width, b), gx, gy;
+        fastTapGrad(d, o + tw.OFF(s), li.width, b, &gx, &gy);
+        tw.T(s) = v ? t : 0.0f;
+        tw.GX(s) = v ? gx : 0.0f;
+        tw.GY(s) = v ? gy : 0.0f;
+        mask |= v ? 1u << s : 0u;
+        st = v ? st + t : st;
       }
+      valid = px.n;                  // every pixel of the window (uniform: no reduction)
+    } else if constexpr (kStaged) {  // the same as below, rolled, through the stage
+      const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
+#pragma unroll 1
+      for (int s = 0; s < PL; ++s) {
+        float t = 0.0f, gx = 0.0f, gy = 0.0f;
+        if (px.valid(s)) {
+          const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
+          if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
+            t = clampedTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            clampedTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &gx, &gy);
+            mask |= 1u << s;
+            ++valid;
+          }
+          st += t;
+        }
+        S(3 * s) = t;
+        S(3 * s + 1) = gx;
+        S(3 * s + 2) = gy;
+      }
+#pragma unroll
+      for (int s = 0; s < PL; ++s) {
+        tw.T(s) = S(3 * s);
+        tw.GX(s) = S(3 * s + 1);
+        tw.GY(s) = S(3 * s + 2);
+      }
+      valid = __reduce_add_sync(kFullMask, valid);
     } else {
       const float hx = static_cast<float>(li.width - 1), hy = static_cast<float>(li.height - 1);
 #pragma unroll kUnrollSlow
@@ -258,27 +358,35 @@ struct WarpWindow {
         if (px.valid(s)) {
           const float x = cx + static_cast<float>(px.di(s)), y = cy + static_cast<float>(px.dj(s));
           if (x >= 0.0f && y >= 0.0f && x <= hx && y <= hy) {
-            tw.T(s) = bilinearTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
-            bilinearTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
-                            &tw.GY(s));
+            tw.T(s) = clampedTap(li.gray, li.width, li.height, b, px.di(s), px.dj(s));
+            clampedTapGrad(li.grad, li.width, li.height, b, px.di(s), px.dj(s), &tw.GX(s),
+                           &tw.GY(s));
             mask |= 1u << s;
             ++valid;
           }
           st += tw.T(s);
         }
       }
+      valid = __reduce_add_sync(kFullMask, valid);
     }
-    valid = __reduce_add_sync(kFullMask, valid);
     fullMask = valid == px.n;  // uniform: then m = 1 everywhere and j * m = j
     TemplateSums ts;
     ts.n = static_cast<float>(valid > 0 ? valid : 1);
     ts.meanT = warpTreeSum(st) / ts.n;
     float acc[kTemplateTerms] = {};
+    const bool plainSsd = p.photometric == 0;
+    if (fullMask) {  // m = 1: tc = T - meanT (the CPU's allValid form, the same bits)
 #pragma unroll kUnroll
-    for (int s = 0; s < PL; ++s)
-      if (px.valid(s))
-        addTemplateTerms(tw.T(s), (tw.T(s) - ts.meanT) * maskOf(mask, s), tw.GX(s), tw.GY(s),
-                         p.photometric == 0, acc, 1);
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s))
+          addTemplateTerms(tw.T(s), tw.T(s) - ts.meanT, tw.GX(s), tw.GY(s), plainSsd, acc, 1);
+    } else {
+#pragma unroll kUnrollSlow
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s))
+          addTemplateTerms(tw.T(s), (tw.T(s) - ts.meanT) * maskOf(mask, s), tw.GX(s), tw.GY(s),
+                           plainSsd, acc, 1);
+    }
 #pragma unroll
     for (int q = 0; q < kTemplateTerms; ++q) acc[q] = warpTreeSum(acc[q]);
     setTemplateTerms(acc, &ts);
@@ -287,22 +395,43 @@ struct WarpWindow {
   }
 
   // sampleTargetWindow and targetSums of kernels.h (trackLoop asks for the level of the last
-  // template, whose target level sampleTemplate kept).
+  // template, whose target level sampleTemplate kept). The fast path loads every pixel of the
+  // lane before the first sum (a pixel past the window reads offset 0 and is not added).
   __device__ __forceinline__ TargetSums targetSums(int, float qx, float qy) {
     const Bilinear b = bilinearAt(qx, qy);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     if (fullMask && windowInside(b, px.hw, lj.width, lj.height)) {
-      const float* g = lj.gray + (b.y0 * lj.width + b.x0);
+      const int o = b.y0 * lj.width + b.x0;
 #pragma unroll kUnroll
+      for (int s = 0; s < PL; ++s) {
+        const float j = fastTap(lj.gray, o + tw.OFF(s), lj.width, b);
+        if (px.always(s)) {
+          addTargetTerms(j, tw.GX(s), tw.GY(s), a0, a1, a2, a3);
+        } else {
+          float b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+          addTargetTerms(j, tw.GX(s), tw.GY(s), b0, b1, b2, b3);
+          const bool v = px.valid(s);
+          a0 = v ? b0 : a0;
+          a1 = v ? b1 : a1;
+          a2 = v ? b2 : a2;
+          a3 = v ? b3 : a3;
+        }
+      }
+    } else if constexpr (kStaged) {  // the samples by a rolled loop, the sums unrolled
+#pragma unroll 1
       for (int s = 0; s < PL; ++s)
-        if (px.valid(s))
-          addTargetTerms(fastTap(g, tw.OFF(s), lj.width, b), tw.GX(s), tw.GY(s), a0, a1, a2, a3);
+        S(s) = px.valid(s) ? clampedTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) *
+                                 maskOf(mask, s)
+                           : 0.0f;
+#pragma unroll
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s)) addTargetTerms(S(s), tw.GX(s), tw.GY(s), a0, a1, a2, a3);
     } else {
 #pragma unroll kUnrollSlow
       for (int s = 0; s < PL; ++s)
         if (px.valid(s))
           addTargetTerms(
-              bilinearTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s),
+              clampedTap(lj.gray, lj.width, lj.height, b, px.di(s), px.dj(s)) * maskOf(mask, s),
               tw.GX(s), tw.GY(s), a0, a1, a2, a3);
     }
     TargetSums js;
@@ -319,29 +448,46 @@ struct WarpWindow {
     const LevelView l0 = levelAt(L, P.grayJ, P.gradJ, 0);
     const Bilinear b = bilinearAt(x, y);
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
+    if (windowInside(b, px.hw, l0.width, l0.height)) {  // the taps unclamped: fastTap
+      const int o = b.y0 * l0.width + b.x0;
+#pragma unroll kUnroll
+      for (int s = 0; s < PL; ++s) {
+        const float j = fastTap(l0.gray, o + tw.OFF(s), l0.width, b);  // OFF: level 0's
+        if (px.valid(s)) addNccTerms(j, tw.T(s) - t0.meanT, a0, a1, a2);
+      }
+    } else if constexpr (kStaged) {
+#pragma unroll 1
+      for (int s = 0; s < PL; ++s)
+        S(s) = px.valid(s) ? clampedTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)) : 0.0f;
+#pragma unroll
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s)) addNccTerms(S(s), tw.T(s) - t0.meanT, a0, a1, a2);
+    } else {
 #pragma unroll kUnrollSlow
-    for (int s = 0; s < PL; ++s)
-      if (px.valid(s))
-        addNccTerms(bilinearTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)),
-                    tw.T(s) - t0.meanT, a0, a1, a2);
+      for (int s = 0; s < PL; ++s)
+        if (px.valid(s))
+          addNccTerms(clampedTap(l0.gray, l0.width, l0.height, b, px.di(s), px.dj(s)),
+                      tw.T(s) - t0.meanT, a0, a1, a2);
+    }
     return nccFromSums(warpTreeSum(a0), warpTreeSum(a1), warpTreeSum(a2), t0);
   }
 };
 
 // trackPoint of kernels.h by one warp: trackLoop with the warp's window policy. Every lane
 // returns the same record.
-template <int PL, bool kShared>
+template <int PL, int Form, int HW>
 __device__ TrackRecord trackPointWarp(const Layout& L, const PyramidPair& P, float ux, float uy,
                                       const TrackParams& p, int lane, float* slice) {
-  WarpWindow<PL, kShared> w(L, P, p, lane, slice);
+  WarpWindow<PL, Form, HW> w(L, P, p, lane, slice);
   return trackLoop(w, L, L, ux, uy, p);
 }
 
 // One warp per track; blockDim.x is a multiple of 32. A warp past the range exits whole.
-// kShared: the template in dynamic shared memory (4 * PL * 32 words a warp).
-// The register form keeps the loads of a whole window pass in flight (about 200 registers,
-// 8 warps a multiprocessor); the shared form unrolls by 2 and keeps few registers.
-template <int PL, bool kShared>
+// Form: WarpForm (the shared forms take sliceWords(Form, PL) words of dynamic shared memory a
+// warp). HW: the half window at compile time, or 0 (LanePixels).
+// The register and staged forms keep the loads of a whole window pass in flight (168
+// registers, 12 warps a multiprocessor); the shared form unrolls by 4 and keeps 72 registers.
+template <int PL, int Form, int HW>
 __global__ void __launch_bounds__(128)
     trackWarpKernel(BatchView v, int prevSlot, int curSlot, bool backward, int begin, int end,
                     bool useAlive, TrackParams p) {
@@ -350,14 +496,15 @@ __global__ void __launch_bounds__(128)
   const int lane = threadIdx.x & (kLanes - 1);
   const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
   if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
-  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
+  float* slice =
+      Form != kFormRegisters ? warpSlices + (threadIdx.x / kLanes) * sliceWords(Form, PL) : nullptr;
   // One call site, so that the (large) tracking code is inlined once.
   const int a = backward ? curSlot : prevSlot, b = backward ? prevSlot : curSlot;
   const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
   const TrackRecord in = v.recordsOf(backward ? 1 : 0, seq)[i];
   TrackRecord r = in;  // a dead forward record is copied by the backward pass
   if (!backward || statusAlive(in.status))
-    r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
+    r = trackPointWarp<PL, Form, HW>(v.layout, P, in.x, in.y, p, lane, slice);
   if (lane == 0) v.recordsOf(backward ? 2 : 1, seq)[i] = r;
 }
 
@@ -365,7 +512,7 @@ __global__ void __launch_bounds__(128)
 // the same functions on the same data as trackWarpKernel twice and checkKernel, so the same
 // bits; no kernel boundary between the passes, so a slow forward track does not hold back the
 // backward passes of the others.
-template <int PL, bool kShared>
+template <int PL, int Form, int HW>
 __global__ void __launch_bounds__(128)
     trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
                      TrackParams p, float fbThresholdPx, float nccThreshold) {
@@ -374,7 +521,8 @@ __global__ void __launch_bounds__(128)
   const int lane = threadIdx.x & (kLanes - 1);
   const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
   if (i >= trackLimit(v, end, useAlive, seq)) return;  // uniform over the warp
-  float* slice = kShared ? warpSlices + (threadIdx.x / kLanes) * 4 * PL * kLanes : nullptr;
+  float* slice =
+      Form != kFormRegisters ? warpSlices + (threadIdx.x / kLanes) * sliceWords(Form, PL) : nullptr;
   const TrackRecord seed = v.recordsOf(0, seq)[i];
   TrackRecord in = seed, fwd = seed, bwd = seed;
 #pragma unroll 1
@@ -384,7 +532,7 @@ __global__ void __launch_bounds__(128)
     const PyramidPair P{v.grayOf(seq, a), v.gradOf(seq, a), v.grayOf(seq, b), v.gradOf(seq, b)};
     TrackRecord r = in;  // a dead forward record is copied by the backward pass
     if (!backward || statusAlive(in.status))
-      r = trackPointWarp<PL, kShared>(v.layout, P, in.x, in.y, p, lane, slice);
+      r = trackPointWarp<PL, Form, HW>(v.layout, P, in.x, in.y, p, lane, slice);
     if (backward) {
       bwd = r;
     } else {

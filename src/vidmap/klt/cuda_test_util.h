@@ -181,7 +181,8 @@ inline void expectPyramidsAgree(const std::string& what, Backend& cpu, Backend& 
 }
 
 inline std::vector<CudaTrackKernel> trackKernels() {
-  return {CudaTrackKernel::kLane, CudaTrackKernel::kWarp, CudaTrackKernel::kWarpShared};
+  return {CudaTrackKernel::kLane, CudaTrackKernel::kWarp, CudaTrackKernel::kWarpShared,
+          CudaTrackKernel::kWarpStaged};
 }
 
 }  // namespace vidmap::klt::cudatest

@@ -11,8 +11,13 @@
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
+#include "vidmap/geometry/two_view_batch.h"
 #include "vidmap/sfm/focal_estimation.h"
 #include "vidmap/sfm/pair_verification.h"
+
+#if defined(VIDMAP_HAVE_CUDA)
+#include "vidmap/geometry/score_batch_cuda.h"
+#endif
 
 namespace vidmap::sfm {
 
@@ -84,6 +89,8 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.filter", filterSeconds * 1e3);
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
+  r.setCount("verify_rounds", verifyRounds);
+  r.setCount("verify_hypotheses", verifyHypotheses);
   r.setCount("pairs_rejected", pairsRejected);
   r.setCount("pair_matches", pairMatches);
   r.setCount("verified_matches", verifiedMatches);
@@ -235,26 +242,33 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
 }
 
 // addKeyframe() has checked the pair's keyframes and keypoint indices.
+bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, geometry::Vec2List* p1,
+                         geometry::Vec2List* p2, PairVerification* v) const {
+  c->a = pm.image1, c->b = pm.image2;
+  c->matches = pm.matches;
+  if (c->a > c->b) {
+    std::swap(c->a, c->b);
+    for (auto& p : c->matches) std::swap(p.first, p.second);
+  }
+  if (graph_.hasPair(c->a, c->b) || static_cast<int>(c->matches.size()) < options_.minPairInliers)
+    return false;
+  p1->reserve(c->matches.size());
+  p2->reserve(c->matches.size());
+  for (const auto& [i, j] : c->matches) {
+    p1->push_back(undistorted(c->a, i));
+    p2->push_back(undistorted(c->b, j));
+  }
+  *v = pairVerification(options_.twoView, options_.videoVerification, focalKnown_, pm,
+                        c->a != pm.image1);
+  return true;
+}
+
 Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
   PairCheck c;
-  c.a = pm.image1, c.b = pm.image2;
-  c.matches = pm.matches;
-  if (c.a > c.b) {
-    std::swap(c.a, c.b);
-    for (auto& p : c.matches) std::swap(p.first, p.second);
-  }
-  if (graph_.hasPair(c.a, c.b) || static_cast<int>(c.matches.size()) < options_.minPairInliers)
-    return c;
   geometry::Vec2List p1, p2;
-  p1.reserve(c.matches.size());
-  p2.reserve(c.matches.size());
-  for (const auto& [i, j] : c.matches) {
-    p1.push_back(undistorted(c.a, i));
-    p2.push_back(undistorted(c.b, j));
-  }
+  PairVerification v;
+  if (!preparePair(pm, &c, &p1, &p2, &v)) return c;
   const geometry::Pinhole cam = camera_.pinhole();
-  const PairVerification v = pairVerification(options_.twoView, options_.videoVerification,
-                                              focalKnown_, pm, c.a != pm.image1);
   c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
   c.estimated = true;
   return c;
@@ -293,22 +307,47 @@ void Mapper::commitPair(const PairCheck& c) {
 void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
   // The two-view estimates are independent (each RANSAC has its own seeded generator): they
   // run in parallel, and are committed in the given order, so the result does not depend on
-  // the number of threads.
+  // the number of threads. The batched path runs the same RANSACs in lock-step, each round's
+  // hypotheses of all pairs scored in one call (on the GPU with verifyContext): the same
+  // geometry bit for bit (geometry/two_view_batch.h).
+  const auto n = static_cast<std::int64_t>(pairs.size());
   std::vector<PairCheck> checks(pairs.size());
-  std::vector<std::string> errors(pairs.size());
-  // An exception must not leave an OpenMP region: it is carried out and thrown after.
-  parallelForDynamic(
-      static_cast<std::int64_t>(pairs.size()),
-      [&](std::int64_t k) {
-        try {
-          checks[k] = estimatePair(pairs[k]);
-        } catch (const std::exception& e) {
-          errors[k] = e.what();
-        }
-      },
-      1);
-  for (const auto& e : errors)
-    if (!e.empty()) throw Error(e);
+  if (options_.batchedVerification || options_.verifyContext) {
+    if (!verifyScorer_) {
+#if defined(VIDMAP_HAVE_CUDA)
+      if (options_.verifyContext)
+        verifyScorer_ = std::make_unique<geometry::CudaBatchScorer>(*options_.verifyContext);
+#endif
+      if (!verifyScorer_) verifyScorer_ = std::make_unique<geometry::CpuBatchScorer>();
+    }
+    std::vector<geometry::Vec2List> p1(pairs.size()), p2(pairs.size());
+    std::vector<PairVerification> v(pairs.size());
+    std::vector<char> todo(pairs.size());
+    parallelFor(n, [&](std::int64_t k) {
+      todo[k] = preparePair(pairs[k], &checks[k], &p1[k], &p2[k], &v[k]);
+    });
+    std::vector<geometry::TwoViewPair> in;
+    std::vector<std::int64_t> which;
+    const geometry::Pinhole cam = camera_.pinhole();
+    for (std::int64_t k = 0; k < n; ++k) {
+      if (!todo[k]) continue;
+      in.push_back({&p1[k], &p2[k], cam, cam, v[k].options, v[k].essential});
+      which.push_back(k);
+    }
+    geometry::TwoViewBatchStats bs;
+    std::vector<geometry::TwoViewGeometry> g =
+        geometry::estimateRelativePoses(in, *verifyScorer_, {}, &bs);
+    stats_.verifyRounds += bs.rounds;
+    stats_.verifyHypotheses += bs.hypotheses;
+    for (size_t i = 0; i < which.size(); ++i) {
+      checks[which[i]].geometry = std::move(g[i]);
+      checks[which[i]].estimated = true;
+    }
+  } else {
+    // An exception must not leave an OpenMP region: parallelFor carries the first one out.
+    parallelForDynamic(
+        n, [&](std::int64_t k) { checks[k] = estimatePair(pairs[k]); }, 1);
+  }
   for (const PairCheck& c : checks) commitPair(c);
 }
 

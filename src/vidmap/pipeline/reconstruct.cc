@@ -241,8 +241,6 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
       (fb == features::Backend::kAuto && features::cudaDeviceAvailable())) {
     siftContext = gpuStages.add("sift");
     matchContext = gpuStages.add("match");  // plain and guided (kernels match_guided_*)
-    // Pair verification's RANSACs of a keyframe in lock-step, scored on the GPU.
-    options.mapper.verifyContext = gpuStages.add("mapper.verify");
   }
   if (bb == ba::BackendType::kCuda) {
     options.mapper.localBaContext = gpuStages.add("mapper.local_ba");

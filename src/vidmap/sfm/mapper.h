@@ -181,7 +181,9 @@ struct MapperOptions {
   // Pair verification: each pair's estimateRelativePose on CPU threads (false), or the RANSACs
   // of a keyframe's pairs in lock-step with one scoring call per round
   // (geometry/two_view_batch.h), on the GPU when verifyContext is set. Both give the same
-  // geometry bit for bit (docs/benchmarks.md, "Batched pair verification").
+  // geometry bit for bit; the pipeline keeps the per-pair path on both devices, as the batched
+  // one is slower on video (TUM fr1-rpy on the H200: 600 against 417 ms; docs/benchmarks.md,
+  // "Batched pair verification (issue 13, helper verify13)").
   bool batchedVerification = false;
   gpu::Context* verifyContext = nullptr;  // non-null: batched, scored on this device. Not owned.
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vidmap/core/parallel.h"

@@ -1,6 +1,7 @@
 #include "vidmap/geometry/two_view_batch.h"
 
 #include <memory>
+#include <string>
 
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"

@@ -2,7 +2,12 @@
 # - geometry_vs_opencv: relative pose and PnP against OpenCV (findEssentialMat + recoverPose,
 #   solvePnPRansac) on the same correspondences, real pairs and synthetic scenes; OpenCV only.
 # - geometry_scorer: the batched hypothesis scorer, CPU against CUDA (512 x 4096).
+# - two_view_batch_bench: a keyframe's pair verification, per pair against lock-step batched
+#   (CPU and CUDA batch scorers).
 if(TARGET vidmap_geometry)
+  add_executable(two_view_batch_bench ${CMAKE_CURRENT_LIST_DIR}/two_view_batch_bench.cc)
+  target_link_libraries(two_view_batch_bench PRIVATE vidmap::geometry)
+  vidmap_apply_flags(two_view_batch_bench)
   add_executable(geometry_scorer ${CMAKE_CURRENT_LIST_DIR}/geometry_scorer.cc)
   target_link_libraries(geometry_scorer PRIVATE vidmap::geometry)
   vidmap_apply_flags(geometry_scorer)

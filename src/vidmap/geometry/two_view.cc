@@ -1,5 +1,7 @@
 #include "vidmap/geometry/two_view.h"
 
+#include "vidmap/geometry/two_view_steps.h"
+
 #include <algorithm>
 
 #include "vidmap/geometry/essential_pose.h"
@@ -67,9 +69,11 @@ static std::vector<int> maskToIndices(const std::vector<char>& mask) {
   return idx;
 }
 
-TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
-                                     const Pinhole& cam1, const Pinhole& cam2,
-                                     const TwoViewOptions& opt, const Mat3* essential_prior) {
+namespace detail {
+
+bool setupTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam1,
+                  const Pinhole& cam2, const TwoViewOptions& opt, bool has_prior, TwoViewSetup* s,
+                  TwoViewGeometry* g) {
   opt.check();
   require(pts1.size() == pts2.size(), "estimateRelativePose: pts1 has " +
                                           std::to_string(pts1.size()) + " points but pts2 has " +
@@ -78,17 +82,18 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   requireFinite(pts2, "estimateRelativePose: pts2");
   cam1.check("estimateRelativePose: cam1");
   cam2.check("estimateRelativePose: cam2");
-  TwoViewGeometry g;
   const int n = static_cast<int>(pts1.size());
+  s->n = n;
   if (n < std::max(5, opt.min_num_inliers)) {
-    g.message = std::to_string(n) + " correspondences, at least " +
-                std::to_string(std::max(5, opt.min_num_inliers)) + " needed";
-    return g;
+    g->message = std::to_string(n) + " correspondences, at least " +
+                 std::to_string(std::max(5, opt.min_num_inliers)) + " needed";
+    return false;
   }
-  Vec2List x1(n), x2(n);
+  s->x1.resize(n);
+  s->x2.resize(n);
   for (int i = 0; i < n; ++i) {
-    x1[i] = cam1.normalize(pts1[i]);
-    x2[i] = cam2.normalize(pts2[i]);
+    s->x1[i] = cam1.normalize(pts1[i]);
+    s->x2[i] = cam2.normalize(pts2[i]);
   }
   RansacOptions ro;
   ro.confidence = opt.confidence;
@@ -98,26 +103,55 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   ro.final_refinements = 1;  // the pose refinement below finishes the job
 
   // E in normalized units: the pixel threshold over the mean focal length (as COLMAP).
-  const double px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);
-  ro.max_error = opt.max_error_px * px_to_normalized;
-  EssentialEstimator eest(x1, x2);
-  RansacResult<Mat3R> er;
-  if (essential_prior) {
-    RansacOptions rp = ro;
-    rp.min_iterations = opt.prior_min_iterations;
-    const Mat3R prior = *essential_prior;
-    er = ransac(eest, rp, &prior);
-  } else {
-    er = ransac(eest, ro);
-  }
-  ro.max_error = opt.max_error_px;
-  RansacResult<Mat3R> fr, hr;
+  s->px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);
+  s->e = ro;
+  s->e.max_error = opt.max_error_px * s->px_to_normalized;
+  if (has_prior) s->e.min_iterations = opt.prior_min_iterations;
+  s->fh = ro;
+  s->fh.max_error = opt.max_error_px;
+  return true;
+}
+
+bool needsFundamental(const TwoViewOptions& opt, int n, const RansacResult<Mat3R>& er) {
   const bool e_fails =
       !er.success || er.num_inliers < opt.min_num_inliers || er.num_inliers < opt.e_fail_ratio * n;
-  if (opt.estimate_fundamental && n >= 7 &&
-      (opt.fundamental == TwoViewOptions::Fundamental::kAlways || e_fails))
-    fr = ransac(FundamentalEstimator(pts1, pts2), ro);
-  if (opt.estimate_homography) hr = ransac(HomographyEstimator(pts1, pts2), ro);
+  return opt.estimate_fundamental && n >= 7 &&
+         (opt.fundamental == TwoViewOptions::Fundamental::kAlways || e_fails);
+}
+
+}  // namespace detail
+
+TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
+                                     const Pinhole& cam1, const Pinhole& cam2,
+                                     const TwoViewOptions& opt, const Mat3* essential_prior) {
+  detail::TwoViewSetup s;
+  TwoViewGeometry g;
+  if (!detail::setupTwoView(pts1, pts2, cam1, cam2, opt, essential_prior != nullptr, &s, &g))
+    return g;
+  EssentialEstimator eest(s.x1, s.x2);
+  RansacResult<Mat3R> er, fr, hr;
+  if (essential_prior) {
+    const Mat3R prior = *essential_prior;
+    er = ransac(eest, s.e, &prior);
+  } else {
+    er = ransac(eest, s.e);
+  }
+  if (detail::needsFundamental(opt, s.n, er)) fr = ransac(FundamentalEstimator(pts1, pts2), s.fh);
+  if (opt.estimate_homography) hr = ransac(HomographyEstimator(pts1, pts2), s.fh);
+  return detail::finishTwoView(pts1, pts2, cam1, cam2, opt, s, eest, er, fr, hr);
+}
+
+namespace detail {
+
+TwoViewGeometry finishTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam1,
+                              const Pinhole& cam2, const TwoViewOptions& opt, const TwoViewSetup& s,
+                              const EssentialEstimator& eest, const RansacResult<Mat3R>& er,
+                              const RansacResult<Mat3R>& fr, const RansacResult<Mat3R>& hr) {
+  TwoViewGeometry g;
+  const int n = s.n;
+  const Vec2List& x1 = s.x1;
+  const Vec2List& x2 = s.x2;
+  const double px_to_normalized = s.px_to_normalized;
   g.num_e_inliers = er.success ? er.num_inliers : 0;
   g.num_f_inliers = fr.success ? fr.num_inliers : 0;
   g.num_h_inliers = hr.success ? hr.num_inliers : 0;
@@ -237,5 +271,7 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
   }
   return g;
 }
+
+}  // namespace detail
 
 }  // namespace vidmap::geometry

@@ -11,8 +11,13 @@
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
+#include "vidmap/geometry/two_view_batch.h"
 #include "vidmap/sfm/focal_estimation.h"
 #include "vidmap/sfm/pair_verification.h"
+
+#if defined(VIDMAP_HAVE_CUDA)
+#include "vidmap/geometry/score_batch_cuda.h"
+#endif
 
 namespace vidmap::sfm {
 
@@ -84,6 +89,8 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.filter", filterSeconds * 1e3);
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
+  r.setCount("verify_rounds", verifyRounds);
+  r.setCount("verify_hypotheses", verifyHypotheses);
   r.setCount("pairs_rejected", pairsRejected);
   r.setCount("track_matches_kept", trackMatchesKept);
   r.setCount("track_matches_rejected", trackMatchesRejected);
@@ -238,84 +245,94 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
 }
 
 // addKeyframe() has checked the pair's keyframes and keypoint indices.
-Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
-  PairCheck c;
-  c.a = pm.image1, c.b = pm.image2;
-  c.matches = pm.matches;
-  if (c.a > c.b) {
-    std::swap(c.a, c.b);
-    for (auto& p : c.matches) std::swap(p.first, p.second);
+bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts,
+                         PairVerification* v) const {
+  c->a = pm.image1, c->b = pm.image2;
+  c->matches = pm.matches;
+  if (c->a > c->b) {
+    std::swap(c->a, c->b);
+    for (auto& p : c->matches) std::swap(p.first, p.second);
   }
-  if (graph_.hasPair(c.a, c.b)) return c;
+  if (graph_.hasPair(c->a, c->b)) return false;
   // Track matches are checked against the geometry of the descriptor matches (the pair's
   // first matches), not verified on their own (sfm/pair_verification.h, trackMatchesFit).
-  const size_t all = c.matches.size();
+  const size_t all = c->matches.size();
   const size_t described =
       pm.firstTrackMatch >= 0 ? std::min(all, static_cast<size_t>(pm.firstTrackMatch)) : all;
+  c->descriptorMatches = described;
   if (static_cast<int>(described) < options_.minPairInliers) {
-    c.trackUnchecked = static_cast<int>(all - described);
-    if (options_.verbose && c.trackUnchecked > 0) {
+    c->trackUnchecked = static_cast<int>(all - described);
+    if (options_.verbose && c->trackUnchecked > 0) {
       // How far the tracks' keypoints moved: near 0 for tracks that stuck.
       std::vector<double> motion;
       for (size_t k = described; k < all; ++k)
-        motion.push_back((keyframes_[c.a].keypoints[c.matches[k].first] -
-                          keyframes_[c.b].keypoints[c.matches[k].second])
+        motion.push_back((keyframes_[c->a].keypoints[c->matches[k].first] -
+                          keyframes_[c->b].keypoints[c->matches[k].second])
                              .norm());
       std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
       std::fprintf(stderr,
                    "mapper: pair %d-%d: %d track matches, %zu descriptor matches: not verified "
                    "(median motion %.1f px)\n",
-                   c.a, c.b, c.trackUnchecked, described, motion[motion.size() / 2]);
+                   c->a, c->b, c->trackUnchecked, described, motion[motion.size() / 2]);
     }
-    c.matches.resize(described);
-    return c;
+    c->matches.resize(described);
+    return false;
   }
-  geometry::Vec2List p1, p2;
-  p1.reserve(all);
-  p2.reserve(all);
-  for (const auto& [i, j] : c.matches) {
-    p1.push_back(undistorted(c.a, i));
-    p2.push_back(undistorted(c.b, j));
+  pts->p1.reserve(described);
+  pts->p2.reserve(described);
+  for (size_t k = 0; k < all; ++k) {
+    const auto& [i, j] = c->matches[k];
+    (k < described ? pts->p1 : pts->t1).push_back(undistorted(c->a, i));
+    (k < described ? pts->p2 : pts->t2).push_back(undistorted(c->b, j));
   }
+  *v = pairVerification(options_.twoView, options_.videoVerification, focalKnown_, pm,
+                        c->a != pm.image1);
+  return true;
+}
+
+void Mapper::fitTrackMatches(PairCheck* c, PairPoints* pts, const PairVerification& v) const {
+  const size_t described = c->descriptorMatches;
+  if (described >= c->matches.size()) return;
   const geometry::Pinhole cam = camera_.pinhole();
-  const PairVerification v = pairVerification(options_.twoView, options_.videoVerification,
-                                              focalKnown_, pm, c.a != pm.image1);
-  const geometry::Vec2List t1(p1.begin() + described, p1.end()),
-      t2(p2.begin() + described, p2.end());
-  p1.resize(described);
-  p2.resize(described);
-  c.geometry = geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
-  c.estimated = true;
-  c.descriptorMatches = described;
-  if (described < all) {
-    const std::vector<char> fit = trackMatchesFit(c.geometry, cam, t1, t2, v.options.max_error_px);
-    std::vector<std::pair<int, int>> kept(c.matches.begin(), c.matches.begin() + described);
-    for (size_t k = 0; k < fit.size(); ++k) {
-      const auto& m = c.matches[described + k];
-      if (fit[k]) {
-        kept.push_back(m);
-        p1.push_back(t1[k]);
-        p2.push_back(t2[k]);
-      } else if (c.geometry.success()) {
-        c.trackRejected.push_back(m);
-      } else {
-        ++c.trackUnchecked;
-      }
-    }
-    c.matches = std::move(kept);
-    // The pair's geometry (its inliers, triangulated points and angle, which choose the
-    // initial pair) from the descriptor matches and the track matches that fit them.
-    if (c.matches.size() > described) {
-      geometry::TwoViewGeometry g =
-          geometry::estimateRelativePose(p1, p2, cam, cam, v.options, v.prior());
-      if (g.success()) {
-        c.geometry = std::move(g);
-      } else {
-        c.geometry.inlier_mask.resize(c.matches.size(), 1);
-        c.geometry.num_inliers += static_cast<int>(c.matches.size() - described);
-      }
+  const std::vector<char> fit =
+      trackMatchesFit(c->geometry, cam, pts->t1, pts->t2, v.options.max_error_px);
+  std::vector<std::pair<int, int>> kept(c->matches.begin(), c->matches.begin() + described);
+  for (size_t k = 0; k < fit.size(); ++k) {
+    const auto& m = c->matches[described + k];
+    if (fit[k]) {
+      kept.push_back(m);
+      pts->p1.push_back(pts->t1[k]);
+      pts->p2.push_back(pts->t2[k]);
+    } else if (c->geometry.success()) {
+      c->trackRejected.push_back(m);
+    } else {
+      ++c->trackUnchecked;
     }
   }
+  c->matches = std::move(kept);
+  // The pair's geometry (its inliers, triangulated points and angle, which choose the
+  // initial pair) from the descriptor matches and the track matches that fit them.
+  if (c->matches.size() > described) {
+    geometry::TwoViewGeometry g =
+        geometry::estimateRelativePose(pts->p1, pts->p2, cam, cam, v.options, v.prior());
+    if (g.success()) {
+      c->geometry = std::move(g);
+    } else {
+      c->geometry.inlier_mask.resize(c->matches.size(), 1);
+      c->geometry.num_inliers += static_cast<int>(c->matches.size() - described);
+    }
+  }
+}
+
+Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
+  PairCheck c;
+  PairPoints pts;
+  PairVerification v;
+  if (!preparePair(pm, &c, &pts, &v)) return c;
+  const geometry::Pinhole cam = camera_.pinhole();
+  c.geometry = geometry::estimateRelativePose(pts.p1, pts.p2, cam, cam, v.options, v.prior());
+  c.estimated = true;
+  fitTrackMatches(&c, &pts, v);
   return c;
 }
 
@@ -359,22 +376,54 @@ void Mapper::commitPair(const PairCheck& c) {
 void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
   // The two-view estimates are independent (each RANSAC has its own seeded generator): they
   // run in parallel, and are committed in the given order, so the result does not depend on
-  // the number of threads.
+  // the number of threads. The batched path runs the same RANSACs in lock-step, each round's
+  // hypotheses of all pairs scored in one call (on the GPU with verifyContext): the same
+  // geometry bit for bit (geometry/two_view_batch.h).
+  const auto n = static_cast<std::int64_t>(pairs.size());
   std::vector<PairCheck> checks(pairs.size());
-  std::vector<std::string> errors(pairs.size());
-  // An exception must not leave an OpenMP region: it is carried out and thrown after.
-  parallelForDynamic(
-      static_cast<std::int64_t>(pairs.size()),
-      [&](std::int64_t k) {
-        try {
-          checks[k] = estimatePair(pairs[k]);
-        } catch (const std::exception& e) {
-          errors[k] = e.what();
-        }
-      },
-      1);
-  for (const auto& e : errors)
-    if (!e.empty()) throw Error(e);
+  if (options_.batchedVerification || options_.verifyContext) {
+    if (!verifyScorer_) {
+#if defined(VIDMAP_HAVE_CUDA)
+      if (options_.verifyContext)
+        verifyScorer_ = std::make_unique<geometry::CudaBatchScorer>(*options_.verifyContext);
+#endif
+      if (!verifyScorer_) verifyScorer_ = std::make_unique<geometry::CpuBatchScorer>();
+    }
+    std::vector<PairPoints> pts(pairs.size());
+    std::vector<PairVerification> v(pairs.size());
+    std::vector<char> todo(pairs.size());
+    parallelFor(
+        n, [&](std::int64_t k) { todo[k] = preparePair(pairs[k], &checks[k], &pts[k], &v[k]); });
+    std::vector<geometry::TwoViewPair> in;
+    std::vector<std::int64_t> which;
+    const geometry::Pinhole cam = camera_.pinhole();
+    for (std::int64_t k = 0; k < n; ++k) {
+      if (!todo[k]) continue;
+      in.push_back({&pts[k].p1, &pts[k].p2, cam, cam, v[k].options, v[k].essential});
+      which.push_back(k);
+    }
+    geometry::TwoViewBatchStats bs;
+    std::vector<geometry::TwoViewGeometry> g =
+        geometry::estimateRelativePoses(in, *verifyScorer_, {}, &bs);
+    stats_.verifyRounds += bs.rounds;
+    stats_.verifyHypotheses += bs.hypotheses;
+    for (size_t i = 0; i < which.size(); ++i) {
+      checks[which[i]].geometry = std::move(g[i]);
+      checks[which[i]].estimated = true;
+    }
+    // The track matches that fit each pair's geometry (per pair: few pairs have any).
+    parallelForDynamic(
+        static_cast<std::int64_t>(which.size()),
+        [&](std::int64_t i) {
+          const std::int64_t k = which[i];
+          fitTrackMatches(&checks[k], &pts[k], v[k]);
+        },
+        1);
+  } else {
+    // An exception must not leave an OpenMP region: parallelFor carries the first one out.
+    parallelForDynamic(
+        n, [&](std::int64_t k) { checks[k] = estimatePair(pairs[k]); }, 1);
+  }
   for (const PairCheck& c : checks) commitPair(c);
 }
 

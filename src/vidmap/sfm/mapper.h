@@ -58,11 +58,13 @@
 #include <utility>
 #include <vector>
 
+#include "vidmap/geometry/score_batch.h"
 #include "vidmap/geometry/two_view.h"
 #include "vidmap/io/run_record.h"
 #include "vidmap/sfm/bundle.h"
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/model_merge.h"
+#include "vidmap/sfm/pair_verification.h"
 #include "vidmap/sfm/reconstruction.h"
 #include "vidmap/sfm/registration.h"
 #include "vidmap/sfm/tracks.h"
@@ -176,6 +178,14 @@ struct MapperOptions {
   // their kernels and memory reach the run record; null: the backend makes its own. Not owned.
   gpu::Context* localBaContext = nullptr;
   gpu::Context* globalBaContext = nullptr;
+  // Pair verification: each pair's estimateRelativePose on CPU threads (false), or the RANSACs
+  // of a keyframe's pairs in lock-step with one scoring call per round
+  // (geometry/two_view_batch.h), on the GPU when verifyContext is set. Both give the same
+  // geometry bit for bit; the pipeline keeps the per-pair path on both devices, as the batched
+  // one is slower on video (TUM fr1-rpy on the H200: 600 against 417 ms; docs/benchmarks.md,
+  // "Batched pair verification (issue 13, helper verify13)").
+  bool batchedVerification = false;
+  gpu::Context* verifyContext = nullptr;  // non-null: batched, scored on this device. Not owned.
   bool verbose = false;  // one line per event (pairs, initialisation, registration) on stderr
 
   void check() const;  // throws vidmap::Error naming the bad field
@@ -196,6 +206,7 @@ struct UnjoinedKeyframe {
 struct MapperStats {
   int keyframes = 0;
   int pairsVerified = 0, pairsRejected = 0;
+  std::int64_t verifyRounds = 0, verifyHypotheses = 0;  // batched verification's scoring calls
   std::int64_t pairMatches = 0, verifiedMatches = 0;
   // KLT track matches kept (fit the pair's descriptor geometry), rejected (do not), unchecked
   // (dropped: the pair has too few descriptor matches for a geometry).
@@ -306,7 +317,16 @@ class Mapper {
     int trackUnchecked = 0;
     size_t descriptorMatches = 0;  // matches[0..this) are descriptor matches
   };
+  // A pair's undistorted points: its descriptor matches (p1, p2) and its track matches (t1, t2).
+  struct PairPoints {
+    geometry::Vec2List p1, p2, t1, t2;
+  };
   PairCheck estimatePair(const PairMatches& pm) const;
+  // The pair in (a < b) order and, when it is to be estimated (true), its points and options.
+  bool preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts, PairVerification* v) const;
+  // After the descriptor matches' geometry: keeps the track matches that fit it and estimates
+  // the pair again with them (sfm/pair_verification.h, trackMatchesFit).
+  void fitTrackMatches(PairCheck* c, PairPoints* pts, const PairVerification& v) const;
   void commitPair(const PairCheck& check);
   void verifyPairs(const std::vector<PairMatches>& pairs);
   PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
@@ -342,9 +362,10 @@ class Mapper {
   KeyframeStore keyframes_;
   std::function<void(const Keyframe&, const std::vector<PairMatches>&)> keyframeSink_;
   CorrespondenceGraph graph_;
-  Triangulator triangulator_;  // on graph_
-  Registration registration_;  // on graph_
-  ModelMerger merger_;         // on graph_ and triangulator_
+  Triangulator triangulator_;                            // on graph_
+  Registration registration_;                            // on graph_
+  std::unique_ptr<geometry::BatchScorer> verifyScorer_;  // batched verification's, on first use
+  ModelMerger merger_;                                   // on graph_ and triangulator_
   std::map<std::pair<int, int>, PairInfo> pairs_;
   std::vector<std::unique_ptr<Reconstruction>> finished_;
   std::unique_ptr<Reconstruction> active_;

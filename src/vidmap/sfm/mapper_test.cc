@@ -266,6 +266,45 @@ TEST(Mapper, TheModelDoesNotDependOnTheThreads) {
 #endif
 }
 
+// Batched pair verification (the RANSACs of a keyframe's pairs in lock-step, one scoring call
+// per round; geometry/two_view_batch.h) builds the per-pair path's model bit for bit: with a
+// known camera (E, H, F when E fails) and with an unknown focal length (F for every pair
+// while it is unknown).
+TEST(Mapper, BatchedVerificationBuildsTheSameModel) {
+  const auto poses = [](const Scene& s, const Built& b, const CameraSpec& spec, bool batched,
+                        MapperStats* st) {
+    MapperOptions mo;
+    mo.batchedVerification = batched;
+    Mapper mapper(Camera::fromSpec(spec, s.w, s.h, s.w, s.h), mo);
+    for (size_t i = 0; i < b.keyframes.size(); ++i) mapper.addKeyframe(b.keyframes[i], b.pairs[i]);
+    mapper.finish();
+    *st = mapper.stats();
+    std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> out;
+    for (const auto& m : mapper.models())
+      for (const auto& [id, im] : m->images()) out.emplace_back(im.pose.R, im.pose.t);
+    return out;
+  };
+  const Scene sideways = makeScene(Path::kSideways, 10, 3);
+  const Built b = project(sideways, 0.5, 0.1, 5, 2);
+  MapperStats one, batched;
+  const auto p1 = poses(sideways, b, knownPinhole(sideways), false, &one);
+  const auto pb = poses(sideways, b, knownPinhole(sideways), true, &batched);
+  ASSERT_EQ(p1.size(), 10u);
+  EXPECT_TRUE(p1 == pb);
+  EXPECT_EQ(batched.pairsVerified, one.pairsVerified);
+  EXPECT_EQ(batched.verifiedMatches, one.verifiedMatches);
+  EXPECT_EQ(one.verifyRounds, 0);
+  EXPECT_GT(batched.verifyRounds, 0);
+  EXPECT_GT(batched.verifyHypotheses, batched.verifyRounds);
+
+  const CameraSpec unknown = CameraSpec::parse("SIMPLE_PINHOLE");
+  const auto q1 = poses(sideways, b, unknown, false, &one);
+  const auto qb = poses(sideways, b, unknown, true, &batched);
+  ASSERT_GE(q1.size(), 8u);
+  EXPECT_TRUE(q1 == qb);
+  EXPECT_EQ(batched.selfCalibratedFocal, one.selfCalibratedFocal);
+}
+
 TEST(Mapper, OrbitWithUnknownFocalRefinesIt) {
   Scene s = makeScene(Path::kOrbit, 24, 3);
   s.f = 600;  // the initial guess is 1.2 * 640 = 768

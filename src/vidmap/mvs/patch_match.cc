@@ -64,6 +64,9 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
   PmParams P;
   P.ref = {grayOf[ref], r.width, r.height, r.width};
   P.K = cameraOf(r);
+  P.ifx = static_cast<float>(1.0 / r.fx), P.ify = static_cast<float>(1.0 / r.fy);
+  Eigen::Matrix3d Krinv;
+  Krinv << 1.0 / r.fx, 0, -r.cx / r.fx, 0, 1.0 / r.fy, -r.cy / r.fy, 0, 0, 1;
   P.numSources = std::min<int>(static_cast<int>(r.sources.size()), kMaxSources);
   P.topK = o.topK;
   P.geometric = geometric ? 1 : 0;
@@ -97,6 +100,12 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
     Eigen::Vector3d ti = -R.transpose() * t;
     for (int c = 0; c < 3; ++c)
       S.t[c] = static_cast<float>(t[c]), S.tinv[c] = static_cast<float>(ti[c]);
+    // The homography's plane-free parts (pmHomography): K_s R K_r^-1 and -K_s t.
+    Eigen::Matrix3d Ks;
+    Ks << s.fx, 0, s.cx, 0, s.fy, s.cy, 0, 0, 1;
+    toFloat(Ks * R * Krinv, S.A);
+    const Eigen::Vector3d b = -(Ks * t);
+    for (int c = 0; c < 3; ++c) S.nb[c] = static_cast<float>(b[c]);
     if (geometric) S.depth = {depthOf[si], s.width, s.height, s.width};
   }
   return P;

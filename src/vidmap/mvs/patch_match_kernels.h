@@ -203,9 +203,10 @@ VIDMAP_HD inline float pmSample(const PmGray& g, float x, float y) {
 #if defined(__CUDA_ARCH__)
   if (g.tex) return tex2D<float>(static_cast<cudaTextureObject_t>(g.tex), x, y);
 #endif
-  // fmaxf first: a NaN coordinate becomes 0.
-  x = fminf(fmaxf(x, 0.0f), g.width - 1.0f);
-  y = fminf(fmaxf(y, 0.0f), g.height - 1.0f);
+  // Comparisons rather than fminf / fmaxf (library calls on the CPU); a NaN becomes 0.
+  const float xMax = g.width - 1.0f, yMax = g.height - 1.0f;
+  x = x > 0.0f ? (x < xMax ? x : xMax) : 0.0f;
+  y = y > 0.0f ? (y < yMax ? y : yMax) : 0.0f;
   int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
   int x1 = x0 + 1 < g.width ? x0 + 1 : x0;
   int y1 = y0 + 1 < g.height ? y0 + 1 : y0;

@@ -111,6 +111,41 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
   return P;
 }
 
+namespace {
+
+// One row of the CPU twin. Its fused multiply-adds (pmFma: std::fma) are library calls unless
+// the compiler may emit the instruction, so on x86-64 Linux the row has a clone for CPUs with
+// FMA, chosen when the program loads: the same results (a fused multiply-add rounds once
+// either way, and -ffp-contract=off fuses nothing else), without a call per multiply-add.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define VIDMAP_MVS_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define VIDMAP_MVS_FMA_CLONES
+#endif
+
+VIDMAP_MVS_FMA_CLONES void initRow(const PmParams& P, const PmState& S, bool initialise, int y) {
+  float weights[kWindowSamples];
+  for (int x = 0; x < S.width; ++x) {
+    if (initialise)
+      pmInitPixel<1>(P, S, x, y, weights);
+    else
+      pmRescorePixel<1>(P, S, x, y, weights);
+  }
+}
+
+VIDMAP_MVS_FMA_CLONES void updateRow(const PmParams& P, const PmState& S, int colour, int it,
+                                     int y) {
+  float weights[kWindowSamples];
+  const int half = (S.width + 1) / 2;
+  for (int i = 0; i < half; ++i) {
+    int px, py;
+    if (pmColourPixel(y * half + i, colour, S.width, S.height, &px, &py))
+      pmUpdatePixel<1>(P, S, px, py, it, weights);
+  }
+}
+
+}  // namespace
+
 void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
                      const PatchMatchOptions& o, DepthMap* m) {
   PmParams P = Pin;
@@ -121,29 +156,14 @@ void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
             m->cost.data(),
             m->width,
             m->height};
-  const int w = m->width, h = m->height;
-  parallelFor(h, [&](std::int64_t y) {
-    float weights[kWindowSamples];
-    for (int x = 0; x < w; ++x) {
-      if (initialise)
-        pmInitPixel<1>(P, S, x, static_cast<int>(y), weights);
-      else
-        pmRescorePixel<1>(P, S, x, static_cast<int>(y), weights);
-    }
-  });
-  const int half = (w + 1) / 2;
+  const int h = m->height;
+  parallelFor(h, [&](std::int64_t y) { initRow(P, S, initialise, static_cast<int>(y)); });
   for (int it = 0; it < iterations; ++it) {
     P.perturbation = perturbationAt(o, it);
-    for (int colour = 0; colour < 2; ++colour) {
+    for (int colour = 0; colour < 2; ++colour)
       parallelFor(h, [&](std::int64_t y) {
-        float weights[kWindowSamples];
-        for (int i = 0; i < half; ++i) {
-          int px, py;
-          if (pmColourPixel(static_cast<int>(y) * half + i, colour, w, h, &px, &py))
-            pmUpdatePixel<1>(P, S, px, py, 2 * it + colour, weights);
-        }
+        updateRow(P, S, colour, 2 * it + colour, static_cast<int>(y));
       });
-    }
   }
 }
 

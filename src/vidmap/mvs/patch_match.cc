@@ -117,8 +117,9 @@ namespace {
 // the compiler may emit the instruction, so on x86-64 Linux the row has a clone for CPUs with
 // FMA, chosen when the program loads: the same results (a fused multiply-add rounds once
 // either way, and -ffp-contract=off fuses nothing else), without a call per multiply-add.
+// `flatten` inlines the update into the row, so the clone's target reaches the kernels.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define VIDMAP_MVS_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#define VIDMAP_MVS_FMA_CLONES __attribute__((target_clones("fma", "default"), flatten))
 #else
 #define VIDMAP_MVS_FMA_CLONES
 #endif

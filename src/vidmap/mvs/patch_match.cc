@@ -64,6 +64,9 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
   PmParams P;
   P.ref = {grayOf[ref], r.width, r.height, r.width};
   P.K = cameraOf(r);
+  P.ifx = static_cast<float>(1.0 / r.fx), P.ify = static_cast<float>(1.0 / r.fy);
+  Eigen::Matrix3d Krinv;
+  Krinv << 1.0 / r.fx, 0, -r.cx / r.fx, 0, 1.0 / r.fy, -r.cy / r.fy, 0, 0, 1;
   P.numSources = std::min<int>(static_cast<int>(r.sources.size()), kMaxSources);
   P.topK = o.topK;
   P.geometric = geometric ? 1 : 0;
@@ -97,10 +100,52 @@ PmParams makeParams(const Workspace& ws, int ref, bool geometric, const PatchMat
     Eigen::Vector3d ti = -R.transpose() * t;
     for (int c = 0; c < 3; ++c)
       S.t[c] = static_cast<float>(t[c]), S.tinv[c] = static_cast<float>(ti[c]);
+    // The homography's plane-free parts (pmHomography): K_s R K_r^-1 and -K_s t.
+    Eigen::Matrix3d Ks;
+    Ks << s.fx, 0, s.cx, 0, s.fy, s.cy, 0, 0, 1;
+    toFloat(Ks * R * Krinv, S.A);
+    const Eigen::Vector3d b = -(Ks * t);
+    for (int c = 0; c < 3; ++c) S.nb[c] = static_cast<float>(b[c]);
     if (geometric) S.depth = {depthOf[si], s.width, s.height, s.width};
   }
   return P;
 }
+
+namespace {
+
+// One row of the CPU twin. Its fused multiply-adds (pmFma: std::fma) are library calls unless
+// the compiler may emit the instruction, so on x86-64 Linux the row has a clone for CPUs with
+// FMA, chosen when the program loads: the same results (a fused multiply-add rounds once
+// either way, and -ffp-contract=off fuses nothing else), without a call per multiply-add.
+// `flatten` inlines the update into the row, so the clone's target reaches the kernels.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define VIDMAP_MVS_FMA_CLONES __attribute__((target_clones("fma", "default"), flatten))
+#else
+#define VIDMAP_MVS_FMA_CLONES
+#endif
+
+VIDMAP_MVS_FMA_CLONES void initRow(const PmParams& P, const PmState& S, bool initialise, int y) {
+  float weights[kWindowSamples];
+  for (int x = 0; x < S.width; ++x) {
+    if (initialise)
+      pmInitPixel<1>(P, S, x, y, weights);
+    else
+      pmRescorePixel<1>(P, S, x, y, weights);
+  }
+}
+
+VIDMAP_MVS_FMA_CLONES void updateRow(const PmParams& P, const PmState& S, int colour, int it,
+                                     int y) {
+  float weights[kWindowSamples];
+  const int half = (S.width + 1) / 2;
+  for (int i = 0; i < half; ++i) {
+    int px, py;
+    if (pmColourPixel(y * half + i, colour, S.width, S.height, &px, &py))
+      pmUpdatePixel<1>(P, S, px, py, it, weights);
+  }
+}
+
+}  // namespace
 
 void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
                      const PatchMatchOptions& o, DepthMap* m) {
@@ -112,29 +157,14 @@ void runReferenceCpu(const PmParams& Pin, bool initialise, int iterations,
             m->cost.data(),
             m->width,
             m->height};
-  const int w = m->width, h = m->height;
-  parallelFor(h, [&](std::int64_t y) {
-    float weights[kWindowSamples];
-    for (int x = 0; x < w; ++x) {
-      if (initialise)
-        pmInitPixel<1>(P, S, x, static_cast<int>(y), weights);
-      else
-        pmRescorePixel<1>(P, S, x, static_cast<int>(y), weights);
-    }
-  });
-  const int half = (w + 1) / 2;
+  const int h = m->height;
+  parallelFor(h, [&](std::int64_t y) { initRow(P, S, initialise, static_cast<int>(y)); });
   for (int it = 0; it < iterations; ++it) {
     P.perturbation = perturbationAt(o, it);
-    for (int colour = 0; colour < 2; ++colour) {
+    for (int colour = 0; colour < 2; ++colour)
       parallelFor(h, [&](std::int64_t y) {
-        float weights[kWindowSamples];
-        for (int i = 0; i < half; ++i) {
-          int px, py;
-          if (pmColourPixel(static_cast<int>(y) * half + i, colour, w, h, &px, &py))
-            pmUpdatePixel<1>(P, S, px, py, 2 * it + colour, weights);
-        }
+        updateRow(P, S, colour, 2 * it + colour, static_cast<int>(y));
       });
-    }
   }
 }
 

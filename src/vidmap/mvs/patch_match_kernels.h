@@ -17,11 +17,14 @@
 // on any number of threads, with the same result. Random numbers are a hash of (seed,
 // pixel, iteration, draw), not a stateful generator, so CPU and GPU draw the same values.
 // No transcendental functions: the bilateral weights come from tables built on the host,
-// so the CUDA build with -fmad=false equals the CPU bit for bit.
+// so the CUDA build with -fmad=false equals the CPU bit for bit. The hot loop's fused
+// multiply-adds are written out (pmFma), so that build keeps them too: the device runs the
+// contracted instructions and the CPU twin rounds as it does.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "vidmap/core/hd.h"
 
@@ -44,7 +47,7 @@ struct PmCamera {
 struct PmGray {
   const std::uint8_t* data = nullptr;
   int width = 0, height = 0, stride = 0;
-  // Bilinear weights as the texture unit computes them: 8 fractional bits (pmSampleBilinear).
+  // Bilinear weights as the texture unit computes them: 8 fractional bits (pmSample).
   int hwFilter = 0;
   // CUDA only: a texture object over `data` with linear filtering and normalised-float reads
   // (hwFilter is then 1); 0 reads `data` directly.
@@ -62,6 +65,10 @@ struct PmSource {
   PmCamera K;
   float R[9];  // reference camera -> source camera: x_s = R x_r + t (row-major)
   float t[3];
+  // The plane-induced homography's parts that do not depend on the plane (pmHomography):
+  // A = K_s R K_r^-1 and nb = -K_s t, computed on the host in double.
+  float A[9];
+  float nb[3];
   float Rinv[9];  // source camera -> reference camera
   float tinv[3];
   PmDepth depth;  // the source's photometric depth (geometric pass only)
@@ -70,6 +77,7 @@ struct PmSource {
 struct PmParams {
   PmGray ref;
   PmCamera K;
+  float ifx = 1, ify = 1;  // 1 / K.fx, 1 / K.fy (pmPlane)
   int numSources = 0;
   int topK = 3;
   int geometric = 0;
@@ -123,6 +131,26 @@ VIDMAP_HD inline float pmUniform(const PmParams& P, int x, int y, int it, int k)
 
 // ---- small geometry ---------------------------------------------------------------------
 
+// a * b + c rounded once, on both sides (the CPU's std::fma is the correctly rounded
+// fused multiply-add that the device's FFMA is).
+VIDMAP_HD inline float pmFma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+VIDMAP_HD inline float pmBitsToFloat(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
 VIDMAP_HD inline void pmRay(const PmCamera& K, float x, float y, float* r) {
   r[0] = (x - K.cx) / K.fx;
   r[1] = (y - K.cy) / K.fy;
@@ -163,26 +191,22 @@ VIDMAP_HD inline float pmGrayAt(const PmGray& g, int x, int y) {
 // Guide, "Texture fetching", linear filtering), rounded to the nearest 1/256.
 VIDMAP_HD inline float pmHwFraction(float f) { return floorf(f * 256.0f + 0.5f) * (1.0f / 256.0f); }
 
-// Bilinear sample in grey levels; false outside the image (the 2x2 support must be inside).
-// With hwFilter the weights are rounded as the texture unit rounds them, and on the device a
-// texture fetch does the whole sample (its blend is not specified bit for bit, so the CPU
-// twin models it to within a stated tolerance: patch_match_cuda_test.cc). The texture fetch
-// does not wait for the bounds test (clamped addressing makes any coordinate safe), so a
-// thread can have many fetches in flight. Outside the image *v is the clamped texel there,
-// and 0 on the path that reads memory (which reads nothing then); callers drop the window.
-VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float* v) {
-  const bool inside = x >= 0.0f && y >= 0.0f && x <= g.width - 1.0f && y <= g.height - 1.0f;
+// Bilinear sample at any (x, y): the coordinates are clamped to the image, so a sample
+// outside reads the border (the caller has dropped such windows: pmPhotometricCost decides
+// validity from the window's corners). Inside the image the clamp changes nothing. With
+// hwFilter the weights are rounded as the texture unit rounds them, and on the device a
+// texture fetch does the whole sample at (x, y) in texel-centre coordinates (the caller adds
+// the 0.5) and returns the blend / 255 (normalised-float reads: the caller scales the sums);
+// its blend is not specified bit for bit, so the CPU twin models it to within a stated
+// tolerance (patch_match_cuda_test.cc). Clamped addressing makes any coordinate safe there.
+VIDMAP_HD inline float pmSample(const PmGray& g, float x, float y) {
 #if defined(__CUDA_ARCH__)
-  if (g.tex) {
-    // Texel centres at integer + 0.5 in unnormalised coordinates; values read as v / 255.
-    *v = 255.0f * tex2D<float>(static_cast<cudaTextureObject_t>(g.tex), x + 0.5f, y + 0.5f);
-    return inside;
-  }
+  if (g.tex) return tex2D<float>(static_cast<cudaTextureObject_t>(g.tex), x, y);
 #endif
-  if (!inside) {
-    *v = 0.0f;
-    return false;
-  }
+  // Comparisons rather than fminf / fmaxf (library calls on the CPU); a NaN becomes 0.
+  const float xMax = g.width - 1.0f, yMax = g.height - 1.0f;
+  x = x > 0.0f ? (x < xMax ? x : xMax) : 0.0f;
+  y = y > 0.0f ? (y < yMax ? y : yMax) : 0.0f;
   int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
   int x1 = x0 + 1 < g.width ? x0 + 1 : x0;
   int y1 = y0 + 1 < g.height ? y0 + 1 : y0;
@@ -192,8 +216,7 @@ VIDMAP_HD inline bool pmSampleBilinear(const PmGray& g, float x, float y, float*
   const std::uint8_t* r1 = g.data + static_cast<long>(y1) * g.stride;
   float top = (1.0f - fx) * r0[x0] + fx * r0[x1];
   float bottom = (1.0f - fx) * r1[x0] + fx * r1[x1];
-  *v = (1.0f - fy) * top + fy * bottom;
-  return true;
+  return (1.0f - fy) * top + fy * bottom;
 }
 
 // ---- the reference window, read once per pixel and iteration ------------------------------
@@ -229,9 +252,13 @@ struct PmWindow {
   }
 };
 
+// Grey level k as a float, exactly: the byte in the low mantissa bits of 2^23 is 2^23 + b,
+// less 2^23 (a byte permute and an add; the device converts integers at a quarter of the
+// rate of its FP32 arithmetic, on the pipe its reciprocals use).
 template <int Stride, int VStride>
 VIDMAP_HD inline float pmWindowValue(const PmWindow<Stride, VStride>& win, int k) {
-  return static_cast<float>((win.word(k >> 2) >> (8 * (k & 3))) & 0xFFu);
+  const std::uint32_t b = (win.word(k >> 2) >> (8 * (k & 3))) & 0xFFu;
+  return pmBitsToFloat(0x4B000000u | b) - 8388608.0f;
 }
 
 VIDMAP_HD inline int pmWindowOffset(int i) { return -kWindowRadius + kWindowStep * i; }
@@ -266,58 +293,75 @@ VIDMAP_HD inline void pmLoadWindow(const PmParams& P, int x, int y, float* weigh
 
 // ---- costs --------------------------------------------------------------------------------
 
-// H = K_s (R - t n^T / delta) K_r^-1 for the plane n . X + delta = 0 through depth * ray.
-// False for a plane through the reference centre or seen edge-on.
-VIDMAP_HD inline bool pmHomography(const PmParams& P, const PmSource& s, const float* X,
-                                   const float* n, float* H) {
+// The plane n . X + delta = 0 through the reference point X (depth * ray), as reference
+// pixels see it: q = K_r^-T n / delta, once per hypothesis for all its sources. False for a
+// plane through the reference centre or seen edge-on.
+VIDMAP_HD inline bool pmPlane(const PmParams& P, const float* X, const float* n, float* q) {
   float delta = -(n[0] * X[0] + n[1] * X[1] + n[2] * X[2]);
   if (!(delta > 1e-7f)) return false;
-  float m[9];
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) m[3 * r + c] = s.R[3 * r + c] - s.t[r] * n[c] / delta;
-  // m * K_r^-1: columns scaled by 1/f and the last column shifted by the principal point.
-  float a[9];
-  for (int r = 0; r < 3; ++r) {
-    a[3 * r + 0] = m[3 * r + 0] / P.K.fx;
-    a[3 * r + 1] = m[3 * r + 1] / P.K.fy;
-    a[3 * r + 2] = m[3 * r + 2] - m[3 * r + 0] * P.K.cx / P.K.fx - m[3 * r + 1] * P.K.cy / P.K.fy;
-  }
-  for (int c = 0; c < 3; ++c) {
-    H[c] = s.K.fx * a[c] + s.K.cx * a[6 + c];
-    H[3 + c] = s.K.fy * a[3 + c] + s.K.cy * a[6 + c];
-    H[6 + c] = a[6 + c];
-  }
+  const float id = 1.0f / delta;
+  const float a = n[0] * P.ifx, b = n[1] * P.ify;
+  q[0] = a * id;
+  q[1] = b * id;
+  q[2] = pmFma(-a, P.K.cx, pmFma(-b, P.K.cy, n[2])) * id;
   return true;
 }
 
-// 1 - bilateral-weighted NCC of the reference window and its warp into source s. Every
-// sample is taken and the window's validity (all of it in front of the source and inside its
-// image) decided at the end, the same result as stopping at the first bad sample, but with no
-// exit between the samples, so the device issues their fetches back to back.
+// H = K_s (R - t n^T / delta) K_r^-1 = A - (K_s t) q^T: nine fused multiply-adds per source.
+VIDMAP_HD inline void pmHomography(const PmSource& s, const float* q, float* H) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) H[3 * r + c] = pmFma(s.nb[r], q[c], s.A[3 * r + c]);
+}
+
+// 1 - bilateral-weighted NCC of the reference window and its warp into source s. The window
+// is valid when its four corner samples are in front of the source and inside its image: the
+// homography's denominator is affine in the pixel, and the image of the window's square is
+// the convex quadrilateral of its corners' images (hz > 0 over it), so then every sample is
+// inside too, up to rounding (a sample that rounds outside reads the border). No exit between
+// the samples, so the device issues their fetches back to back. Per sample: three fused
+// multiply-adds along the window's rows (the row's terms once per row), one division, the
+// fetch and three accumulations; on the texture path the texel-centre offset is folded into
+// H's first two rows (0.5 times the third).
 template <int Stride, int VStride>
 VIDMAP_HD inline float pmPhotometricCost(const PmWindow<Stride, VStride>& win, const PmSource& s,
                                          const float* H, int x, int y) {
+  const PmGray& g = s.gray;
+  float h0 = H[0], h1 = H[1], h2 = H[2], h3 = H[3], h4 = H[4], h5 = H[5];
+  float lo = 0.0f, scale = 1.0f;
+#if defined(__CUDA_ARCH__)
+  if (g.tex) {
+    h0 = pmFma(0.5f, H[6], h0), h1 = pmFma(0.5f, H[7], h1), h2 = pmFma(0.5f, H[8], h2);
+    h3 = pmFma(0.5f, H[6], h3), h4 = pmFma(0.5f, H[7], h4), h5 = pmFma(0.5f, H[8], h5);
+    lo = 0.5f, scale = 255.0f;
+  }
+#endif
+  const float hiU = g.width - 1.0f + lo, hiV = g.height - 1.0f + lo;
   float sws = 0, swss = 0, swrs = 0;
   bool valid = true;
   for (int j = 0; j < kWindowSide; ++j) {
-    float v = static_cast<float>(y + pmWindowOffset(j));
+    const float v = static_cast<float>(y + pmWindowOffset(j));
+    const float bz = pmFma(H[7], v, H[8]);
+    const float bu = pmFma(h1, v, h2);
+    const float bv = pmFma(h4, v, h5);
     for (int i = 0; i < kWindowSide; ++i) {
-      float u = static_cast<float>(x + pmWindowOffset(i));
-      float hz = H[6] * u + H[7] * v + H[8];
-      valid = valid & (hz > 1e-7f);
-      float iz = 1.0f / hz;  // one division per sample, not two
-      float su = (H[0] * u + H[1] * v + H[2]) * iz;
-      float sv = (H[3] * u + H[4] * v + H[5]) * iz;
-      float g;
-      valid = valid & pmSampleBilinear(s.gray, su, sv, &g);
-      int k = j * kWindowSide + i;
-      float w = win.weight(k);
-      sws += w * g;
-      swss += w * g * g;
-      swrs += w * g * pmWindowValue(win, k);
+      const float u = static_cast<float>(x + pmWindowOffset(i));
+      const float hz = pmFma(H[6], u, bz);
+      const float iz = 1.0f / hz;  // one division per sample, not two
+      const float su = pmFma(h0, u, bu) * iz;
+      const float sv = pmFma(h3, u, bv) * iz;
+      if ((i == 0 || i == kWindowSide - 1) && (j == 0 || j == kWindowSide - 1))
+        valid = valid & (hz > 1e-7f) & (su >= lo) & (sv >= lo) & (su <= hiU) & (sv <= hiV);
+      const float gs = pmSample(g, su, sv);
+      const int k = j * kWindowSide + i;
+      const float w = win.weight(k);
+      const float wg = w * gs;
+      sws = pmFma(w, gs, sws);
+      swss = pmFma(wg, gs, swss);
+      swrs = pmFma(wg, pmWindowValue(win, k), swrs);
     }
   }
   if (!valid) return kMaxCost;
+  sws *= scale, swss *= scale * scale, swrs *= scale;  // texture path: grey levels
   float inv = 1.0f / win.sumW;
   float mr = win.sumWV * inv, ms = sws * inv;
   float varR = win.sumWVV * inv - mr * mr;
@@ -387,6 +431,8 @@ VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride
   float rl2 = ray[0] * ray[0] + ray[1] * ray[1] + 1.0f;
   if (!(rn < 0 && rn * rn > 0.01f * rl2)) return kRejected;
   float X[3] = {ray[0] * depth, ray[1] * depth, depth};
+  float q[3];
+  const bool plane = pmPlane(P, X, n, q);
   // The kMaxTopK best costs in ascending order, in fixed places (registers on the device);
   // the first k are the aggregate's.
   float best[kMaxTopK];
@@ -394,8 +440,12 @@ VIDMAP_HD inline float pmHypothesisCost(const PmParams& P, const PmWindow<Stride
   for (int i = 0; i < kMaxTopK; ++i) best[i] = kRejected;
   for (int si = 0; si < P.numSources; ++si) {
     const PmSource& s = P.src[si];
-    float H[9];
-    float c = pmHomography(P, s, X, n, H) ? pmPhotometricCost(win, s, H, x, y) : kMaxCost;
+    float c = kMaxCost;
+    if (plane) {
+      float H[9];
+      pmHomography(s, q, H);
+      c = pmPhotometricCost(win, s, H, x, y);
+    }
     if (P.geometric) c += P.geomRegularizer * pmGeometricError(P, s, X, x, y);
     // Insert into the sorted list (a NaN cost is never inserted).
     for (int i = 0; i < kMaxTopK; ++i) {

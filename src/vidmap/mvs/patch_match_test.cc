@@ -25,8 +25,9 @@ TEST(PatchMatchKernels, HomographyAgreesWithProjection) {
   ASSERT_TRUE(pmOrientNormal(n, ray));
   const float depth = 5.0f;
   float X[3] = {ray[0] * depth, ray[1] * depth, depth};
-  float H[9];
-  ASSERT_TRUE(pmHomography(P, P.src[0], X, n, H));
+  float q[3], H[9];
+  ASSERT_TRUE(pmPlane(P, X, n, q));
+  pmHomography(P.src[0], q, H);
   // A pixel of the window: its ray meets the plane at Y; project Y into the source.
   const float u = 25, v = 27;
   float r2[3];
@@ -117,7 +118,8 @@ TEST(PatchMatchKernels, EarlyExitKeepsTheDecision) {
 }
 
 // The window is valid only when every sample is inside the source: all 36 samples are taken
-// (no exit between them) and the decision falls at the end, exactly at the image's edge.
+// (no exit between them) and the decision falls at the end, exactly at the image's edge (the
+// corners decide: pmPhotometricCost).
 TEST(PatchMatchKernels, WindowLeavingTheSourceCostsTheMaximum) {
   const int W = 40, H = 30;
   std::vector<std::uint8_t> img(W * H);
@@ -143,6 +145,54 @@ TEST(PatchMatchKernels, WindowLeavingTheSourceCostsTheMaximum) {
   // Behind the source camera for the window's lower rows only (hz = 15.5 - y).
   const float behind[9] = {1, 0, 0, 0, 1, 0, 0, -1, 15.5f};
   EXPECT_EQ(cost(20, 12, behind), kMaxCost);
+}
+
+// The corners decide a window's validity because a homography with a positive denominator
+// maps the window's square to the convex quadrilateral of its corners: against every sample
+// projected in double precision, over random homographies near the image's edges.
+TEST(PatchMatchKernels, CornersDecideTheWindowsValidity) {
+  const int W = 40, Hh = 30;
+  std::vector<std::uint8_t> img(W * Hh);
+  for (int i = 0; i < W * Hh; ++i) img[i] = static_cast<std::uint8_t>((i * 7919u) >> 3);
+  PmParams P;
+  for (float& w : P.colorWeight) w = 1.0f;
+  for (float& w : P.spatialWeight) w = 1.0f;
+  P.ref = {img.data(), W, Hh, W};
+  PmSource src;
+  src.gray = P.ref;
+  float weights[kWindowSamples];
+  int checked = 0, inside = 0, outside = 0;
+  for (int t = 0; t < 4000; ++t) {
+    float Hm[9];
+    for (int k = 0; k < 9; ++k) {
+      const float r = 2.0f * pmUniform(P, t, k, 7, 0) - 1.0f;
+      Hm[k] = (k == 0 || k == 4 || k == 8 ? 1.0f : 0.0f) + (k == 2 || k == 5 ? 4.0f : 0.3f) * r;
+    }
+    Hm[6] *= 0.03f, Hm[7] *= 0.03f;  // mild perspective: the denominator stays positive here
+    const int x = 5 + static_cast<int>(pmUniform(P, t, 9, 7, 0) * (W - 10));
+    const int y = 5 + static_cast<int>(pmUniform(P, t, 10, 7, 0) * (Hh - 10));
+    bool all = true, nearEdge = false;
+    for (int j = 0; j < kWindowSide; ++j)
+      for (int i = 0; i < kWindowSide; ++i) {
+        const double u = x + pmWindowOffset(i), v = y + pmWindowOffset(j);
+        const double hz = Hm[6] * u + Hm[7] * v + Hm[8];
+        const double su = (Hm[0] * u + Hm[1] * v + Hm[2]) / hz;
+        const double sv = (Hm[3] * u + Hm[4] * v + Hm[5]) / hz;
+        all = all && hz > 0 && su >= 0 && sv >= 0 && su <= W - 1 && sv <= Hh - 1;
+        for (double e : {su, sv, W - 1 - su, Hh - 1 - sv})
+          if (std::abs(e) < 1e-3) nearEdge = true;
+      }
+    if (nearEdge) continue;  // rounding may decide either way there
+    PmWindow<1> win;
+    pmLoadWindow(P, x, y, weights, &win);
+    const float c = pmPhotometricCost(win, src, Hm, x, y);
+    ++checked;
+    (all ? inside : outside) += 1;
+    EXPECT_EQ(c == kMaxCost, !all) << "t " << t << " at " << x << ", " << y << " cost " << c;
+  }
+  EXPECT_GT(inside, 200);
+  EXPECT_GT(outside, 200);
+  EXPECT_GT(checked, 3000);
 }
 
 struct FacadeRun {

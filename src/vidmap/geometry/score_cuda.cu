@@ -7,6 +7,7 @@
 #include <string>
 
 #include "vidmap/geometry/score_cuda.h"
+#include "vidmap/geometry/score_reduce.cuh"
 #include "vidmap/gpu/cuda_check.cuh"
 #include "vidmap/gpu/device_buffer.h"
 #include "vidmap/gpu/event_timer.h"
@@ -23,8 +24,6 @@ __global__ void scorePartials(ModelKind kind, const double* __restrict__ models,
                               double* __restrict__ partial_cost, int* __restrict__ partial_inl) {
   const int ms = modelStride(kind), ps = pointStride(kind);
   __shared__ double model[12];
-  __shared__ double warp_cost[kThreads / 32];
-  __shared__ int warp_inl[kThreads / 32];
   const int m = blockIdx.y;
   if (threadIdx.x < ms) model[threadIdx.x] = models[static_cast<long>(m) * ms + threadIdx.x];
   __syncthreads();
@@ -39,24 +38,11 @@ __global__ void scorePartials(ModelKind kind, const double* __restrict__ models,
       cost += msacCost(r2, t2);
     }
   }
-  // Every lane reaches the shuffles (no early return above).
-  for (int off = 16; off > 0; off >>= 1) {
-    cost += __shfl_xor_sync(0xffffffffu, cost, off);
-    inl += __shfl_xor_sync(0xffffffffu, inl, off);
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    warp_cost[warp] = cost;
-    warp_inl[warp] = inl;
-  }
-  __syncthreads();
+  // Every lane reaches the reduction (no early return above).
+  double c = 0;
+  int n = 0;
+  blockSumCostInliers<kThreads>(cost, inl, &c, &n);
   if (threadIdx.x == 0) {
-    double c = 0;
-    int n = 0;
-    for (int w = 0; w < kThreads / 32; ++w) {
-      c += warp_cost[w];
-      n += warp_inl[w];
-    }
     partial_cost[static_cast<long>(m) * gridDim.x + blockIdx.x] = c;
     partial_inl[static_cast<long>(m) * gridDim.x + blockIdx.x] = n;
   }

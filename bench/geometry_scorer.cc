@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "median_wall.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/geometry/essential_pose.h"
 #include "vidmap/geometry/estimators.h"
@@ -28,24 +29,11 @@ namespace t = vidmap::geometry::testing;
 
 namespace {
 
-template <class F>
-double medianMs(int repeats, F&& f) {
-  std::vector<double> ms;
-  for (int r = 0; r < repeats; ++r) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 std::string run(const char* name, ModelKind kind, const std::vector<double>& models,
                 const std::vector<double>& points, double t2, int repeats) {
   std::vector<HypothesisScore> cpu;
-  const double cpu_ms =
-      medianMs(repeats, [&] { cpu = scoreHypothesesCpu(kind, models, points, t2); });
+  const double cpu_ms = vidmap::bench::medianWallMs(
+      repeats, [&] { cpu = scoreHypothesesCpu(kind, models, points, t2); });
   const int nm = static_cast<int>(models.size() / modelStride(kind));
   const int np = static_cast<int>(points.size() / pointStride(kind));
   char buf[768];
@@ -57,7 +45,7 @@ std::string run(const char* name, ModelKind kind, const std::vector<double>& mod
     scorer.setPoints(kind, points);
     std::vector<HypothesisScore> dev = scorer.score(models, t2);  // warm-up
     std::vector<double> dev_ms;
-    const double wall_ms = medianMs(repeats, [&] {
+    const double wall_ms = vidmap::bench::medianWallMs(repeats, [&] {
       dev = scorer.score(models, t2);
       dev_ms.push_back(scorer.lastDeviceMs());
     });
@@ -92,9 +80,9 @@ std::string ransacRun(const Vec2List& x1, const Vec2List& x2, int repeats) {
   ro.max_error = 2.0 / 500;
   auto flatten = [](const Mat3R& m, std::vector<double>* f) { appendModel(m, f); };
   RansacResult<Mat3R> r;
-  const double seq_ms = medianMs(repeats, [&] { r = ransac(est, ro); });
+  const double seq_ms = vidmap::bench::medianWallMs(repeats, [&] { r = ransac(est, ro); });
   const int seq_it = r.iterations, seq_inl = r.num_inliers;
-  const double cpu_ms = medianMs(repeats, [&] {
+  const double cpu_ms = vidmap::bench::medianWallMs(repeats, [&] {
     r = ransacBatched(est, ro, 512, flatten, [&](const std::vector<double>& f, double t2) {
       return scoreHypothesesCpu(ModelKind::kEpipolar, f, est.packed(), t2);
     });
@@ -106,7 +94,7 @@ std::string ransacRun(const Vec2List& x1, const Vec2List& x2, int repeats) {
   if (vidmap::gpu::deviceCount() > 0) {
     vidmap::gpu::Context ctx;
     CudaHypothesisScorer scorer(ctx);
-    const double gpu_ms = medianMs(repeats, [&] {
+    const double gpu_ms = vidmap::bench::medianWallMs(repeats, [&] {
       scorer.setPoints(ModelKind::kEpipolar, est.packed());  // per pair, included
       r = ransacBatched(est, ro, 512, flatten, [&](const std::vector<double>& f, double t2) {
         return scorer.score(f, t2);

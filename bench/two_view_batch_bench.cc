@@ -13,6 +13,7 @@
 #include <deque>
 #include <vector>
 
+#include "median_wall.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/geometry/essential_pose.h"
 #include "vidmap/geometry/test_scene.h"
@@ -32,19 +33,6 @@ bool same(const TwoViewGeometry& a, const TwoViewGeometry& b) {
          a.relative.R == b.relative.R && a.relative.t == b.relative.t &&
          a.inlier_mask == b.inlier_mask && a.point_indices == b.point_indices &&
          a.median_triangulation_angle_deg == b.median_triangulation_angle_deg;
-}
-
-template <class F>
-double medianMs(int repeats, F&& f) {
-  std::vector<double> ms;
-  for (int r = 0; r < repeats; ++r) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 }  // namespace
@@ -72,7 +60,7 @@ int main(int argc, char** argv) {
     pairs.push_back(q);
   }
   std::vector<TwoViewGeometry> one(P);
-  const double perPair = medianMs(R, [&] {
+  const double perPair = vidmap::bench::medianWallMs(R, [&] {
     for (int k = 0; k < K; ++k)
       vidmap::parallelForDynamic(
           P,
@@ -86,7 +74,7 @@ int main(int argc, char** argv) {
   auto run = [&](BatchScorer& scorer, const char* name, bool comma) {
     std::vector<TwoViewGeometry> g;
     TwoViewBatchStats st;
-    const double ms = medianMs(R, [&] {
+    const double ms = vidmap::bench::medianWallMs(R, [&] {
       for (int k = 0; k < K; ++k) g = estimateRelativePoses(pairs, scorer, {}, &st);
     });
     bool eq = g.size() == one.size();

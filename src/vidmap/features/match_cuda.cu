@@ -2,17 +2,12 @@
 // warp per (row, segment) for the top-2 of the row and a 32 x 32 block per 32 columns for the
 // columns' nearest rows, both with the shared functions of match_kernels.h. The final ratio /
 // mutual / distance decisions run on the host in the code of the CPU matcher's last loop.
-// Transfers go through pinned memory: the inputs are copied by the host's threads into a pinned
-// stage in pieces, each piece's upload queued as soon as it is there (so the bus overlaps the
-// host's copy of the next piece); the results come back into pinned memory; one
-// synchronisation a call.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "vidmap/core/copy_rows.h"
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/match_cuda.h"
 #include "vidmap/features/match_kernels.h"
@@ -23,12 +18,6 @@ namespace {
 
 // Largest block of the distance matrix held at once (floats): 256 Mi = 1 GiB.
 constexpr long kMaxBlockElements = 256L << 20;
-
-// The pieces in which the descriptors are staged and uploaded (1024 descriptors).
-constexpr std::size_t kPieceBytes = 512 << 10;
-
-// Offsets into a pinned stage: each array starts on a 256-byte boundary.
-std::size_t aligned(std::size_t bytes) { return (bytes + 255) & ~std::size_t{255}; }
 
 struct Guide {
   double F[9];
@@ -143,7 +132,6 @@ struct MatchCuda::Impl {
   gpu::DeviceBuffer<Top2> rowTop;
   gpu::DeviceBuffer<Guide> guides;
   gpu::DeviceBuffer<float2> pa, pb;
-  cuda::PinnedStage stageIn, stageOut;  // the call's inputs and results on the host side
 
   explicit Impl(const gpu::Context& c)
       : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {
@@ -177,6 +165,16 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
   std::vector<std::vector<Match>> out(std::max(nseg, 0));
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
   const cudaStream_t st = m.stream;
+  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
+  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
+  cuda::upload(dA, p.a, static_cast<size_t>(p.na) * 128, st);
+  cuda::upload(dB, p.b, static_cast<size_t>(p.nb) * 128, st);
+  int* dSeg = m.ensure(m.segments, p.segments.size());
+  cuda::upload(dSeg, p.segments.data(), p.segments.size(), st);
+  Guide* dGuides = nullptr;
+  int* dSegOf = nullptr;
+  float2* dPa = nullptr;
+  float2* dPb = nullptr;
   std::vector<Guide> guides;
   std::vector<int> segOf;
   std::vector<float2> pa, pb;
@@ -191,57 +189,15 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
     for (int i = 0; i < p.na; ++i) pa.push_back({p.keypointsA[i].x, p.keypointsA[i].y});
     for (int j = 0; j < p.nb; ++j) pb.push_back({p.keypointsB[j].x, p.keypointsB[j].y});
-  }
-  // Everything the kernels read, through one pinned stage. Each call ends synchronised, so no
-  // copy still reads the stage; the wait makes sure of it after a call that threw.
-  VIDMAP_CUDA_CHECK(cudaStreamSynchronize(st));
-  const std::size_t descA = static_cast<std::size_t>(p.na) * 128 * sizeof(float);
-  const std::size_t descB = static_cast<std::size_t>(p.nb) * 128 * sizeof(float);
-  char* stage = m.stageIn.ensure<char>(
-      aligned(descA) + aligned(descB) + aligned(p.segments.size() * sizeof(int)) +
-      aligned(guides.size() * sizeof(Guide)) + aligned(segOf.size() * sizeof(int)) +
-      aligned(pa.size() * sizeof(float2)) + aligned(pb.size() * sizeof(float2)));
-  std::size_t off = 0;
-  // Copies n elements to dst through the stage and queues their upload: descriptors (rows of
-  // 128 floats) in pieces of kPieceBytes copied by the host's threads, each piece's upload
-  // queued once it is there; the small arrays in one piece.
-  auto put = [&](auto* dst, const auto* src, std::size_t n, bool descriptors) {
-    const std::size_t bytes = n * sizeof(*src);
-    if (bytes == 0) return;
-    char* host = stage + off;
-    const std::size_t rowBytes = descriptors ? 128 * sizeof(float) : bytes;
-    const std::size_t piece = descriptors ? kPieceBytes : bytes;
-    for (std::size_t b0 = 0; b0 < bytes; b0 += piece) {
-      const std::size_t len = std::min(piece, bytes - b0);
-      copyRows(host + b0, reinterpret_cast<const char*>(src) + b0, rowBytes, rowBytes,
-               static_cast<int>(len / rowBytes));
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<char*>(dst) + b0, host + b0, len,
-                                        cudaMemcpyHostToDevice, st));
-    }
-    off += aligned(bytes);
-  };
-  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
-  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
-  int* dSeg = m.ensure(m.segments, p.segments.size());
-  Guide* dGuides = nullptr;
-  int* dSegOf = nullptr;
-  float2* dPa = nullptr;
-  float2* dPb = nullptr;
-  if (p.guides) {
     dGuides = m.ensure(m.guides, guides.size());
     dSegOf = m.ensure(m.segOf, segOf.size());
     dPa = m.ensure(m.pa, pa.size());
     dPb = m.ensure(m.pb, pb.size());
+    cuda::upload(dGuides, guides.data(), guides.size(), st);
+    cuda::upload(dSegOf, segOf.data(), segOf.size(), st);
+    cuda::upload(dPa, pa.data(), pa.size(), st);
+    cuda::upload(dPb, pb.data(), pb.size(), st);
   }
-  put(dSeg, p.segments.data(), p.segments.size(), false);
-  if (p.guides) {
-    put(dGuides, guides.data(), guides.size(), false);
-    put(dSegOf, segOf.data(), segOf.size(), false);
-    put(dPa, pa.data(), pa.size(), false);
-    put(dPb, pb.data(), pb.size(), false);
-  }
-  put(dB, p.b, static_cast<size_t>(p.nb) * 128, true);
-  put(dA, p.a, static_cast<size_t>(p.na) * 128, true);
   const bool guided = p.guides != nullptr;
   m.timer.start(st);
   float* nA = m.ensure(m.normA, p.na);
@@ -285,17 +241,13 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
   }
   m.timer.stop(st);
-  // The results into pinned memory, then the call's one wait.
-  const std::size_t nTop = static_cast<size_t>(p.na) * nseg;
-  char* back = m.stageOut.ensure<char>(aligned(nTop * sizeof(Top2)) + p.nb * sizeof(int));
-  Top2* hostTop = reinterpret_cast<Top2*>(back);
-  int* hostBest = reinterpret_cast<int*>(back + aligned(nTop * sizeof(Top2)));
-  cuda::download(hostTop, rowTop, nTop, st);
-  cuda::download(hostBest, colI, p.nb, st);
+  std::vector<Top2> top(static_cast<size_t>(p.na) * nseg);
+  std::vector<int> best(p.nb);
+  cuda::download(top.data(), rowTop, top.size(), st);
+  cuda::download(best.data(), colI, best.size(), st);
   m.ctx.synchronize();
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
-  return decideMatches(std::vector<Top2>(hostTop, hostTop + nTop),
-                       std::vector<int>(hostBest, hostBest + p.nb), p.segments, p.na, o);
+  return decideMatches(top, best, p.segments, p.na, o);
 }
 
 }  // namespace vidmap::features

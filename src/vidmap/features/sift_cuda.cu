@@ -538,11 +538,10 @@ struct SiftCuda::Impl {
   // octave is the frame itself (no upsampling); then one band per 1.5 MiB crossing the bus,
   // rounded, at most 8 and at least 16 rows each; or the count set by setUploadBands. Each
   // band costs the chain's 13 launches in a row (about 27 us on the H200: 16 bands took 0.33 ms
-  // more than 4), so bands pay only
-  // while a band's copy (about 75 us for 1.5 MiB at the 20-22 GB/s measured) outlasts them:
-  // the sweep of docs/benchmarks.md (sift9) measured the RGB8 frame at 1920x1080 best with
-  // 3-4 bands (0.923 ms GPU against 1.032 with one, 1.04 with 8, 1.25 with 16) and at
-  // 1280x720 with 1-2 (0.572-0.579 ms against 0.600 with 4).
+  // more than 4), so bands pay only while a band's copy (about 75 us for 1.5 MiB at the
+  // 20-22 GB/s measured) outlasts them: the sweep of docs/benchmarks.md (sift9) measured the
+  // RGB8 frame at 1920x1080 best with 3-4 bands (0.923 ms GPU against 1.032 with one, 1.04 with
+  // 8, 1.25 with 16) and at 1280x720 with 1-2 (0.572-0.579 ms against 0.600 with 4).
   int bandsFor(const ScaleSpacePlan& plan) const {
     if (plan.firstOctave != 0 || plan.octaves.empty()) return 1;
     const int h = grayHeight;

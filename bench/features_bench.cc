@@ -2,7 +2,12 @@
 // descriptors: vidmap's CPU backend against OpenCV's SIFT and BFMatcher on the same cores, and
 // the CUDA backend when a device is present (CUDA events after a warm-up). Medians; JSON out.
 //
-//   build/bench/features_bench [--repeat 7] [--gpu-only]
+//   build/bench/features_bench [--repeat 7] [--gpu-only | --no-cpu] [--bands-sweep]
+//
+// --gpu-only: the CUDA extraction alone (no CPU, OpenCV or matching); --no-cpu: no CPU
+// extraction (the matching still runs, the CPU matcher as the reference); --bands-sweep: the
+// RGB8 frame's GPU time for each count of upload bands (SiftCuda::setUploadBands), each
+// checked to give the features of one band.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -125,9 +130,13 @@ Features padRandom(Features f, size_t n, unsigned seed) {
 int run(int argc, char** argv) {
   int repeat = 7;
   bool gpuOnly = false;  // --gpu-only: the CUDA extraction alone (no CPU, OpenCV or matching)
+  bool noCpu = false;    // --no-cpu: no CPU extraction or OpenCV SIFT
+  bool bandsSweep = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--gpu-only")) gpuOnly = true;
+    if (!std::strcmp(argv[i], "--no-cpu")) noCpu = true;
+    if (!std::strcmp(argv[i], "--bands-sweep")) bandsSweep = true;
   }
 #if VIDMAP_HAVE_OPENCV
   cv::setNumThreads(maxThreads());
@@ -146,7 +155,7 @@ int run(int argc, char** argv) {
     o.backend = Backend::kCpu;
     Sift cpu(o);
     SiftStats st{};
-    auto tc = timeIt(gpuOnly ? 0 : repeat, [&] {
+    auto tc = timeIt(gpuOnly || noCpu ? 0 : repeat, [&] {
       auto r = cpu.extract(img);
       st = r.stats;
       return r.features.size();
@@ -274,6 +283,60 @@ int run(int argc, char** argv) {
       tr.gpuMs = medianOf(g);
       printTiming("vidmap_cuda_unprofiled_rgb8", tr);
       std::printf("      \"vidmap_cuda_rgb8_equal_host_luma\": %s,\n", sameRgb ? "true" : "false");
+      if (bandsSweep) {
+        // The RGB8 frame uploaded in B bands (the first octave made band by band as they
+        // arrive); B = 1 is the frame in one piece.
+        std::printf("      \"vidmap_cuda_unprofiled_rgb8_bands\": [");
+        gpu.setUploadBands(1);
+        const Features one = gpu.extract(vrgb, o, &st);
+        for (int b : {1, 2, 3, 4, 6, 8, 12, 16}) {
+          gpu.setUploadBands(b);
+          const Features fb = gpu.extract(vrgb, o, &st);
+          bool sameBands = fb.size() == one.size() && fb.descriptors == one.descriptors;
+          for (size_t i = 0; sameBands && i < fb.size(); ++i)
+            sameBands = fb.keypoints[i].x == one.keypoints[i].x &&
+                        fb.keypoints[i].y == one.keypoints[i].y &&
+                        fb.keypoints[i].scale == one.keypoints[i].scale &&
+                        fb.keypoints[i].orientation == one.keypoints[i].orientation &&
+                        fb.keypoints[i].response == one.keypoints[i].response;
+          g.clear();
+          auto tb = timeIt(repeat, [&] {
+            float ms = 0;
+            size_t n = gpu.extract(vrgb, o, &st, &ms).size();
+            g.push_back(ms);
+            return n;
+          });
+          g.erase(g.begin());
+          std::printf(
+              "%s\n        {\"bands\": %d, \"median_ms\": %.3f, \"gpu_median_ms\": %.4f, "
+              "\"equal_one_band\": %s}",
+              b == 1 ? "" : ",", b, tb.ms, medianOf(g), sameBands ? "true" : "false");
+        }
+        std::printf("],\n");
+        gpu.setUploadBands(0);
+        // Smaller extrema lists (a fresh extractor whose first list has room for `cap`; a frame
+        // with more is redone with room, the same features): the sort's length is 4 x cap.
+        std::printf("      \"vidmap_cuda_unprofiled_rgb8_extrema_capacity\": [");
+        for (int cap : {8192, 16384}) {
+          SiftCuda small{ctx};
+          small.setInitialExtremaCapacity(cap);
+          const Features fc = small.extract(vrgb, o, &st);
+          const bool sameCap = fc.size() == one.size() && fc.descriptors == one.descriptors;
+          g.clear();
+          auto tc2 = timeIt(repeat, [&] {
+            float ms = 0;
+            size_t n = small.extract(vrgb, o, &st, &ms).size();
+            g.push_back(ms);
+            return n;
+          });
+          g.erase(g.begin());
+          std::printf(
+              "%s\n        {\"capacity\": %d, \"median_ms\": %.3f, \"gpu_median_ms\": "
+              "%.4f, \"equal_one_band\": %s}",
+              cap == 8192 ? "" : ",", cap, tc2.ms, medianOf(g), sameCap ? "true" : "false");
+        }
+        std::printf("],\n");
+      }
       // The profiled RGB8 frame: the upload and the conversion kernel on their own.
       ctx.profiler().reset();
       ctx.profiler().setEnabled(true);
@@ -291,7 +354,7 @@ int run(int argc, char** argv) {
     }
 #endif
 #if VIDMAP_HAVE_OPENCV
-    if (!gpuOnly) {
+    if (!gpuOnly && !noCpu) {
       cv::Mat m = bench::toCv8(img);
       auto sift = cv::SIFT::create(4096);
       auto tcv = timeIt(repeat, [&] {
@@ -326,7 +389,11 @@ int run(int argc, char** argv) {
   MatchOptions mo;
   mo.backend = Backend::kCpu;
   Matcher cm(mo);
-  auto tm = timeIt(repeat, [&] { return cm.match(a, b).size(); });
+  std::vector<Match> cpuMatches;
+  auto tm = timeIt(repeat, [&] {
+    cpuMatches = cm.match(a, b);
+    return cpuMatches.size();
+  });
   printTiming("vidmap_cpu", tm);
 #if VIDMAP_HAVE_CUDA
   if (cuda) {
@@ -336,15 +403,22 @@ int run(int argc, char** argv) {
     p.a = a.descriptors.data(), p.na = 4096, p.b = b.descriptors.data(), p.nb = 4096;
     p.segments = {0, 4096};
     std::vector<double> g;
+    std::vector<Match> cudaMatches;
     auto tg = timeIt(repeat, [&] {
       float ms = 0;
-      size_t n = gm.match(p, mo, &ms)[0].size();
+      cudaMatches = gm.match(p, mo, &ms)[0];
       g.push_back(ms);
-      return n;
+      return cudaMatches.size();
     });
     g.erase(g.begin());
     tg.gpuMs = medianOf(g);
     printTiming("vidmap_cuda", tg);
+    // The same pairs as the CPU matcher (distances may differ in the last bits: the GEMMs sum
+    // in other orders).
+    bool samePairs = cudaMatches.size() == cpuMatches.size();
+    for (size_t i = 0; samePairs && i < cudaMatches.size(); ++i)
+      samePairs = cudaMatches[i].a == cpuMatches[i].a && cudaMatches[i].b == cpuMatches[i].b;
+    std::printf("      \"vidmap_cuda_pairs_equal_cpu\": %s,\n", samePairs ? "true" : "false");
     printKernels(ctx, repeat + 1);
   }
 #endif

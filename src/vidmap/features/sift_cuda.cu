@@ -9,8 +9,10 @@
 // from it) and join before the orientations, so the large first octaves' extrema and gradients
 // overlap the small octaves' chain of short launches. The descriptors take the largest windows
 // first. The capacities are fixed per image size, so with the kernel profiler off the frame's
-// work is captured once in a CUDA graph (with its forks) and replayed. An 8-bit gray or an RGB8
-// frame is uploaded as bytes and converted on the device.
+// work is captured once in a CUDA graph (with its forks and the upload) and replayed. An 8-bit
+// gray or an RGB8 frame is uploaded as bytes and converted on the device. The upload goes in row
+// bands on a copy stream, and the first octave's levels are made band by band as they arrive
+// (sift_cuda_bands.h), so that most of that octave's chain overlaps the transfer.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -18,11 +20,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "vidmap/core/copy_rows.h"
 #include "vidmap/core/error.h"
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/sift_cuda.h"
+#include "vidmap/features/sift_cuda_bands.h"
 #include "vidmap/features/sift_kernels.h"
 #include "vidmap/features/sift_plan.h"
 #include "vidmap/features/sift_select.h"
@@ -57,22 +61,29 @@ struct HostCounts {
   int extrema, oriented, kept, pad;
 };
 
-__global__ void kCopy(ImageView<const float> in, float* out) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < in.width && y < in.height) out[static_cast<long>(y) * in.width + x] = in(x, y);
+// The pixel kernels of the first octave's chain take a range of rows [y0, y1) (a band of the
+// upload, sift_cuda_bands.h; the whole frame otherwise).
+dim3 gridRows(int w, int y0, int y1) { return grid2d(w, y1 - y0); }
+
+__global__ void kCopy(ImageView<const float> in, float* out, int y0, int y1) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = y0 + blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < y1) out[static_cast<long>(y) * in.width + x] = in(x, y);
 }
 
-// An 8-bit frame to the float gray the host's frame sources make (v / 255, IEEE division).
-__global__ void kFromBytes(const std::uint8_t* in, float* out, long n) {
-  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = static_cast<float>(in[i]) / 255.0f;
+// An 8-bit frame to the float gray the host's frame sources make (v / 255, IEEE division);
+// pixels [i0, i1).
+__global__ void kFromBytes(const std::uint8_t* in, float* out, long i0, long i1) {
+  const long i = i0 + static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < i1) out[i] = static_cast<float>(in[i]) / 255.0f;
 }
 
 // An RGB8 frame to the float gray io's frame sources make of it (io::lumaRec601 of v / 255,
-// every step rounded as on the host), so its features equal those of the host's luma.
-__global__ void kFromRgb(const std::uint8_t* in, float* out, long n) {
-  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = io::lumaRec601(in[3 * i], in[3 * i + 1], in[3 * i + 2]);
+// every step rounded as on the host), so its features equal those of the host's luma; pixels
+// [i0, i1).
+__global__ void kFromRgb(const std::uint8_t* in, float* out, long i0, long i1) {
+  const long i = i0 + static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < i1) out[i] = io::lumaRec601(in[3 * i], in[3 * i + 1], in[3 * i + 2]);
 }
 
 __global__ void kUpsample(ImageView<const float> in, float* out, int w, int h) {
@@ -85,17 +96,18 @@ __global__ void kDownsample(ImageView<const float> in, float* out, int w, int h)
   if (x < w && y < h) out[static_cast<long>(y) * w + x] = downsampleAt(in, x, y);
 }
 
-__global__ void kBlurRow(ImageView<const float> in, float* out, GaussKernel k) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < in.width && y < in.height)
-    out[static_cast<long>(y) * in.width + x] = blurRowAt(in, x, y, k);
+__global__ void kBlurRow(ImageView<const float> in, float* out, GaussKernel k, int y0, int y1) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = y0 + blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < in.width && y < y1) out[static_cast<long>(y) * in.width + x] = blurRowAt(in, x, y, k);
 }
 
 // The column pass; with prev (the level blurred), also the DoG level dog = out - prev.
 __global__ void kBlurCol(ImageView<const float> in, float* out, GaussKernel k, const float* prev,
-                         float* dog) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= in.width || y >= in.height) return;
+                         float* dog, int y0, int y1) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = y0 + blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= in.width || y >= y1) return;
   const long i = static_cast<long>(y) * in.width + x;
   const float v = blurColAt(in, x, y, k);
   out[i] = v;
@@ -346,6 +358,7 @@ class MappedStage {
 struct FrameShape {
   int width = 0, height = 0, firstOctave = 0, numOctaves = 0, scales = 0, maxFeatures = 0;
   int maxOut = 0, extremaCapacity = 0;
+  int source = 0, bands = 0;  // the staged frame's pixel type (Source), the upload's bands
   float sigma = 0, inputSigma = 0, peak = 0, edge = 0;
   bool upright = false, l1root = false;
   bool operator==(const FrameShape&) const = default;
@@ -370,7 +383,13 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<unsigned char> sortTemp;
   gpu::DeviceBuffer<float2> cs;
   gpu::DeviceBuffer<int> describeOrder;
-  cuda::PinnedStage imageIn;
+  cuda::PinnedStage imageIn;  // the frame, staged by the host before the frame's work
+  // What imageIn holds: float gray (4 bytes a pixel), 8-bit gray (1) or RGB8 (3).
+  enum Source { kFloat, kBytes, kRgb } source = kFloat;
+  int uploadBands = 0;  // 0: from the frame's size (bandsFor)
+  gpu::Stream copies;   // the upload's bands, ahead of the chain that waits for each
+  std::vector<cudaEvent_t> bandEvents;  // band k is on the device
+  gpu::DeviceBuffer<float> bandTmp;     // banded first octave: a row-pass buffer per level
   // The frame's work forks off the chain of Gaussian levels (stream): per octave, the levels
   // above S and the extrema (late(oi)) and the gradients (gradients(oi)) wait only for level S
   // of that octave, so they run beside the next octaves' chain; all join before kOrient.
@@ -390,10 +409,11 @@ struct SiftCuda::Impl {
   std::size_t graphGeneration = 0;
 
   explicit Impl(const gpu::Context& c)
-      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()) {}
+      : ctx(c), stream(ctx.stream().handle()), timer(ctx.device()), copies(ctx.device()) {}
   ~Impl() {
     if (graph) cudaGraphExecDestroy(graph);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : bandEvents) cudaEventDestroy(e);
   }
 
   cudaStream_t late(std::size_t oi) const { return sides[2 * oi].handle(); }
@@ -427,77 +447,110 @@ struct SiftCuda::Impl {
   // One level on stream s; t: the octave's row-pass buffer (room for in's pixels).
   void blur(ImageView<const float> in, float* out, const GaussKernel& k, float* t, cudaStream_t s,
             float* dogOut = nullptr) {
-    {
-      auto scope = time("sift_blur_rows", s);
-      kBlurRow<<<grid2d(in.width, in.height), kBlock2d, 0, s>>>(in, t, k);
-      VIDMAP_CUDA_CHECK_LAUNCH();
-    }
+    blurRows(in, t, k, 0, in.height, s);
+    blurCols(in, out, k, t, 0, in.height, s, dogOut);
+  }
+  // The row pass of rows [y0, y1) of a level into t.
+  void blurRows(ImageView<const float> in, float* t, const GaussKernel& k, int y0, int y1,
+                cudaStream_t s) {
+    auto scope = time("sift_blur_rows", s);
+    kBlurRow<<<gridRows(in.width, y0, y1), kBlock2d, 0, s>>>(in, t, k, y0, y1);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  // The column pass of rows [y0, y1) from t (rows within k's radius of them written), and the
+  // DoG of those rows when dogOut is given.
+  void blurCols(ImageView<const float> in, float* out, const GaussKernel& k, const float* t, int y0,
+                int y1, cudaStream_t s, float* dogOut) {
     const ImageView<const float> tv{t, in.width, in.height, in.width};
     auto scope = time("sift_blur_cols", s);
-    kBlurCol<<<grid2d(in.width, in.height), kBlock2d, 0, s>>>(tv, out, k, in.data, dogOut);
+    kBlurCol<<<gridRows(in.width, y0, y1), kBlock2d, 0, s>>>(tv, out, k, in.data, dogOut, y0, y1);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
-  // The image into the device's input buffer (through pinned memory, the rows copied by the
-  // host's threads); starts the frame's timer.
-  void upload(ImageView<const float> gray) {
-    const int w = gray.width, h = gray.height;
-    float* in = ensure(input, static_cast<size_t>(w) * h);
+  // The frame into pinned memory (the rows copied by the host's threads), for the upload that
+  // begins the frame's work (uploadRows; in the graph with the kernels). An 8-bit gray or an
+  // RGB8 frame crosses the bus as bytes (a quarter or three quarters of the float frame's
+  // transfer) and is converted on the device: to v / 255 (IEEE division, as io's frame sources
+  // make the float gray) or to io::lumaRec601 with the host's roundings, so the features equal
+  // those of the float frame the host would have made.
+  template <class Pixel>
+  void stage(ImageView<const Pixel> img) {
+    const int w = img.width, h = img.height;
+    const long n = static_cast<long>(w) * h;
+    ensure(input, n);
+    int perPixel = 4;
+    if constexpr (std::is_same_v<Pixel, float>) {
+      source = kFloat;
+    } else if constexpr (std::is_same_v<Pixel, std::uint8_t>) {
+      source = kBytes, perPixel = 1;
+    } else {
+      static_assert(std::is_same_v<Pixel, Rgb8>);
+      source = kRgb, perPixel = 3;
+    }
+    if (source != kFloat) ensure(input8, n * perPixel);
     grayWidth = w;
     grayHeight = h;
     // The stream is idle here (each call ends synchronised), so no earlier copy still reads
     // the stage; the wait makes sure of it after a call that threw.
     VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    float* stage = imageIn.ensure<float>(static_cast<size_t>(w) * h);
-    copyRows(stage, gray.data, w * sizeof(float), gray.stride * sizeof(float), h);
-    timer.start(stream);  // the frame's GPU time starts with the copy
-    auto scope = time("sift_upload_image");
-    cuda::upload(in, stage, static_cast<size_t>(w) * h, stream);
+    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(copies.handle()));
+    const std::size_t rowBytes = static_cast<std::size_t>(w) * sizeof(Pixel);
+    char* st = imageIn.ensure<char>(rowBytes * h);
+    if (st != stagePtr) ++generation;  // a graph's copies read the stage
+    stagePtr = st;
+    copyRows(st, img.data, rowBytes, img.stride * sizeof(Pixel), h);
+  }
+  char* stagePtr = nullptr;
+
+  int bytesPerPixel() const { return source == kFloat ? 4 : source == kBytes ? 1 : 3; }
+
+  // The frame's rows [y0, y1) to the device on the copy stream, then event e there.
+  void uploadRows(int y0, int y1, cudaEvent_t e) {
+    const cudaStream_t c = copies.handle();
+    const std::size_t rowBytes = static_cast<std::size_t>(grayWidth) * bytesPerPixel();
+    char* dst = source == kFloat ? reinterpret_cast<char*>(input.data())
+                                 : reinterpret_cast<char*>(input8.data());
+    {
+      auto scope = time("sift_upload_image", c);
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(dst + rowBytes * y0, stagePtr + rowBytes * y0,
+                                        rowBytes * (y1 - y0), cudaMemcpyHostToDevice, c));
+    }
+    VIDMAP_CUDA_CHECK(cudaEventRecord(e, c));
   }
 
-  // An 8-bit frame: a quarter of the bytes over the bus, converted on the device to the floats
-  // the host would have made (v / 255), so the features equal those of that float frame.
-  void upload(ImageView<const std::uint8_t> gray) {
-    const int w = gray.width, h = gray.height;
-    const long n = static_cast<long>(w) * h;
-    float* in = ensure(input, n);
-    std::uint8_t* in8 = ensure(input8, n);
-    grayWidth = w;
-    grayHeight = h;
-    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // as above: no copy still reads the stage
-    std::uint8_t* stage = imageIn.ensure<std::uint8_t>(n);
-    copyRows(stage, gray.data, w, gray.stride, h);
-    timer.start(stream);
-    {
-      auto scope = time("sift_upload_image");
-      cuda::upload(in8, stage, n, stream);
+  // Rows [y0, y1) of the uploaded bytes to the float gray, on the stream.
+  void convertRows(int y0, int y1) {
+    if (source == kFloat) return;
+    const long i0 = static_cast<long>(y0) * grayWidth, i1 = static_cast<long>(y1) * grayWidth;
+    if (source == kBytes) {
+      auto scope = time("sift_from_bytes");
+      kFromBytes<<<cuda::blocksFor(i1 - i0, kThreads), kThreads, 0, stream>>>(input8.data(),
+                                                                              input.data(), i0, i1);
+    } else {
+      auto scope = time("sift_from_rgb");
+      kFromRgb<<<cuda::blocksFor(i1 - i0, kThreads), kThreads, 0, stream>>>(input8.data(),
+                                                                            input.data(), i0, i1);
     }
-    auto scope = time("sift_from_bytes");
-    kFromBytes<<<cuda::blocksFor(n, kThreads), kThreads, 0, stream>>>(in8, in, n);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 
-  // An RGB8 frame: 3 bytes a pixel over the bus instead of the float gray's 4, its luma made on
-  // the device with the host's operations (io/color.h), so the features equal those of the
-  // host's luma of it (io::Frame::gray).
-  void upload(ImageView<const Rgb8> rgb) {
-    const int w = rgb.width, h = rgb.height;
-    const long n = static_cast<long>(w) * h;
-    float* in = ensure(input, n);
-    std::uint8_t* in8 = ensure(input8, 3 * n);
-    grayWidth = w;
-    grayHeight = h;
-    VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream));  // as above: no copy still reads the stage
-    std::uint8_t* stage = imageIn.ensure<std::uint8_t>(3 * n);
-    copyRows(stage, rgb.data, 3 * static_cast<std::size_t>(w), rgb.stride * sizeof(Rgb8), h);
-    timer.start(stream);
-    {
-      auto scope = time("sift_upload_image");
-      cuda::upload(in8, stage, 3 * n, stream);
-    }
-    auto scope = time("sift_from_rgb");
-    kFromRgb<<<cuda::blocksFor(n, kThreads), kThreads, 0, stream>>>(in8, in, n);
-    VIDMAP_CUDA_CHECK_LAUNCH();
+  // The bands of this frame's upload: 1 (the whole frame, then its chain) unless the first
+  // octave is the frame itself (no upsampling); then one band per 1.5 MiB crossing the bus,
+  // rounded, at most 8 and at least 16 rows each; or the count set by setUploadBands. Each
+  // band costs the chain's 13 launches in a row (about 27 us on the H200: 16 bands took 0.33 ms
+  // more than 4), so bands pay only while a band's copy (about 75 us for 1.5 MiB at the
+  // 20-22 GB/s measured) outlasts them: the sweep of docs/benchmarks.md (sift9) measured the
+  // RGB8 frame at 1920x1080 best with 3-4 bands (0.923 ms GPU against 1.032 with one, 1.04 with
+  // 8, 1.25 with 16) and at 1280x720 with 1-2 (0.572-0.579 ms against 0.600 with 4).
+  int bandsFor(const ScaleSpacePlan& plan) const {
+    if (plan.firstOctave != 0 || plan.octaves.empty()) return 1;
+    const int h = grayHeight;
+    const double bytes = static_cast<double>(grayWidth) * h * bytesPerPixel();
+    const int want =
+        uploadBands > 0
+            ? uploadBands
+            : static_cast<int>(std::clamp<long>(std::lround(bytes / (1.5 * (1 << 20))), 1, 8));
+    return std::max(1, std::min(want, h / 16));
   }
 
   // Makes room for every buffer of a frame of this plan (no stream work but the clearing of a
@@ -516,6 +569,15 @@ struct SiftCuda::Impl {
       VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
       events.push_back(e);
     }
+    const int bands = bandsFor(plan);
+    while (bandEvents.size() < 1 + static_cast<std::size_t>(bands)) {
+      cudaEvent_t e = nullptr;
+      VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      bandEvents.push_back(e);
+    }
+    if (bands > 1)
+      ensure(bandTmp, static_cast<std::size_t>(plan.levels()) * plan.octaves[0].width *
+                          plan.octaves[0].height);
     const int S = plan.scales, L = plan.levels();
     std::vector<GradientLevel> table(no * S);
     claimBase.assign(no, 0);
@@ -579,13 +641,23 @@ struct SiftCuda::Impl {
                                     static_cast<size_t>(keptCapacity) * sizeof(SiftPoint));
   }
 
-  // The Gaussian levels and the DoG levels of every octave, from the uploaded image: levels
+  // The frame's upload, then the Gaussian levels and the DoG levels of every octave: levels
   // 0..S of each octave on the stream (the next octave starts from level S), the levels above S
-  // on late(oi) once level S is there (joinSides waits for them).
+  // on late(oi) once level S is there (joinSides waits for them). With more than one band, the
+  // first octave's levels are made band by band as the frame arrives (buildBanded).
   void buildGaussians(const ScaleSpacePlan& plan) {
     const int w = grayWidth, h = grayHeight;
     const int L = plan.levels();
-    for (size_t oi = 0; oi < plan.octaves.size(); ++oi) {
+    const int bands = bandsFor(plan);
+    fork(bandEvents[0], stream, copies.handle());
+    if (bands > 1) {
+      buildBanded(plan, bands);
+    } else {
+      uploadRows(0, h, bandEvents[1]);
+      VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(stream, bandEvents[1], 0));
+      convertRows(0, h);
+    }
+    for (size_t oi = bands > 1 ? 1 : 0; oi < plan.octaves.size(); ++oi) {
       const int ow = plan.octaves[oi].width, oh = plan.octaves[oi].height;
       const long n = static_cast<long>(ow) * oh;
       float* g = gauss[oi].data();
@@ -602,7 +674,7 @@ struct SiftCuda::Impl {
           blur(src, g, plan.base, tmp[oi].data(), stream);
         } else {
           auto scope = time("sift_copy");
-          kCopy<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, g);
+          kCopy<<<grid2d(ow, oh), kBlock2d, 0, stream>>>(src, g, 0, oh);
           VIDMAP_CUDA_CHECK_LAUNCH();
         }
       } else {
@@ -620,6 +692,68 @@ struct SiftCuda::Impl {
              i <= S ? stream : late(oi), d + (i - 1) * n);
       }
     }
+  }
+
+  // The first octave (the frame itself: firstOctave 0) band by band: every band's copy is
+  // queued on the copy stream at once; on the stream, each band's conversion waits for its
+  // copy, and then each pass of the chain (level 0's blur or copy, then each level's row and
+  // column pass, with the DoG) runs on the rows bandSchedule allows, each level with its own
+  // row-pass buffer (a later level's row pass must not overwrite the rows an earlier level's
+  // column pass has yet to read). All levels of the octave stay on the stream; late(0) and
+  // gradients(0) start after its last piece.
+  void buildBanded(const ScaleSpacePlan& plan, int bands) {
+    const int w = grayWidth, h = grayHeight, L = plan.levels();
+    const long n = static_cast<long>(w) * h;
+    for (int k = 0; k < bands; ++k)
+      uploadRows(k == 0 ? 0 : bandEnd(h, bands, k - 1), bandEnd(h, bands, k), bandEvents[1 + k]);
+    // The passes after the conversion (pass 0): level 0 (a blur: row and column pass; or a
+    // copy), then a row and a column pass per level.
+    struct Pass {
+      int level;
+      bool column;
+    };
+    std::vector<Pass> passes = {{-1, false}};
+    std::vector<int> halo = {0};
+    if (plan.baseBlur) {
+      passes.push_back({0, false});
+      halo.push_back(0);
+      passes.push_back({0, true});
+      halo.push_back(plan.base.radius);
+    } else {
+      passes.push_back({0, true});  // the copy
+      halo.push_back(0);
+    }
+    for (int i = 1; i < L; ++i) {
+      passes.push_back({i, false});
+      halo.push_back(0);
+      passes.push_back({i, true});
+      halo.push_back(plan.step[i].radius);
+    }
+    float* g = gauss[0].data();
+    float* d = dog[0].data();
+    const ImageView<const float> src{input.data(), w, h, w};
+    for (const BandStep& st : bandSchedule(h, bands, halo)) {
+      const Pass& p = passes[st.pass];
+      float* t = bandTmp.data() + (p.level < 0 ? 0 : p.level) * n;
+      if (p.level < 0) {
+        VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(stream, bandEvents[1 + st.band], 0));
+        convertRows(st.y0, st.y1);
+      } else if (p.level == 0 && !plan.baseBlur) {
+        auto scope = time("sift_copy");
+        kCopy<<<gridRows(w, st.y0, st.y1), kBlock2d, 0, stream>>>(src, g, st.y0, st.y1);
+        VIDMAP_CUDA_CHECK_LAUNCH();
+      } else {
+        const ImageView<const float> in =
+            p.level == 0 ? src : ImageView<const float>{g + (p.level - 1) * n, w, h, w};
+        const GaussKernel& k = p.level == 0 ? plan.base : plan.step[p.level];
+        if (!p.column)
+          blurRows(in, t, k, st.y0, st.y1, stream);
+        else
+          blurCols(in, g + p.level * n, k, t, st.y0, st.y1, stream,
+                   p.level == 0 ? nullptr : d + (p.level - 1) * n);
+      }
+    }
+    fork(octaveEvent(0, 0), stream, late(0));
   }
 
   // The work of one frame after the upload, on the stream; allocates nothing and does not
@@ -738,6 +872,11 @@ struct SiftCuda::Impl {
 SiftCuda::SiftCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 SiftCuda::~SiftCuda() = default;
 
+void SiftCuda::setUploadBands(int bands) {
+  require(bands >= 0, "sift: the upload's band count must be 0 (automatic) or positive");
+  impl_->uploadBands = bands;
+}
+
 void SiftCuda::setInitialExtremaCapacity(int n) {
   require(n > 0, "sift: the extrema capacity must be positive");
   impl_->initialExtremaCapacity = n;
@@ -752,9 +891,9 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   Impl& m = *impl_;
   m.ctx.makeCurrent();
   const ScaleSpacePlan plan = planScaleSpace(gray.width, gray.height, options);
+  m.stage(gray);
   m.prepare(plan, 1, options.maxFeatures);
   m.prepared = {};  // not prepared for an extraction
-  m.upload(gray);
   m.buildGaussians(plan);
   m.joinSides(plan.octaves.size());
   std::vector<std::vector<float>> out(plan.octaves.size());
@@ -767,7 +906,8 @@ std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
   return out;
 }
 
-// The frame in any of its pixel types (upload() converts bytes on the device).
+// The frame in any of its pixel types (stage() keeps its bytes; the frame's work converts them
+// on the device).
 template <class Pixel>
 Features SiftCuda::Impl::extract(ImageView<const Pixel> gray, const SiftOptions& opt,
                                  SiftStats* stats, float* gpuMilliseconds) {
@@ -788,6 +928,8 @@ Features SiftCuda::Impl::extract(ImageView<const Pixel> gray, const SiftOptions&
                       opt.maxFeatures,
                       maxOut,
                       m.extremaCapacity,
+                      static_cast<int>(m.source),
+                      m.bandsFor(plan),
                       opt.sigma,
                       opt.inputSigma,
                       opt.peakThreshold,
@@ -795,11 +937,12 @@ Features SiftCuda::Impl::extract(ImageView<const Pixel> gray, const SiftOptions&
                       opt.upright,
                       opt.normalization == DescriptorNormalization::kL1Root};
   };
+  m.stage(gray);
   if (m.claimsDirty || !(m.prepared == shapeNow())) {
     m.prepare(plan, maxOut, opt.maxFeatures);
     m.prepared = shapeNow();
   }
-  m.upload(gray);
+  m.timer.start(m.stream);  // the frame's GPU time starts with the upload (in run())
   HostCounts counts{};
   for (;;) {
     const FrameShape shape = shapeNow();

@@ -44,6 +44,12 @@ class SiftCuda {
   // takes (docs/architecture.md, KLT: the tracker), so a caller on the same context can copy it
   // device to device instead of uploading the frame again; with CLAHE it is the equalised image.
   ImageView<const float> deviceGray() const;
+  // The upload in this many row bands, the first octave's chain made band by band as they
+  // arrive (sift_cuda_bands.h; the same features for any count); 0, the default: from the
+  // frame's size (one band per 1.5 MiB over the bus, rounded, at most 8: 4 for an RGB8 frame
+  // of 1920x1080, 2 for 1280x720; 1 when the first octave is upsampled). For tests and
+  // benchmarks.
+  void setUploadBands(int bands);
   // Room for this many extrema in the device's first list (default: 1 per 64 pixels of the
   // scale space, at least 8192); a frame with more is redone with room for them, kept for the
   // next frames. For tests of that path.

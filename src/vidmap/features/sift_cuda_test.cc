@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "vidmap/features/sift.h"
 #include "vidmap/features/sift_cpu.h"
@@ -49,12 +51,16 @@ SiftOptions withBackend(Backend b, SiftOptions o = {}) {
 #if VIDMAP_HAVE_CUDA
 TEST(SiftCuda, GaussiansEqualTheCpu) {
   REQUIRE_DEVICE();
-  for (int octave : {0, -1}) {
+  // The first octave from the frame in one piece, and band by band as it arrives (4 bands;
+  // bands apply to octave 0 only, -1 is upsampled from the whole frame).
+  for (auto [octave, bands] : {std::pair{0, 1}, std::pair{0, 4}, std::pair{-1, 4}}) {
     GrayImage img = testImage(333, 250);
     SiftOptions o;
     o.firstOctave = octave;
     auto cpu = siftCpuGaussians(constView(img.view()), o);
-    auto gpu = SiftCuda(gpu::Context(0)).gaussians(constView(img.view()), o);
+    SiftCuda sc(gpu::Context(0));
+    sc.setUploadBands(bands);
+    auto gpu = sc.gaussians(constView(img.view()), o);
     ASSERT_EQ(cpu.size(), gpu.size());
     double worst = 0;
     for (size_t i = 0; i < cpu.size(); ++i) {
@@ -62,7 +68,7 @@ TEST(SiftCuda, GaussiansEqualTheCpu) {
       for (size_t j = 0; j < cpu[i].size(); ++j)
         worst = std::max(worst, static_cast<double>(std::abs(cpu[i][j] - gpu[i][j])));
     }
-    std::printf("[ gaussians octave %d ] max |cpu - gpu| = %.3g\n", octave, worst);
+    std::printf("[ gaussians octave %d, %d bands ] max |cpu - gpu| = %.3g\n", octave, bands, worst);
     if (kExact) {
       EXPECT_EQ(worst, 0.0);
     } else {
@@ -356,6 +362,80 @@ TEST(SiftCuda, RgbFramesGiveTheFeaturesOfTheirHostLuma) {
   EXPECT_EQ(b.gray.vec(), luma.vec());
   const ImageView<const float> narrower{luma.data(), w - 1, h, w};
   EXPECT_THROW(sift.extract(rgb, narrower), Error);
+}
+#endif
+
+#if VIDMAP_HAVE_CUDA
+// The upload in bands, the first octave made band by band as they arrive: the same features
+// as the frame in one piece, bit for bit, for every pixel type, launch by launch and through
+// the graph, with and without the base blur (level 0 then a copy), bands thinner than the
+// blurs' radii and uneven ones; the device gray is the frame's. An upsampled first octave
+// ignores the bands.
+TEST(SiftCuda, BandedUploadGivesTheSameFeatures) {
+  REQUIRE_DEVICE();
+  const GrayImage blobs = testImage(517, 389);
+  const int w = blobs.width(), h = blobs.height();
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(w) * h);
+  std::vector<Rgb8> rgb(static_cast<size_t>(w) * h);
+  GrayImage fromBytes(w, h, 0.0f), luma(w, h, 0.0f);
+  auto byte = [](float v) {
+    return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.f, 1.f) * 255));
+  };
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float v = blobs(x, y);
+      const size_t i = static_cast<size_t>(y) * w + x;
+      bytes[i] = byte(v);
+      fromBytes(x, y) = static_cast<float>(bytes[i]) / 255;
+      rgb[i] = {byte(v), byte(0.15f + 0.7f * v * v), byte(1.0f - 0.8f * v)};
+      luma(x, y) = io::lumaRec601(rgb[i].r, rgb[i].g, rgb[i].b);
+    }
+  const ImageView<const std::uint8_t> v8{bytes.data(), w, h, w};
+  const ImageView<const Rgb8> vrgb{rgb.data(), w, h, w};
+  gpu::Context ctx(0);
+  SiftCuda gpu{ctx};
+  auto deviceGray = [&] {
+    std::vector<float> back(static_cast<size_t>(w) * h);
+    const auto g = gpu.deviceGray();
+    gpu::rt::copyToHost(back.data(), g.data, back.size() * sizeof(float), ctx.stream().handle());
+    ctx.synchronize();
+    return back;
+  };
+  for (int variant = 0; variant < 3; ++variant) {
+    SiftOptions o;
+    if (variant == 1) o.inputSigma = o.sigma;  // no base blur: level 0 is the frame
+    if (variant == 2) o.firstOctave = -1;
+    for (int source = 0; source < 3; ++source) {
+      auto run = [&](SiftStats* st) {
+        return source == 0   ? gpu.extract(constView(blobs.view()), o, st)
+               : source == 1 ? gpu.extract(v8, o, st)
+                             : gpu.extract(vrgb, o, st);
+      };
+      const GrayImage& gray = source == 0 ? blobs : source == 1 ? fromBytes : luma;
+      ctx.profiler().setEnabled(true);
+      gpu.setUploadBands(1);
+      SiftStats fs{};
+      const Features f = run(&fs);
+      ASSERT_GT(f.size(), 100u);
+      for (int bands : {2, 3, 7, 24, 0}) {  // 24: bands of 16 rows (the least), thinner than
+                                            // the radii; 0: automatic
+        gpu.setUploadBands(bands);
+        for (bool profiled : {true, false, false}) {
+          ctx.profiler().setEnabled(profiled);
+          SiftStats bs{};
+          const Features b = run(&bs);
+          const std::string what = "variant " + std::to_string(variant) + ", source " +
+                                   std::to_string(source) + ", bands " + std::to_string(bands) +
+                                   (profiled ? ", profiled" : ", graph");
+          EXPECT_EQ(bs.extrema, fs.extrema) << what;
+          EXPECT_EQ(bs.oriented, fs.oriented) << what;
+          expectSameFeatures(f, b, what.c_str());
+          EXPECT_EQ(deviceGray(), gray.vec()) << what;
+        }
+      }
+      std::printf("[ bands ] variant %d, source %d: %zu features\n", variant, source, f.size());
+    }
+  }
 }
 #endif
 

@@ -49,19 +49,6 @@ __global__ void batchPartials(const BatchProblem* __restrict__ problems,
   }
 }
 
-__global__ void batchSums(int num_hyp, int blocks, const double* partial_cost,
-                          const int* partial_inl, HypothesisScore* out) {
-  const int h = blockIdx.x * blockDim.x + threadIdx.x;
-  if (h >= num_hyp) return;
-  double c = 0;
-  int n = 0;
-  for (int b = 0; b < blocks; ++b) {
-    c += partial_cost[static_cast<long>(h) * blocks + b];
-    n += partial_inl[static_cast<long>(h) * blocks + b];
-  }
-  out[h] = {c, n};
-}
-
 template <class T>
 void ensure(gpu::Context& ctx, gpu::DeviceBuffer<T>& buf, std::size_t n) {
   if (buf.size() < n) buf = gpu::DeviceBuffer<T>(ctx, std::max<std::size_t>(n + n / 2, 1));
@@ -135,8 +122,8 @@ std::vector<HypothesisScore> CudaBatchScorer::scoreImpl(const HypothesisBatch& h
         s.problems.data(), s.points.data(), s.problem_of.data(), s.models.data(),
         s.partial_cost.data(), s.partial_inl.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
-    batchSums<<<(nh + 127) / 128, 128, 0, stream.handle()>>>(nh, blocks, s.partial_cost.data(),
-                                                             s.partial_inl.data(), s.out.data());
+    sumPartials<HypothesisScore><<<(nh + 127) / 128, 128, 0, stream.handle()>>>(
+        nh, blocks, s.partial_cost.data(), s.partial_inl.data(), s.out.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
   s.out.downloadAsync(std::span<HypothesisScore>(result), stream);

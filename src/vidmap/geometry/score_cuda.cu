@@ -48,19 +48,6 @@ __global__ void scorePartials(ModelKind kind, const double* __restrict__ models,
   }
 }
 
-__global__ void sumPartials(int num_models, int blocks, const double* partial_cost,
-                            const int* partial_inl, HypothesisScore* out) {
-  const int m = blockIdx.x * blockDim.x + threadIdx.x;
-  if (m >= num_models) return;
-  double c = 0;
-  int n = 0;
-  for (int b = 0; b < blocks; ++b) {
-    c += partial_cost[static_cast<long>(m) * blocks + b];
-    n += partial_inl[static_cast<long>(m) * blocks + b];
-  }
-  out[m] = {c, n};
-}
-
 // Grows a buffer to at least n elements (contents not kept).
 template <class T>
 void ensure(gpu::Context& ctx, gpu::DeviceBuffer<T>& buf, std::size_t n) {
@@ -126,8 +113,8 @@ std::vector<HypothesisScore> CudaHypothesisScorer::score(const std::vector<doubl
         s.kind, s.models.data(), s.points.data(), s.num_points, threshold_sq, s.partial_cost.data(),
         s.partial_inl.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
-    sumPartials<<<(nm + 127) / 128, 128, 0, stream.handle()>>>(nm, blocks, s.partial_cost.data(),
-                                                               s.partial_inl.data(), s.out.data());
+    sumPartials<HypothesisScore><<<(nm + 127) / 128, 128, 0, stream.handle()>>>(
+        nm, blocks, s.partial_cost.data(), s.partial_inl.data(), s.out.data());
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
   s.out.downloadAsync(std::span<HypothesisScore>(result), stream);

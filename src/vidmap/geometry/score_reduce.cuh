@@ -1,6 +1,7 @@
-// The block reduction both CUDA scorers end with (score_cuda.cu, score_batch_cuda.cu): each
+// The two reductions both CUDA scorers end with (score_cuda.cu, score_batch_cuda.cu): each
 // thread's MSAC cost and inlier count summed by warp shuffles, then by thread 0 over the warps
-// in warp order, so a block's partial does not depend on which kernel computed it.
+// in warp order; then one thread per hypothesis adds its blocks' partials in block order. A
+// score thus does not depend on which scorer computed it.
 #pragma once
 
 namespace vidmap::geometry {
@@ -31,6 +32,23 @@ __device__ inline void blockSumCostInliers(double cost, int inl, double* blockCo
     *blockCost = c;
     *blockInl = n;
   }
+}
+
+// One thread per hypothesis h < count: the sum of its `blocks` partials (row h of
+// partialCost / partialInl, blocks wide) in block order, written to out[h] as {cost, inliers}.
+// Score: an aggregate of a double and an int (HypothesisScore).
+template <class Score>
+__global__ void sumPartials(int count, int blocks, const double* partialCost, const int* partialInl,
+                            Score* out) {
+  const int h = blockIdx.x * blockDim.x + threadIdx.x;
+  if (h >= count) return;
+  double c = 0;
+  int n = 0;
+  for (int b = 0; b < blocks; ++b) {
+    c += partialCost[static_cast<long>(h) * blocks + b];
+    n += partialInl[static_cast<long>(h) * blocks + b];
+  }
+  out[h] = {c, n};
 }
 
 }  // namespace vidmap::geometry

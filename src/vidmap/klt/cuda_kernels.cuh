@@ -511,9 +511,12 @@ __global__ void __launch_bounds__(128)
 // Forward, backward and check of each track by one warp in one launch (the batched push):
 // the same functions on the same data as trackWarpKernel twice and checkKernel, so the same
 // bits; no kernel boundary between the passes, so a slow forward track does not hold back the
-// backward passes of the others.
-template <int PL, int Form, int HW>
-__global__ void __launch_bounds__(128)
+// backward passes of the others. MinBlocks > 1 caps the registers (65536 / (128 MinBlocks)) so
+// that more warps fit a multiprocessor: the staged form at 21 x 21 keeps 168 registers (12
+// warps); with 4 it has 128 (16 warps, 128 bytes of spill stores), with 5 it has 96 (20 warps,
+// 350 bytes); ptxas of nvcc 13.0, sm_90.
+template <int PL, int Form, int HW, int MinBlocks = 1>
+__global__ void __launch_bounds__(128, MinBlocks)
     trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
                      TrackParams p, float fbThresholdPx, float nccThreshold) {
   extern __shared__ float warpSlices[];

@@ -123,6 +123,7 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   require(frameSlots == 2 || frameSlots == 3,
           "klt cuda: frameSlots = " + std::to_string(frameSlots) + " is not 2 or 3");
   ctx_.makeCurrent();
+  multiProcessors_ = ctx_.info().multiProcessors;
   params_ = trackParams(options_);
   const int K = sequences, cap = options_.capacity;
   BatchView& v = view_;
@@ -528,10 +529,22 @@ int warpForm(TrackKernel k) {
 template <int PL, int HW>
 auto stagedFusedKernel(TrackKernel k) {
   if constexpr (HW == 10) {
-    if (k == TrackKernel::kWarpStaged16) return trackFusedKernel<PL, kFormStaged, HW, 4>;
-    if (k == TrackKernel::kWarpStaged20) return trackFusedKernel<PL, kFormStaged, HW, 5>;
+    if (k == TrackKernel::kWarpStaged16) return trackFusedBoundedKernel<PL, kFormStaged, HW, 4>;
+    if (k == TrackKernel::kWarpStaged20) return trackFusedBoundedKernel<PL, kFormStaged, HW, 5>;
   }
-  return trackFusedKernel<PL, kFormStaged, HW, 1>;
+  return trackFusedKernel<PL, kFormStaged, HW>;
+}
+
+// The register form's fused kernel: within one wave of 2 blocks a multiprocessor, the
+// instance with 255 registers (the windows of optionsFor), measured faster there on the H200
+// (docs/benchmarks.md, "KLT push and batch at the goals (issue 15, helper klt4)": 0.107
+// against 0.124 ms at 1280 x 720 with 1024 tracks); beyond it the default (more warps).
+template <int PL, int HW>
+auto registerFusedKernel(bool oneWave) {
+  if constexpr (HW == 7 || HW == 10) {
+    if (oneWave) return trackFusedBoundedKernel<PL, kFormRegisters, HW, 1>;
+  }
+  return trackFusedKernel<PL, kFormRegisters, HW>;
 }
 
 }  // namespace
@@ -566,12 +579,13 @@ void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useA
   if (n <= 0) return;
   const dim3 grid(blocksFor(n, 4), K);
   const int form = warpForm(kernel_);
+  const bool oneWave = static_cast<std::int64_t>(grid.x) * K <= 2 * multiProcessors_;
   timed("klt_track_fused", [&] {
     forWindow(options_.halfWindow, [&](auto pl, auto hw) {
       constexpr int PL = decltype(pl)::value, HW = decltype(hw)::value;
       auto kernel = form == kFormShared   ? trackFusedKernel<PL, kFormShared, HW>
                     : form == kFormStaged ? stagedFusedKernel<PL, HW>(kernel_)
-                                          : trackFusedKernel<PL, kFormRegisters, HW>;
+                                          : registerFusedKernel<PL, HW>(oneWave);
       kernel<<<grid, 128, sharedBytes(form, PL), s>>>(view_, prevSlot, curSlot, begin, end,
                                                       useAlive, params_, options_.fbThresholdPx,
                                                       options_.nccThreshold);

@@ -201,6 +201,7 @@ class Engine {
   Options options_;
   TrackKernel kernel_;
   TrackParams params_;
+  int multiProcessors_ = 0;
   BatchView view_;
   InboxLayout in_;
   OutboxLayout out_;

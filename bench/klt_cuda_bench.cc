@@ -10,6 +10,12 @@
 //
 // Timing: CUDA events around each push after a warm-up, medians of --reps pushes; the wall
 // time of a push includes staging the frame on the host, the upload, the kernels and the read.
+// The pipelined push (Engine::sendFrame / finish / trackAsync: frame k + 1 staged, uploaded and
+// its pyramid built while push k tracks, results read at the next call) is measured as a video
+// front end runs it, in a steady stream of frames: "wall" is the caller's time per push (one
+// call: stage the frame, send it, wait for the previous push's results, stage the seeds, queue
+// the tracking), "GPU" the time between the ends of consecutive pushes' reads (CUDA events;
+// idle gaps included); medians over --reps consecutive pushes, and the mean wall of the run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,10 +42,12 @@ using klt::cuda::TrackKernel;
 using Clock = std::chrono::steady_clock;
 
 const char* kernelName(TrackKernel k) {
-  return k == TrackKernel::kWarp         ? "warp"
-         : k == TrackKernel::kWarpShared ? "warp-shared"
-         : k == TrackKernel::kWarpStaged ? "warp-staged"
-                                         : "lane";
+  return k == TrackKernel::kWarp           ? "warp"
+         : k == TrackKernel::kWarpShared   ? "warp-shared"
+         : k == TrackKernel::kWarpStaged   ? "warp-staged"
+         : k == TrackKernel::kWarpStaged16 ? "warp-staged-16w"
+         : k == TrackKernel::kWarpStaged20 ? "warp-staged-20w"
+                                           : "lane";
 }
 
 double median(std::vector<double> v) {
@@ -83,11 +91,63 @@ std::vector<klt::TrackRecord> makePoints(int w, int h, int n, int hw) {
 
 struct PushStats {
   double gpuMs = 0, kernelsMs = 0, wallMs = 0;
+  double pipeGpuMs = 0, pipeWallMs = 0, pipeMeanWallMs = 0, pipeKeyGpuMs = 0, pipeKeyWallMs = 0;
+  int pipeAlive = 0;
   double keyGpuMs = 0, keyWallMs = 0;
   std::map<std::string, double> kernelMs;  // medians per push, direct launches
   int alive = 0, tracks = 0;
   double meanIterations0 = 0;
 };
+
+// The pipelined push in a steady stream (3 frame slots), K sequences of n tracks: the same
+// seeds every push, as measure() does.
+void measurePipelined(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel,
+                      int reps, PushStats& st) {
+  const int w = fr.I.width(), h = fr.I.height();
+  klt::Options o = klt::optionsFor(w);
+  o.capacity = std::max(n, 1);
+  Engine e(ctx, K, w, h, o, kernel, 3);
+  const auto seeds = makePoints(w, h, n, o.halfWindow);
+  const std::vector<int> ages(n, 1);
+  int slot = 0;
+  // One call of the front end: frame k + 1 in, results of push k out, push k + 1 queued.
+  auto pushOnce = [&](bool track, bool select, int frame) {
+    const Image<std::uint8_t>& img = frame % 2 ? fr.J : fr.I;
+    const int cur = (slot + 1) % 3;
+    for (int q = 0; q < K; ++q) e.stageGray8(q, img.view());
+    e.sendFrame(cur);
+    e.finish();  // the previous push's results: e.checked(q) is read here by a front end
+    for (int q = 0; q < K; ++q) e.stageSeeds(q, seeds.data(), n, ages.data());
+    e.trackAsync(slot, cur, track, select);
+    slot = cur;
+  };
+  auto run = [&](bool select, double* gpuMs, double* wallMs, double* meanWallMs) {
+    e.setTiming(true);  // restarts the interval count
+    std::vector<double> gpu, wall;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) {
+      const auto t = Clock::now();
+      pushOnce(true, select, i);
+      wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+      if (i >= 2) gpu.push_back(e.lastPushMs());  // the interval of the push before
+    }
+    const double total = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    e.finish();
+    gpu.push_back(e.lastPushMs());
+    *gpuMs = median(gpu);
+    *wallMs = median(wall);
+    if (meanWallMs) *meanWallMs = total / reps;
+  };
+  pushOnce(false, false, 0);
+  for (int i = 0; i < 5; ++i) pushOnce(true, false, i + 1);  // warm-up, graph capture
+  e.finish();
+  run(false, &st.pipeGpuMs, &st.pipeWallMs, &st.pipeMeanWallMs);
+  st.pipeAlive = 0;
+  for (int i = 0; i < n; ++i) st.pipeAlive += klt::statusAlive(e.checked(0)[i].status);
+  for (int i = 0; i < 2; ++i) pushOnce(true, true, i);
+  e.finish();
+  run(true, &st.pipeKeyGpuMs, &st.pipeKeyWallMs, nullptr);
+}
 
 // K sequences of n tracks each: pushes alternating the two frames, tracking every time.
 PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel, int reps,
@@ -157,6 +217,7 @@ PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel
     for (auto& [name, v] : per) st.kernelMs[name] = median(v);
     e.setProfiling(false);
   }
+  measurePipelined(ctx, fr, K, n, kernel, reps, st);
   return st;
 }
 
@@ -215,10 +276,12 @@ int main(int argc, char** argv) {
       for (const auto& t : csv(argv[++i])) onlyTracks.push_back(std::atoi(t.c_str()));
     else if (a == "--kernels" && i + 1 < argc)
       for (const auto& k : csv(argv[++i]))
-        kernels.push_back(k == "lane"          ? TrackKernel::kLane
-                          : k == "warp"        ? TrackKernel::kWarp
-                          : k == "warp-staged" ? TrackKernel::kWarpStaged
-                                               : TrackKernel::kWarpShared);
+        kernels.push_back(k == "lane"              ? TrackKernel::kLane
+                          : k == "warp"            ? TrackKernel::kWarp
+                          : k == "warp-staged"     ? TrackKernel::kWarpStaged
+                          : k == "warp-staged-16w" ? TrackKernel::kWarpStaged16
+                          : k == "warp-staged-20w" ? TrackKernel::kWarpStaged20
+                                                   : TrackKernel::kWarpShared);
   }
   if (kernels.empty()) kernels = {TrackKernel::kWarp, TrackKernel::kWarpShared, TrackKernel::kLane};
   std::vector<TrackKernel> throughputKernels;  // the warp forms of --kernels
@@ -259,9 +322,14 @@ int main(int argc, char** argv) {
             "\"alive\": %d, \"mean_iterations_level0\": %.2f, \"push_gpu_ms\": %.4f, "
             "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, \"keyframe_push_gpu_ms\": "
             "%.4f, \"keyframe_push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"pipelined\": {\"alive\": %d, \"push_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
+            "\"push_wall_mean_ms\": %.4f, \"keyframe_push_gpu_ms\": %.4f, "
+            "\"keyframe_push_wall_ms\": %.4f}, "
             "\"flops_per_push\": %.4g, \"floor_us\": %.2f, \"kernel_ms\": {",
             first ? "" : ",\n", sz[0], sz[1], n, kernelName(k), s.alive, s.meanIterations0, s.gpuMs,
-            s.kernelsMs, s.wallMs, s.keyGpuMs, s.keyWallMs, n / (s.gpuMs * 1e-3), flops, floorUs);
+            s.kernelsMs, s.wallMs, s.keyGpuMs, s.keyWallMs, n / (s.gpuMs * 1e-3), s.pipeAlive,
+            s.pipeGpuMs, s.pipeWallMs, s.pipeMeanWallMs, s.pipeKeyGpuMs, s.pipeKeyWallMs, flops,
+            floorUs);
         bool f2 = true;
         for (const auto& [name, ms] : s.kernelMs) {
           std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);
@@ -317,9 +385,12 @@ int main(int argc, char** argv) {
             "\"sequences\": %d, \"kernel\": \"%s\", \"push_gpu_ms\": %.4f, "
             "\"kernels_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
             "\"keyframe_push_gpu_ms\": %.4f, \"track_steps_per_s\": %.4g, "
-            "\"track_steps_per_s_wall\": %.4g, \"kernel_ms\": {",
+            "\"track_steps_per_s_wall\": %.4g, \"pipelined\": {\"push_gpu_ms\": %.4f, "
+            "\"push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
+            "\"track_steps_per_s_wall\": %.4g}, \"kernel_ms\": {",
             first ? "" : ",\n", t.w, t.h, t.n, K, kernelName(k), s.gpuMs, s.kernelsMs, s.wallMs,
-            s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3));
+            s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3), s.pipeGpuMs,
+            s.pipeWallMs, K * t.n / (s.pipeGpuMs * 1e-3), K * t.n / (s.pipeWallMs * 1e-3));
         bool f2 = true;
         for (const auto& [name, ms] : s.kernelMs) {
           std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);

@@ -20,6 +20,10 @@ const char* cudaTrackKernelName(CudaTrackKernel k) {
       return "warp-shared";
     case CudaTrackKernel::kWarpStaged:
       return "warp-staged";
+    case CudaTrackKernel::kWarpStaged16:
+      return "warp-staged-16w";
+    case CudaTrackKernel::kWarpStaged20:
+      return "warp-staged-20w";
     case CudaTrackKernel::kAuto:
       return "auto";
   }
@@ -37,6 +41,10 @@ TrackKernel engineKernel(CudaTrackKernel k, std::int64_t tracks, int halfWindow)
       return TrackKernel::kWarpShared;
     case CudaTrackKernel::kWarpStaged:
       return TrackKernel::kWarpStaged;
+    case CudaTrackKernel::kWarpStaged16:
+      return TrackKernel::kWarpStaged16;
+    case CudaTrackKernel::kWarpStaged20:
+      return TrackKernel::kWarpStaged20;
     case CudaTrackKernel::kAuto:
       break;
   }
@@ -61,6 +69,10 @@ const char* engineKernelName(cuda::TrackKernel k) {
       return "warp-shared";
     case cuda::TrackKernel::kWarpStaged:
       return "warp-staged";
+    case cuda::TrackKernel::kWarpStaged16:
+      return "warp-staged-16w";
+    case cuda::TrackKernel::kWarpStaged20:
+      return "warp-staged-20w";
   }
   return "?";
 }

@@ -13,7 +13,8 @@ CudaBatchTracker::CudaBatchTracker(gpu::Context& ctx, int sequences, int width, 
     : engine_(std::make_unique<cuda::Engine>(
           ctx, sequences, width, height, options,
           cuda::engineKernel(cuda.kernel, static_cast<std::int64_t>(sequences) * options.capacity,
-                             options.halfWindow))),
+                             options.halfWindow),
+          cuda.pipelined ? 3 : 2)),
       tables_(sequences),
       ended_(sequences),
       seeds_(sequences),
@@ -46,11 +47,25 @@ std::vector<StepReport> CudaBatchTracker::push(
   return pushImpl([&](int q) { engine_->stageGray8(q, frames[q]); }, frames.size(), keyframes);
 }
 
-template <class Stage>
-std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t count,
-                                                   std::span<const bool> keyframes) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+std::vector<StepReport> CudaBatchTracker::pushPipelined(
+    std::span<const ImageView<const float>> frames, std::span<const bool> keyframes) {
+  return pushPipelinedImpl([&](int q) { engine_->stageGray(q, frames[q]); }, frames.size(),
+                           keyframes);
+}
+
+std::vector<StepReport> CudaBatchTracker::pushPipelined(
+    std::span<const ImageView<const Rgb8>> frames, std::span<const bool> keyframes) {
+  return pushPipelinedImpl([&](int q) { engine_->stageRgb(q, frames[q]); }, frames.size(),
+                           keyframes);
+}
+
+std::vector<StepReport> CudaBatchTracker::pushPipelined(
+    std::span<const ImageView<const std::uint8_t>> frames, std::span<const bool> keyframes) {
+  return pushPipelinedImpl([&](int q) { engine_->stageGray8(q, frames[q]); }, frames.size(),
+                           keyframes);
+}
+
+void CudaBatchTracker::checkFrames(std::size_t count, std::span<const bool> keyframes) const {
   const int K = sequences();
   require(
       count == static_cast<std::size_t>(K),
@@ -58,16 +73,10 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
   require(keyframes.empty() || keyframes.size() == static_cast<std::size_t>(K),
           "klt batch: " + std::to_string(keyframes.size()) + " keyframe flags for " +
               std::to_string(K) + " sequences");
-  const int cur = frame_ == 0 ? 0 : 1 - prevSlot_;
-  const bool track = frame_ > 0;
-  std::vector<bool> selects(K, frame_ == 0);
-  bool anySelect = frame_ == 0;
-  for (int q = 0; q < K && !keyframes.empty(); ++q)
-    if (keyframes[q]) selects[q] = anySelect = true;
+}
 
-  // Stage the frames, and the table of each sequence as seeds with the age after this push.
-  for (int q = 0; q < K; ++q) {
-    stage(q);
+void CudaBatchTracker::stageTables() {
+  for (int q = 0; q < sequences(); ++q) {
     const TrackTable& t = tables_[q];
     seeds_[q].resize(t.size());
     ages_[q].resize(t.size());
@@ -78,14 +87,17 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
     static const int kNoAges = 0;  // a non-null pointer: an empty table still has its ages
     engine_->stageSeeds(q, seeds_[q].data(), t.size(), t.size() ? ages_[q].data() : &kNoAges);
   }
-  engine_->push(prevSlot_, cur, track, anySelect, useGraph_);
+}
 
+std::vector<StepReport> CudaBatchTracker::applyResults(int frame, bool track,
+                                                       const std::vector<bool>& selects) {
   // The host tables follow the device: survivors in order, then the picks.
+  const int K = sequences();
   std::vector<StepReport> reports(K);
   for (int q = 0; q < K; ++q) {
     StepReport& r = reports[q];
     TrackTable& t = tables_[q];
-    r.frame = frame_;
+    r.frame = frame;
     r.tracksIn = t.size();
     ended_[q].clear();
     if (track && t.size() > 0) {
@@ -99,16 +111,77 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
       r.appended = engine_->appended(q);
       const TrackRecord* picks = engine_->picks(q);
       for (int i = 0; i < r.appended; ++i)
-        t.appendNew(nextId_[q]++, picks[i].x, picks[i].y, picks[i].measure, frame_, -1);
+        t.appendNew(nextId_[q]++, picks[i].x, picks[i].y, picks[i].measure, frame, -1);
     }
     r.alive = t.size();
     r.chunks = track ? 1 : 0;
   }
+  return reports;
+}
+
+template <class Stage>
+std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t count,
+                                                   std::span<const bool> keyframes) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  require(!pending_, "klt batch: push() while a pipelined push is pending (call flush())");
+  checkFrames(count, keyframes);
+  const int K = sequences();
+  const int cur = frame_ == 0 ? 0 : (prevSlot_ + 1) % engine_->frameSlots();
+  const bool track = frame_ > 0;
+  std::vector<bool> selects(K, frame_ == 0);
+  bool anySelect = frame_ == 0;
+  for (int q = 0; q < K && !keyframes.empty(); ++q)
+    if (keyframes[q]) selects[q] = anySelect = true;
+
+  // Stage the frames, and the table of each sequence as seeds with the age after this push.
+  for (int q = 0; q < K; ++q) stage(q);
+  stageTables();
+  engine_->push(prevSlot_, cur, track, anySelect, useGraph_);
+  std::vector<StepReport> reports = applyResults(frame_, track, selects);
   prevSlot_ = cur;
   ++frame_;
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   for (auto& r : reports) r.msTotal = ms;
   return reports;
+}
+
+template <class Stage>
+std::vector<StepReport> CudaBatchTracker::pushPipelinedImpl(Stage stage, std::size_t count,
+                                                            std::span<const bool> keyframes) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  require(engine_->frameSlots() == 3,
+          "klt batch: pushPipelined needs a tracker made with CudaBackendOptions::pipelined");
+  checkFrames(count, keyframes);
+  const int K = sequences();
+  const int cur = frame_ == 0 ? 0 : (prevSlot_ + 1) % 3;
+  Pending p{frame_, frame_ > 0, std::vector<bool>(K, frame_ == 0)};
+  bool anySelect = frame_ == 0;
+  for (int q = 0; q < K && !keyframes.empty(); ++q)
+    if (keyframes[q]) p.selects[q] = anySelect = true;
+
+  // This push's frames go up and into their pyramids while the previous push tracks; its
+  // seeds are the tables after the previous push's results.
+  for (int q = 0; q < K; ++q) stage(q);
+  engine_->sendFrame(cur);
+  std::vector<StepReport> reports = flush();
+  stageTables();
+  engine_->trackAsync(prevSlot_, cur, p.track, anySelect);
+  pendingPush_ = std::move(p);
+  pending_ = true;
+  prevSlot_ = cur;
+  ++frame_;
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (auto& r : reports) r.msTotal = ms;
+  return reports;
+}
+
+std::vector<StepReport> CudaBatchTracker::flush() {
+  if (!pending_) return {};
+  engine_->finish();
+  pending_ = false;
+  return applyResults(pendingPush_.frame, pendingPush_.track, pendingPush_.selects);
 }
 
 }  // namespace vidmap::klt

@@ -43,6 +43,22 @@ class CudaBatchTracker {
   std::vector<StepReport> push(std::span<const ImageView<const std::uint8_t>> frames,
                                std::span<const bool> keyframes = {});
 
+  // The pipelined push of a video front end (needs CudaBackendOptions::pipelined): the frames
+  // of this push are uploaded and their pyramids built on a second stream while the previous
+  // push tracks; the tracks are sent as soon as the previous push's results have updated the
+  // tables. Returns the reports of the previous push (none on the first call); its tables
+  // and ended() are those of the previous push until the next call or flush(). The
+  // tables equal push()'s bit for bit, one call later.
+  std::vector<StepReport> pushPipelined(std::span<const ImageView<const float>> frames,
+                                        std::span<const bool> keyframes = {});
+  std::vector<StepReport> pushPipelined(std::span<const ImageView<const Rgb8>> frames,
+                                        std::span<const bool> keyframes = {});
+  std::vector<StepReport> pushPipelined(std::span<const ImageView<const std::uint8_t>> frames,
+                                        std::span<const bool> keyframes = {});
+  // The reports of the last pipelined push (none when none is pending); the tables are then
+  // up to date.
+  std::vector<StepReport> flush();
+
   int sequences() const;
   int width() const;
   int height() const;
@@ -60,6 +76,19 @@ class CudaBatchTracker {
  private:
   template <class Stage>
   std::vector<StepReport> pushImpl(Stage stage, std::size_t count, std::span<const bool> keyframes);
+  template <class Stage>
+  std::vector<StepReport> pushPipelinedImpl(Stage stage, std::size_t count,
+                                            std::span<const bool> keyframes);
+  void checkFrames(std::size_t count, std::span<const bool> keyframes) const;
+  // The seeds (the tables with their ages after the push) of every sequence.
+  void stageTables();
+  // The tables after the results of push `frame`.
+  std::vector<StepReport> applyResults(int frame, bool track, const std::vector<bool>& selects);
+  struct Pending {
+    int frame = 0;
+    bool track = false;
+    std::vector<bool> selects;
+  };
 
   std::unique_ptr<cuda::Engine> engine_;
   std::vector<TrackTable> tables_;
@@ -70,6 +99,8 @@ class CudaBatchTracker {
   int frame_ = 0;
   int prevSlot_ = 0;
   bool useGraph_ = true;
+  bool pending_ = false;  // a pipelined push whose results are not applied yet
+  Pending pendingPush_;
 };
 
 }  // namespace vidmap::klt

@@ -1,8 +1,10 @@
 // The resident buffers of K independent sequences (cameras or videos) as the CUDA kernels see
 // them: plain pointers and sizes, no CUDA types, so host code can fill it. One CudaBackend is
 // the case K = 1. Every array holds the K sequences one after the other:
-//   gray     [K][2 slots][layout.total]          the gray pyramids
-//   grad     [K][2 slots][2 * layout.total]      their interleaved Scharr gradients
+//   gray     [K][slots][layout.total]            the gray pyramids (2 slots; 3 for the
+//                                                pipelined push, whose next frame is built
+//                                                while the previous two are tracked)
+//   grad     [K][slots][2 * layout.total]        their interleaved Scharr gradients
 //   records  4 x [K][capacity] TrackRecord       seeds, forward, backward, checked
 //   eig      [K][width * height]                 the lambda_min map of level 0
 //   eigMax   [K]                                 its maximum, as the bits of a float >= 0
@@ -38,6 +40,7 @@ struct BatchView {
   int width = 0;
   int height = 0;
   int capacity = 0;
+  int slots = 2;  // pyramids a sequence holds
   Layout layout;
   float* gray = nullptr;
   float* grad = nullptr;
@@ -49,10 +52,10 @@ struct BatchView {
 
   VIDMAP_HD std::int64_t pixels() const { return static_cast<std::int64_t>(width) * height; }
   VIDMAP_HD float* grayOf(int seq, int slot) const {
-    return gray + (2 * static_cast<std::int64_t>(seq) + slot) * layout.total;
+    return gray + (static_cast<std::int64_t>(slots) * seq + slot) * layout.total;
   }
   VIDMAP_HD float* gradOf(int seq, int slot) const {
-    return grad + (2 * static_cast<std::int64_t>(seq) + slot) * 2 * layout.total;
+    return grad + (static_cast<std::int64_t>(slots) * seq + slot) * 2 * layout.total;
   }
   VIDMAP_HD PyramidView pyramid(int seq, int slot) const {
     return {grayOf(seq, slot), gradOf(seq, slot), layout};

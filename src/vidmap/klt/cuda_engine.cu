@@ -115,12 +115,15 @@ struct Engine::Graph {
 };
 
 Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Options& options,
-               TrackKernel kernel)
+               TrackKernel kernel, int frameSlots)
     : ctx_(ctx), options_(options), kernel_(kernel) {
   options_.checkFrame(width, height);
   require(sequences >= 1 && sequences <= 4095,
           "klt cuda: sequences = " + std::to_string(sequences) + " is out of range [1, 4095]");
+  require(frameSlots == 2 || frameSlots == 3,
+          "klt cuda: frameSlots = " + std::to_string(frameSlots) + " is not 2 or 3");
   ctx_.makeCurrent();
+  multiProcessors_ = ctx_.info().multiProcessors;
   params_ = trackParams(options_);
   const int K = sequences, cap = options_.capacity;
   BatchView& v = view_;
@@ -128,6 +131,7 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   v.width = width;
   v.height = height;
   v.capacity = cap;
+  v.slots = frameSlots;
   v.layout = makeLayout(width, height, options_.levels);
   v.sel.grid = makeCellGrid(width, height, options_.minDistancePx);
   const int cells = v.sel.grid.count();
@@ -137,8 +141,8 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   const std::size_t kcap = static_cast<std::size_t>(K) * cap;
   const std::size_t kcells = static_cast<std::size_t>(K) * cells;
 
-  gray_ = gpu::DeviceBuffer<float>(ctx_, 2 * K * total);
-  grad_ = gpu::DeviceBuffer<float>(ctx_, 4 * K * total);
+  gray_ = gpu::DeviceBuffer<float>(ctx_, frameSlots * K * total);
+  grad_ = gpu::DeviceBuffer<float>(ctx_, 2 * frameSlots * K * total);
   for (auto& r : records_) r = gpu::DeviceBuffer<TrackRecord>(ctx_, kcap);
   eig_ = gpu::DeviceBuffer<float>(ctx_, K * static_cast<std::size_t>(v.pixels()));
   eigMax_ = gpu::DeviceBuffer<unsigned>(ctx_, K);
@@ -233,13 +237,52 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
 }
 
 Engine::~Engine() {
-  if (uploadDone_) cudaEventDestroy(uploadDone_);
+  // Nothing may still use the buffers (a pipelined push not finished).
+  if (frameStream_) cudaStreamSynchronize(frameStream_->handle());
+  cudaStreamSynchronize(ctx_.stream().handle());
+  for (auto e : {uploadDone_, frameUploaded_, resultReady_, resultTimed_[0], resultTimed_[1]})
+    if (e) cudaEventDestroy(e);
+  for (auto e : slotFree_) cudaEventDestroy(e);
+  for (auto e : slotReady_) cudaEventDestroy(e);
 }
 
-void Engine::waitForUpload() {
+void Engine::waitForSeedUpload() {
   if (!uploadPending_) return;
   VIDMAP_CUDA_CHECK(cudaEventSynchronize(uploadDone_));
   uploadPending_ = false;
+}
+
+void Engine::waitForUpload() {
+  waitForSeedUpload();
+  if (!frameUploadPending_) return;
+  VIDMAP_CUDA_CHECK(cudaEventSynchronize(frameUploaded_));
+  frameUploadPending_ = false;
+}
+
+void Engine::checkSlot(int slot) const {
+  require(slot >= 0 && slot < view_.slots, "klt: frame slot " + std::to_string(slot) +
+                                               " is outside [0, " + std::to_string(view_.slots) +
+                                               ")");
+}
+
+gpu::StreamHandle Engine::queueStream() const {
+  return queueStream_ ? queueStream_ : ctx_.stream().handle();
+}
+
+void Engine::ensurePipeline() {
+  if (frameStream_) return;
+  frameStream_ = std::make_unique<gpu::Stream>(ctx_.device());
+  auto make = [](unsigned flags) {
+    cudaEvent_t e = nullptr;
+    VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
+    return e;
+  };
+  for (int i = 0; i < view_.slots; ++i) {
+    slotFree_.push_back(make(cudaEventDisableTiming));
+    slotReady_.push_back(make(cudaEventDisableTiming));
+  }
+  frameUploaded_ = make(cudaEventDisableTiming);
+  resultReady_ = make(cudaEventDisableTiming);
 }
 
 std::size_t Engine::residentBytes() const {
@@ -319,53 +362,67 @@ int Engine::stagedTotal() const {
   return n;
 }
 
+void Engine::copyFrames(gpu::StreamHandle s) {
+  if (stagedFormat_ == FrameFormat::kNone) return;
+  const std::size_t bpp =
+      stagedFormat_ == FrameFormat::kRgb8 ? 3 : (stagedFormat_ == FrameFormat::kGray8 ? 1 : 4);
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
+                                    bpp * sequences() * view_.pixels(), cudaMemcpyHostToDevice, s));
+}
+
+void Engine::writeSeeds() {
+  const int K = sequences();
+  waitForSeedUpload();  // the seeds are written into stage_ now
+  int* counts = reinterpret_cast<int*>(stage_.data() + in_.counts);
+  int* offsets = reinterpret_cast<int*>(stage_.data() + in_.offsets);
+  TrackRecord* seeds = reinterpret_cast<TrackRecord*>(stage_.data() + in_.seeds);
+  int* ages = reinterpret_cast<int*>(stage_.data() + in_.ages);
+  for (int q = 0; q < K; ++q) {
+    counts[q] = counts_[q];
+    offsets[q] = offsets_[q];
+    if (counts_[q] > 0 && staged_[q].seeds)
+      std::memcpy(seeds + offsets_[q], staged_[q].seeds, sizeof(TrackRecord) * counts_[q]);
+    if (counts_[q] > 0 && staged_[q].ages)
+      std::memcpy(ages + offsets_[q], staged_[q].ages, sizeof(int) * counts_[q]);
+  }
+}
+
+void Engine::copySeeds() {
+  if (!seedsStaged_) return;
+  cudaStream_t s = ctx_.stream().handle();
+  writeSeeds();
+  const std::size_t total = static_cast<std::size_t>(stagedTotal());
+  // One copy of the counts, offsets and seeds; the ages follow when staged.
+  const std::size_t end = agesStaged_ ? in_.ages + 4 * total : in_.seeds + 16 * total;
+  if (agesStaged_) {
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                      in_.seeds + 16 * total - in_.counts, cudaMemcpyHostToDevice,
+                                      s));
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.ages, stage_.data() + in_.ages, 4 * total,
+                                      cudaMemcpyHostToDevice, s));
+  } else {
+    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                      end - in_.counts, cudaMemcpyHostToDevice, s));
+  }
+}
+
 void Engine::copyInbox() {
   cudaStream_t s = ctx_.stream().handle();
-  const int K = sequences();
-  if (stagedFormat_ != FrameFormat::kNone) {
-    const std::size_t bpp =
-        stagedFormat_ == FrameFormat::kRgb8 ? 3 : (stagedFormat_ == FrameFormat::kGray8 ? 1 : 4);
-    VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
-                                      bpp * K * view_.pixels(), cudaMemcpyHostToDevice, s));
-  }
-  bool copied = stagedFormat_ != FrameFormat::kNone;
-  if (seedsStaged_) {
-    waitForUpload();  // the seeds are written into stage_ now
-    copied = true;
-    int* counts = reinterpret_cast<int*>(stage_.data() + in_.counts);
-    int* offsets = reinterpret_cast<int*>(stage_.data() + in_.offsets);
-    TrackRecord* seeds = reinterpret_cast<TrackRecord*>(stage_.data() + in_.seeds);
-    int* ages = reinterpret_cast<int*>(stage_.data() + in_.ages);
-    for (int q = 0; q < K; ++q) {
-      counts[q] = counts_[q];
-      offsets[q] = offsets_[q];
-      if (counts_[q] > 0 && staged_[q].seeds)
-        std::memcpy(seeds + offsets_[q], staged_[q].seeds, sizeof(TrackRecord) * counts_[q]);
-      if (counts_[q] > 0 && staged_[q].ages)
-        std::memcpy(ages + offsets_[q], staged_[q].ages, sizeof(int) * counts_[q]);
-    }
-    const std::size_t total = static_cast<std::size_t>(stagedTotal());
-    // One copy of the counts, offsets and seeds; the ages follow when staged.
-    const std::size_t end = agesStaged_ ? in_.ages + 4 * total : in_.seeds + 16 * total;
-    if (agesStaged_) {
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
-                                        in_.seeds + 16 * total - in_.counts, cudaMemcpyHostToDevice,
-                                        s));
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.ages, stage_.data() + in_.ages,
-                                        4 * total, cudaMemcpyHostToDevice, s));
-    } else {
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
-                                        end - in_.counts, cudaMemcpyHostToDevice, s));
-    }
-  }
-  if (copied) {
+  copyFrames(s);
+  copySeeds();
+  if (stagedFormat_ != FrameFormat::kNone || seedsStaged_) {
     VIDMAP_CUDA_CHECK(cudaEventRecord(uploadDone_, s));
     uploadPending_ = true;
   }
 }
 
 void Engine::unpack(int slot) {
-  cudaStream_t s = ctx_.stream().handle();
+  unpackFrame(slot);
+  unpackSeeds();
+}
+
+void Engine::unpackFrame(int slot) {
+  cudaStream_t s = queueStream();
   const int K = sequences();
   if (stagedFormat_ == FrameFormat::kGrayFloat) {
     grayFromFloatKernel<<<dim3(blocksFor(view_.pixels(), kBlock), K), kBlock, 0, s>>>(
@@ -380,6 +437,11 @@ void Engine::unpack(int slot) {
         view_, slot, inbox_.data() + in_.frames);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
+}
+
+void Engine::unpackSeeds() {
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
   if (seedsStaged_) {
     unpackSeedsKernel<<<dim3(blocksFor(options_.capacity, kBlock), K), kBlock, 0, s>>>(
         view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
@@ -393,8 +455,7 @@ void Engine::unpack(int slot) {
 
 void Engine::send(int slot) {
   ctx_.makeCurrent();
-  require(stagedFormat_ == FrameFormat::kNone || (slot == 0 || slot == 1),
-          "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  if (stagedFormat_ != FrameFormat::kNone) checkSlot(slot);
   copyInbox();
   unpack(slot);
   stagedFormat_ = FrameFormat::kNone;
@@ -416,9 +477,9 @@ void Engine::timed(const char* name, F&& launch) {
 }
 
 void Engine::buildPyramid(int slot) {
-  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  checkSlot(slot);
   ctx_.makeCurrent();
-  cudaStream_t s = ctx_.stream().handle();
+  cudaStream_t s = queueStream();
   const int K = sequences();
   const Layout& L = view_.layout;
   timed("klt_pyramid", [&] {
@@ -456,9 +517,34 @@ std::size_t sharedBytes(int form, int pl) {
 }
 
 int warpForm(TrackKernel k) {
-  return k == TrackKernel::kWarpShared   ? kFormShared
-         : k == TrackKernel::kWarpStaged ? kFormStaged
-                                         : kFormRegisters;
+  return k == TrackKernel::kWarpShared ? kFormShared
+         : k == TrackKernel::kWarpStaged || k == TrackKernel::kWarpStaged16 ||
+                 k == TrackKernel::kWarpStaged20
+             ? kFormStaged
+             : kFormRegisters;
+}
+
+// The staged fused kernel with its register cap (only the 21 x 21 window has the capped
+// instances: each is a large kernel to compile).
+template <int PL, int HW>
+auto stagedFusedKernel(TrackKernel k) {
+  if constexpr (HW == 10) {
+    if (k == TrackKernel::kWarpStaged16) return trackFusedBoundedKernel<PL, kFormStaged, HW, 4>;
+    if (k == TrackKernel::kWarpStaged20) return trackFusedBoundedKernel<PL, kFormStaged, HW, 5>;
+  }
+  return trackFusedKernel<PL, kFormStaged, HW>;
+}
+
+// The register form's fused kernel: within one wave of 2 blocks a multiprocessor, the
+// instance with 255 registers (the windows of optionsFor), measured faster there on the H200
+// (docs/benchmarks.md, "KLT push and batch at the goals (issue 15, helper klt4)": 0.107
+// against 0.124 ms at 1280 x 720 with 1024 tracks); beyond it the default (more warps).
+template <int PL, int HW>
+auto registerFusedKernel(bool oneWave) {
+  if constexpr (HW == 7 || HW == 10) {
+    if (oneWave) return trackFusedBoundedKernel<PL, kFormRegisters, HW, 1>;
+  }
+  return trackFusedKernel<PL, kFormRegisters, HW>;
 }
 
 }  // namespace
@@ -493,12 +579,13 @@ void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useA
   if (n <= 0) return;
   const dim3 grid(blocksFor(n, 4), K);
   const int form = warpForm(kernel_);
+  const bool oneWave = static_cast<std::int64_t>(grid.x) * K <= 2 * multiProcessors_;
   timed("klt_track_fused", [&] {
     forWindow(options_.halfWindow, [&](auto pl, auto hw) {
       constexpr int PL = decltype(pl)::value, HW = decltype(hw)::value;
       auto kernel = form == kFormShared   ? trackFusedKernel<PL, kFormShared, HW>
-                    : form == kFormStaged ? trackFusedKernel<PL, kFormStaged, HW>
-                                          : trackFusedKernel<PL, kFormRegisters, HW>;
+                    : form == kFormStaged ? stagedFusedKernel<PL, HW>(kernel_)
+                                          : registerFusedKernel<PL, HW>(oneWave);
       kernel<<<grid, 128, sharedBytes(form, PL), s>>>(view_, prevSlot, curSlot, begin, end,
                                                       useAlive, params_, options_.fbThresholdPx,
                                                       options_.nccThreshold);
@@ -507,8 +594,8 @@ void Engine::trackFused(int prevSlot, int curSlot, int begin, int end, bool useA
 }
 
 void Engine::track(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive) {
-  require((prevSlot == 0 || prevSlot == 1) && (curSlot == 0 || curSlot == 1),
-          "klt: frame slots must be 0 or 1");
+  checkSlot(prevSlot);
+  checkSlot(curSlot);
   require(begin >= 0 && begin <= end && end <= options_.capacity,
           "klt: track range [" + std::to_string(begin) + ", " + std::to_string(end) +
               ") is outside the capacity " + std::to_string(options_.capacity));
@@ -547,7 +634,7 @@ void Engine::compactAlive() {
 }
 
 void Engine::eigenMap(int slot) {
-  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  checkSlot(slot);
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
   timed("klt_eigen_map", [&] {
@@ -596,7 +683,7 @@ void Engine::select() {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer) {
+void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer, bool wait) {
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences();
@@ -611,11 +698,15 @@ void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer) {
                             reinterpret_cast<TrackRecord*>(o + out_.checked),
                             reinterpret_cast<TrackRecord*>(o + out_.picks));
   });
-  const std::size_t end = checked ? out_.checked + 16 * static_cast<std::size_t>(stagedTotal())
-                                  : (picks ? out_.checked : out_.picks);
+  // In a graph of the pipelined push the sizes are those of the capacity (a graph's copies
+  // have fixed sizes); else those of the staged tracks.
+  const std::size_t records = capturing_ ? static_cast<std::size_t>(K) * options_.capacity
+                                         : static_cast<std::size_t>(stagedTotal());
+  const std::size_t end =
+      checked ? out_.checked + 16 * records : (picks ? out_.checked : out_.picks);
   VIDMAP_CUDA_CHECK(cudaMemcpyAsync(result_.data(), o, end, cudaMemcpyDeviceToHost, s));
   if (stopTimer) stopTimer->stop(s);
-  ctx_.synchronize();
+  if (wait && !capturing_) ctx_.synchronize();
   receivedPicks_ = picks;
 }
 
@@ -650,7 +741,7 @@ void Engine::readRecords(int which, int seq, int begin, int count, TrackRecord* 
 }
 
 void Engine::readLevel(int seq, int slot, int level, float* gray, float* grad) {
-  require(slot == 0 || slot == 1, "klt: frame slot " + std::to_string(slot) + " is not 0 or 1");
+  checkSlot(slot);
   require(level >= 0 && level < layout().levels, "klt: no level " + std::to_string(level));
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
@@ -708,52 +799,62 @@ void Engine::queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevic
   }
 }
 
+void Engine::launchGraph(int key, gpu::StreamHandle s, const std::function<void()>& queue) {
+  auto& g = graphs_[key];
+  if (!g) {
+    g = std::make_unique<Graph>();
+    cudaGraph_t graph = nullptr;
+    VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    capturing_ = true;
+    try {
+      queue();
+    } catch (...) {
+      capturing_ = false;
+      cudaStreamEndCapture(s, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      graphs_.erase(key);
+      throw;
+    }
+    capturing_ = false;
+    VIDMAP_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    const cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+      graphs_.erase(key);
+      VIDMAP_CUDA_CHECK(e);
+    }
+  }
+  VIDMAP_CUDA_CHECK(cudaGraphLaunch(g->exec, s));
+}
+
+// Graph keys: slots 2 bits each, then the push's flags; bit 10 a pipelined tracking push,
+// bit 11 a pipelined frame.
 void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool useGraph) {
-  require((prevSlot == 0 || prevSlot == 1) && (curSlot == 0 || curSlot == 1),
-          "klt: frame slots must be 0 or 1");
+  checkSlot(prevSlot);
+  checkSlot(curSlot);
   require(stagedFormat_ != FrameFormat::kNone, "klt cuda: push without a staged frame");
   require(!track || (seedsStaged_ && agesStaged_),
           "klt cuda: a push that tracks needs staged seeds with their ages");
+  finish();
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
+  // After a pipelined frame: its conversion reads the inbox and its pyramid a slot.
+  for (auto e : slotReady_) VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(s, e, 0));
   if (pushTimer_) pushTimer_->start(s);
   copyInbox();
   if (kernelTimer_) kernelTimer_->start(s);
   if (!useGraph) {
     queuePush(prevSlot, curSlot, track, selectOnDevice);
   } else {
-    const int key = prevSlot | (curSlot << 1) | (track << 2) | (selectOnDevice << 3) |
-                    (static_cast<int>(stagedFormat_) << 4) | (seedsStaged_ << 6) |
-                    (agesStaged_ << 7);
-    auto& g = graphs_[key];
-    if (!g) {
-      g = std::make_unique<Graph>();
-      cudaGraph_t graph = nullptr;
-      VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
-      capturing_ = true;
-      try {
-        queuePush(prevSlot, curSlot, track, selectOnDevice);
-      } catch (...) {
-        capturing_ = false;
-        cudaStreamEndCapture(s, &graph);
-        if (graph) cudaGraphDestroy(graph);
-        graphs_.erase(key);
-        throw;
-      }
-      capturing_ = false;
-      VIDMAP_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-      const cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
-      cudaGraphDestroy(graph);
-      if (e != cudaSuccess) {
-        graphs_.erase(key);
-        VIDMAP_CUDA_CHECK(e);
-      }
-    }
-    VIDMAP_CUDA_CHECK(cudaGraphLaunch(g->exec, s));
+    const int key = prevSlot | (curSlot << 2) | (track << 4) | (selectOnDevice << 5) |
+                    (static_cast<int>(stagedFormat_) << 6) | (seedsStaged_ << 8) |
+                    (agesStaged_ << 9);
+    launchGraph(key, s, [&] { queuePush(prevSlot, curSlot, track, selectOnDevice); });
   }
   stagedFormat_ = FrameFormat::kNone;
   seedsStaged_ = agesStaged_ = false;
   if (kernelTimer_) kernelTimer_->stop(s);
+  for (auto e : slotFree_) VIDMAP_CUDA_CHECK(cudaEventRecord(e, s));
   receive(track, selectOnDevice, pushTimer_.get());
   if (pushTimer_) {
     lastPushMs_ = pushTimer_->elapsedMs();
@@ -761,7 +862,114 @@ void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bo
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The pipelined push
+
+void Engine::sendFrame(int slot) {
+  checkSlot(slot);
+  require(stagedFormat_ != FrameFormat::kNone, "klt cuda: sendFrame without a staged frame");
+  ctx_.makeCurrent();
+  ensurePipeline();
+  cudaStream_t fs = frameStream_->handle();
+  // The slot's pyramid may still be read by the tracking queued last (2 slots), and the
+  // inbox's frame by a conversion of a push(): wait for them on the device, not the host.
+  VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(fs, slotFree_[slot], 0));
+  copyFrames(fs);
+  VIDMAP_CUDA_CHECK(cudaEventRecord(frameUploaded_, fs));
+  frameUploadPending_ = true;
+  const int key = slot | (static_cast<int>(stagedFormat_) << 6) | (1 << 11);
+  queueStream_ = fs;
+  try {
+    launchGraph(key, fs, [&] {
+      unpackFrame(slot);
+      buildPyramid(slot);
+    });
+  } catch (...) {
+    queueStream_ = nullptr;
+    throw;
+  }
+  queueStream_ = nullptr;
+  VIDMAP_CUDA_CHECK(cudaEventRecord(slotReady_[slot], fs));
+  stagedFormat_ = FrameFormat::kNone;
+}
+
+void Engine::queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
+  unpackSeeds();
+  if (track) {
+    const int cap = options_.capacity;
+    if (kernel_ == TrackKernel::kLane) {
+      this->track(false, prevSlot, curSlot, 0, cap, true);
+      this->track(true, prevSlot, curSlot, 0, cap, true);
+      check(0, cap, true);
+    } else {
+      trackFused(prevSlot, curSlot, 0, cap, true);
+    }
+  }
+  if (selectOnDevice) {
+    if (track) compactAlive();
+    eigenMap(curSlot);
+    select();
+  }
+}
+
+void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
+  checkSlot(prevSlot);
+  checkSlot(curSlot);
+  require(frameStream_ != nullptr, "klt cuda: trackAsync before any sendFrame");
+  require(stagedFormat_ == FrameFormat::kNone,
+          "klt cuda: a staged frame must go with sendFrame before trackAsync");
+  require(!track || (seedsStaged_ && agesStaged_),
+          "klt cuda: a push that tracks needs staged seeds with their ages");
+  require(!resultPending_, "klt cuda: trackAsync before finish() of the last one");
+  ctx_.makeCurrent();
+  cudaStream_t s = ctx_.stream().handle();
+  if (seedsStaged_) writeSeeds();
+  VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(s, slotReady_[curSlot], 0));
+  // One graph launch: the upload of the seeds (the whole inbox past the frames: a graph's
+  // copies have fixed sizes), the tracking, the pack and the read. The host's time between
+  // the previous push's read and this launch is the GPU's idle time of a steady stream.
+  const int key = prevSlot | (curSlot << 2) | (track << 4) | (selectOnDevice << 5) |
+                  (seedsStaged_ << 8) | (agesStaged_ << 9) | (1 << 10);
+  launchGraph(key, s, [&] {
+    if (seedsStaged_)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                        in_.bytes - in_.counts, cudaMemcpyHostToDevice, s));
+    queueTrack(prevSlot, curSlot, track, selectOnDevice);
+    receive(track, selectOnDevice, nullptr, false);
+  });
+  if (seedsStaged_) {
+    VIDMAP_CUDA_CHECK(cudaEventRecord(uploadDone_, s));
+    uploadPending_ = true;
+  }
+  receivedPicks_ = selectOnDevice;
+  seedsStaged_ = agesStaged_ = false;
+  VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[prevSlot], s));
+  VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[curSlot], s));
+  VIDMAP_CUDA_CHECK(cudaEventRecord(resultReady_, s));
+  if (pushTimer_) {
+    for (auto& e : resultTimed_)
+      if (!e) VIDMAP_CUDA_CHECK(cudaEventCreate(&e));
+    VIDMAP_CUDA_CHECK(cudaEventRecord(resultTimed_[resultTimedCount_ % 2], s));
+    ++resultTimedCount_;
+  }
+  resultPending_ = true;
+}
+
+void Engine::finish() {
+  if (!resultPending_) return;
+  resultPending_ = false;
+  ctx_.synchronize();  // the read is the last work of the main stream; throws a kernel error
+  lastPushMs_ = lastKernelsMs_ = 0;
+  if (pushTimer_ && resultTimedCount_ >= 2) {
+    float ms = 0;
+    const int last = (resultTimedCount_ - 1) % 2;
+    VIDMAP_CUDA_CHECK(cudaEventElapsedTime(&ms, resultTimed_[1 - last], resultTimed_[last]));
+    lastPushMs_ = ms;
+  }
+}
+
 void Engine::setTiming(bool on) {
+  resultTimedCount_ = 0;
   if (on && !pushTimer_) {
     pushTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());
     kernelTimer_ = std::make_unique<gpu::EventTimer>(ctx_.device());

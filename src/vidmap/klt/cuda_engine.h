@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,12 +20,23 @@
 #include "vidmap/gpu/device_buffer.h"
 #include "vidmap/gpu/event_timer.h"
 #include "vidmap/gpu/handles.h"
+#include "vidmap/gpu/stream.h"
 #include "vidmap/klt/backend.h"
 #include "vidmap/klt/cuda_batch_view.h"
 
 namespace vidmap::klt::cuda {
 
-enum class TrackKernel { kLane = 0, kWarp = 1, kWarpShared = 2, kWarpStaged = 3 };
+// kWarpStaged16 / kWarpStaged20: kWarpStaged whose fused kernel (the batched push) is capped
+// at 128 / 96 registers for 16 / 20 warps a multiprocessor (21 x 21 windows; other windows and
+// the separate forward/backward kernels are kWarpStaged's).
+enum class TrackKernel {
+  kLane = 0,
+  kWarp = 1,
+  kWarpShared = 2,
+  kWarpStaged = 3,
+  kWarpStaged16 = 4,
+  kWarpStaged20 = 5
+};
 }  // namespace vidmap::klt::cuda
 namespace vidmap::klt {
 enum class CudaTrackKernel;
@@ -69,8 +81,10 @@ struct OutboxLayout {
 
 class Engine {
  public:
+  // frameSlots: the pyramids a sequence holds, 2 (push) or 3 (the pipelined push: the next
+  // frame's pyramid is built while the previous two are tracked).
   Engine(gpu::Context& ctx, int sequences, int width, int height, const Options& options,
-         TrackKernel kernel);
+         TrackKernel kernel, int frameSlots = 2);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -113,7 +127,8 @@ class Engine {
   void setAlive(int seq, int alive);
 
   // The outbox: counts, checked records of the staged tracks, picks; one device-to-host copy.
-  void receive(bool checked, bool picks, gpu::EventTimer* stopTimer = nullptr);
+  // wait = false: the copy is queued, not waited for (the pipelined push's finish() waits).
+  void receive(bool checked, bool picks, gpu::EventTimer* stopTimer = nullptr, bool wait = true);
   int selected(int seq) const;
   int appended(int seq) const;
   const TrackRecord* checked(int seq) const;  // stagedCount(seq) records
@@ -131,10 +146,30 @@ class Engine {
   // then receive. useGraph = false runs the same launches directly (per-kernel profiling).
   void push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool useGraph);
 
+  // The pipelined push, as a video front end uses it: the frame of push k + 1 is staged,
+  // uploaded and its pyramid built on a second stream while push k tracks, and the results of
+  // push k are read at the next call. Per frame, in this order:
+  //   stage the frame(s); sendFrame(slot)   upload, conversion, pyramid, Scharr into `slot` on
+  //                                         the frame stream (after the tracks that read it)
+  //   finish()                              waits for the last trackAsync(): its checked(),
+  //                                         selected() and picks() hold until the next one
+  //   stage the seeds; trackAsync(prev, cur, select)   seeds, tracking (after the frame of
+  //                                         `cur` is built), [selection], pack, read; no wait
+  // With 3 frame slots the frame stream never waits for the tracking of the previous push;
+  // with 2 it waits for it (the slot it writes is the one that push reads). Results are bit
+  // for bit those of push(): the same kernels on the same data.
+  void sendFrame(int slot);
+  void trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void finish();
+  int frameSlots() const { return view_.slots; }
+
   // Per-kernel GPU times of direct launches (KernelProfiler names "klt_*").
   void setProfiling(bool on) { profiling_ = on; }
   // GPU times of each push() by events: the whole push (upload, kernels, read) and the
-  // kernels alone, in ms (0 while timing is off).
+  // kernels alone, in ms (0 while timing is off). For the pipelined push, lastPushMs() is the
+  // GPU time from the end of the previous push's read to the end of this one's (the GPU time
+  // per push in a steady stream of frames, idle gaps included; 0 for the first) and
+  // lastKernelsMs() is 0.
   void setTiming(bool on);
   double lastPushMs() const { return lastPushMs_; }
   double lastKernelsMs() const { return lastKernelsMs_; }
@@ -143,8 +178,20 @@ class Engine {
   struct Graph;
   void launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
   void queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice);
   void unpack(int slot);
+  void unpackFrame(int slot);
+  void unpackSeeds();
   void copyInbox();
+  void copyFrames(gpu::StreamHandle s);
+  gpu::StreamHandle queueStream_ = nullptr;  // where buildPyramid/unpack launch (null: main)
+  void copySeeds();
+  void writeSeeds();  // the staged seeds into the pinned inbox (host)
+  void launchGraph(int key, gpu::StreamHandle s, const std::function<void()>& queue);
+  void checkSlot(int slot) const;
+  void waitForSeedUpload();
+  void ensurePipeline();
+  gpu::StreamHandle queueStream() const;
   // The host must not write the pinned staging buffer while a copy from it is in flight.
   void waitForUpload();
   template <class F>
@@ -154,6 +201,7 @@ class Engine {
   Options options_;
   TrackKernel kernel_;
   TrackParams params_;
+  int multiProcessors_ = 0;
   BatchView view_;
   InboxLayout in_;
   OutboxLayout out_;
@@ -171,6 +219,15 @@ class Engine {
   PinnedBytes stage_, result_;
   gpu::EventHandle uploadDone_ = nullptr;  // recorded after the copies out of stage_
   bool uploadPending_ = false;
+  // The pipelined push: the frame stream, an event a slot recorded after the last tracking
+  // that reads it, one after each slot's frame is built, and the read of the last trackAsync.
+  std::unique_ptr<gpu::Stream> frameStream_;
+  std::vector<gpu::EventHandle> slotFree_, slotReady_;
+  gpu::EventHandle frameUploaded_ = nullptr, resultReady_ = nullptr;
+  gpu::EventHandle resultTimed_[2] = {nullptr, nullptr};  // timing events of the reads
+  int resultTimedCount_ = 0;
+  bool frameUploadPending_ = false, resultPending_ = false, asyncTracked_ = false,
+       asyncPicks_ = false;
   std::vector<int> counts_, offsets_;
   struct Staged {
     const TrackRecord* seeds = nullptr;  // the caller's memory, read at send()

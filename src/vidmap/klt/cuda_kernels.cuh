@@ -511,12 +511,12 @@ __global__ void __launch_bounds__(128)
 // Forward, backward and check of each track by one warp in one launch (the batched push):
 // the same functions on the same data as trackWarpKernel twice and checkKernel, so the same
 // bits; no kernel boundary between the passes, so a slow forward track does not hold back the
-// backward passes of the others.
+// backward passes of the others. One body, two kernels that differ only in their launch bounds.
 template <int PL, int Form, int HW>
-__global__ void __launch_bounds__(128)
-    trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
-                     TrackParams p, float fbThresholdPx, float nccThreshold) {
-  extern __shared__ float warpSlices[];
+__device__ __forceinline__ void trackFused(const BatchView& v, int prevSlot, int curSlot, int begin,
+                                           int end, bool useAlive, const TrackParams& p,
+                                           float fbThresholdPx, float nccThreshold,
+                                           float* warpSlices) {
   const int seq = blockIdx.y;
   const int lane = threadIdx.x & (kLanes - 1);
   const int i = begin + static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kLanes);
@@ -545,6 +545,30 @@ __global__ void __launch_bounds__(128)
     v.recordsOf(2, seq)[i] = bwd;
     v.recordsOf(3, seq)[i] = checkTrack(seed, fwd, bwd, fbThresholdPx, nccThreshold);
   }
+}
+
+// The default bounds: ptxas picks the registers (168 for the register and staged forms at
+// 21 x 21, 12 warps a multiprocessor; docs/benchmarks.md, helper klt3).
+template <int PL, int Form, int HW>
+__global__ void __launch_bounds__(128)
+    trackFusedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end, bool useAlive,
+                     TrackParams p, float fbThresholdPx, float nccThreshold) {
+  extern __shared__ float warpSlices[];
+  trackFused<PL, Form, HW>(v, prevSlot, curSlot, begin, end, useAlive, p, fbThresholdPx,
+                           nccThreshold, warpSlices);
+}
+
+// Explicit blocks a multiprocessor, which sets the register budget to 65536 / (128 MinBlocks)
+// (ptxas of nvcc 13.0, sm_90, 21 x 21): MinBlocks = 1 lets the register and staged forms take
+// 255 registers (8 warps a multiprocessor: faster within one wave, slower beyond); 4 caps the
+// staged form at 128 (16 warps, 128 bytes of spill stores), 5 at 96 (20 warps, 350 bytes).
+template <int PL, int Form, int HW, int MinBlocks>
+__global__ void __launch_bounds__(128, MinBlocks)
+    trackFusedBoundedKernel(BatchView v, int prevSlot, int curSlot, int begin, int end,
+                            bool useAlive, TrackParams p, float fbThresholdPx, float nccThreshold) {
+  extern __shared__ float warpSlices[];
+  trackFused<PL, Form, HW>(v, prevSlot, curSlot, begin, end, useAlive, p, fbThresholdPx,
+                           nccThreshold, warpSlices);
 }
 
 __global__ void checkKernel(BatchView v, int begin, int end, bool useAlive, float fbThresholdPx,

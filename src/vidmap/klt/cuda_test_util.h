@@ -181,8 +181,9 @@ inline void expectPyramidsAgree(const std::string& what, Backend& cpu, Backend& 
 }
 
 inline std::vector<CudaTrackKernel> trackKernels() {
-  return {CudaTrackKernel::kLane, CudaTrackKernel::kWarp, CudaTrackKernel::kWarpShared,
-          CudaTrackKernel::kWarpStaged};
+  return {CudaTrackKernel::kLane,         CudaTrackKernel::kWarp,
+          CudaTrackKernel::kWarpShared,   CudaTrackKernel::kWarpStaged,
+          CudaTrackKernel::kWarpStaged16, CudaTrackKernel::kWarpStaged20};
 }
 
 }  // namespace vidmap::klt::cudatest

@@ -11,3 +11,10 @@ if(TARGET vidmap_pipeline)
   target_link_libraries(pair_verify_bench PRIVATE vidmap::pipeline vidmap::sfm vidmap::io)
   vidmap_apply_flags(pair_verify_bench)
 endif()
+# Every verified pair's matches, descriptor and KLT track apart, scored against the ground
+# truth's epipolar geometry (docs/benchmarks.md, "KLT track matches on fr1-desk").
+if(TARGET vidmap_pipeline)
+  add_executable(pair_truth_eval ${CMAKE_CURRENT_LIST_DIR}/pair_truth_eval.cc)
+  target_link_libraries(pair_truth_eval PRIVATE vidmap::pipeline vidmap::sfm vidmap::io)
+  vidmap_apply_flags(pair_truth_eval)
+endif()

@@ -32,7 +32,11 @@ class Context;
 namespace vidmap::pipeline {
 
 struct KltSourceOptions {
-  double joinRadiusPx = 2;  // at 640 px, scaled by width
+  // At 640 px, scaled by width. A join farther than 1 px from its track is more often a
+  // nearby keypoint than the track's own: at 2 px the joins tipped the self-calibrated camera
+  // of TUM fr1-desk at 4 fps to 13371 px (docs/benchmarks.md, "KLT track matches on
+  // fr1-desk"); at 1 px it keeps --klt off's 560 px.
+  double joinRadiusPx = 1;
   // Shi-Tomasi picks beside the SIFT seeds. Off: measured in docs/benchmarks.md ("KLT
   // tracks in the mapper"), they shorten the joined tracks and make the gate fire early.
   bool fillIn = false;

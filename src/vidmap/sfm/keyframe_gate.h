@@ -48,6 +48,10 @@ struct KeyframeGateOptions {
   // TrackGate::kParallax: a keyframe when fewer than this fraction of the tracks alive at the
   // last keyframe are still alive.
   double minTrackedFraction = 0.8;
+  // TrackGate::kParallax: a keyframe when the tracks' median displacement since the last
+  // keyframe reaches this (at 640 px, scaled by width), whatever the parallax (0: off). See
+  // "The turn bound" above.
+  double maxTurnPx = 32;
   double maxGapSeconds = 1;  // a frame this long after the last keyframe is one
   int minMatches = 20;       // fewer displacements: the motion is unknown, a keyframe
 
@@ -70,7 +74,8 @@ struct GateTracks {
 };
 
 // Why a frame became a keyframe (or did not).
-enum class GateReason { kNone, kUnknown, kMotion, kParallax, kTracksLost, kGap };
+enum class GateReason { kNone, kUnknown, kMotion, kParallax, kTracksLost, kGap, kTurn };
+inline constexpr int kGateReasonCount = 7;
 const char* gateReasonName(GateReason r);
 
 struct KeyframeDecision {

@@ -335,6 +335,7 @@ TEST(KeyframeGate, ATurnKeepsTheActiveKeyframesOverlapping) {
   // Scaled by width: the same scene at 1280 px makes the same keyframes.
   KeyframeGateOptions o;
   o.maxGapSeconds = 1e5;
+  o.maxTurnPx = 32;
   const KeyframeGate gate(o);
   GateTracks t;
   for (const Eigen::Vector3d& X : points) {

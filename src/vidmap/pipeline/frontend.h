@@ -83,8 +83,8 @@ struct FrontendStats {
   // Photos extracted again at a lower peak threshold (photoMinFeatures), and the extractions
   // that made.
   int siftLowered = 0, siftLoweredCalls = 0;
-  int trackGated = 0;                     // frames the gate decided on a source's tracks
-  std::array<int, 6> trackGateReasons{};  // those decisions by sfm::GateReason
+  int trackGated = 0;  // frames the gate decided on a source's tracks
+  std::array<int, sfm::kGateReasonCount> trackGateReasons{};  // those decisions by sfm::GateReason
   int guides = 0, guideFailures = 0;
   // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
   // had changed since produce, by the front end's thread while the keyframe waited for the

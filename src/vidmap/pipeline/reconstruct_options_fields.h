@@ -206,7 +206,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     o.frontend.gate.trackMinMotionPx);
   v(FieldInfo{"frontend", "klt_gate",
               "Keyframe gate on KLT tracks (--klt on): parallax (the tracks' median residual "
-              "after their best homography, or the tracks thinning) or displacement (their "
+              "after their best rotation, the tracks thinning, or a turn) or displacement (their "
               "median motion)"},
     TextField{[&o] {
                 return std::string(o.frontend.gate.trackGate == sfm::TrackGate::kParallax
@@ -223,7 +223,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               }});
   v(FieldInfo{"frontend", "klt_min_parallax_px",
               "Keyframe gate on KLT tracks by parallax: median residual after the tracks' "
-              "homography (px at 640 px) that makes a keyframe",
+              "best rotation (px at 640 px) that makes a keyframe",
               0, 10000},
     o.frontend.gate.minParallaxPx);
   v(FieldInfo{"frontend", "klt_min_tracked_fraction",
@@ -231,6 +231,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "of the last keyframe's tracks are alive",
               0, 1},
     o.frontend.gate.minTrackedFraction);
+  v(FieldInfo{"frontend", "klt_max_turn_px",
+              "Keyframe gate on KLT tracks by parallax: a keyframe when the tracks' median motion "
+              "since the last keyframe reaches this (px at 640 px), so that a turn keeps the "
+              "active keyframes overlapping; 0: off",
+              0, 10000},
+    o.frontend.gate.maxTurnPx);
   v(FieldInfo{"frontend", "max_gap_s", "Keyframe gate: a keyframe at least this often (seconds)", 0,
               1e6},
     o.frontend.gate.maxGapSeconds);

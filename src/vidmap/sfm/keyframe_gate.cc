@@ -13,6 +13,7 @@ void KeyframeGateOptions::check() const {
   checkRange("gate.trackMinMotionPx", trackMinMotionPx, 0.0, 10000.0);
   checkRange("gate.minParallaxPx", minParallaxPx, 0.0, 10000.0);
   checkRange("gate.minTrackedFraction", minTrackedFraction, 0.0, 1.0);
+  checkRange("gate.maxTurnPx", maxTurnPx, 0.0, 10000.0);
   checkRange("gate.maxGapSeconds", maxGapSeconds, 0.0, 1e6);
   checkRange("gate.minMatches", minMatches, 1, 1000000);
 }
@@ -31,6 +32,8 @@ const char* gateReasonName(GateReason r) {
       return "tracks_lost";
     case GateReason::kGap:
       return "gap";
+    case GateReason::kTurn:
+      return "turn";
   }
   return "none";
 }
@@ -185,6 +188,8 @@ KeyframeDecision KeyframeGate::decideTracks(const GateTracks& t, double secondsS
   out.keyframe = true;
   if (out.parallaxPx >= options_.minParallaxPx * scale)
     out.reason = GateReason::kParallax;
+  else if (options_.maxTurnPx > 0 && out.medianMotionPx >= options_.maxTurnPx * scale)
+    out.reason = GateReason::kTurn;
   else if (out.trackedFraction < options_.minTrackedFraction)
     out.reason = GateReason::kTracksLost;
   else if (secondsSinceKeyframe >= options_.maxGapSeconds)

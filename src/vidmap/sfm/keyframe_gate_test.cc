@@ -150,6 +150,7 @@ TEST(KeyframeGate, PureRotationMakesNoKeyframeUntilTheViewMovesOn) {
   const Scene3 scene({1.5, 4, 12});
   KeyframeGateOptions o;
   o.maxGapSeconds = 1e5;
+  o.maxTurnPx = 0;  // the tracked fraction alone (the turn bound: the next test)
   const KeyframeGate gate(o);
   KeyframeGateOptions od = o;
   od.trackGate = TrackGate::kDisplacement;
@@ -245,6 +246,109 @@ TEST(KeyframeGate, ForwardMotionMakesKeyframesByParallax) {
   EXPECT_LT(parallax, displacement < 0 ? 31 : displacement);
 }
 
+TEST(KeyframeGate, ATurnKeepsTheActiveKeyframesOverlapping) {
+  // Points all around the eye (azimuth 0-360 deg, depths 2-8 m, heights within the view); the
+  // eye turns 1 degree a frame about the vertical for 100 frames (1.5 fields of view: 65
+  // degrees at f 500 px, 640 px) and does not move, so no frame has parallax. Each
+  // keyframe is matched against the 5 before it (the active window); a point links them when
+  // both see it. The turn bound (32 px at 640 px: a turn of about f atan(32 / f) = 3.7 degrees
+  // a keyframe) keeps the newest keyframe seeing at least 60% of what the oldest of its window
+  // sees (5 turns of 3.7 degrees: 18 of 65 degrees); the tracked-fraction rule alone
+  // (maxTurnPx 0) lets each keyframe lose 20% of the last one's points, and 5 keyframes apart
+  // less than half is shared.
+  constexpr double f = 500, cx = 320, cy = 240;
+  std::vector<Eigen::Vector3d> points;
+  std::uint64_t s = 777;
+  auto uniform = [&s] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) / 9007199254740992.0;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    const double az = 2 * M_PI * uniform(), depth = 2 + 6 * uniform();
+    const double v = (uniform() - 0.5) * 0.9;  // within +-0.45 of the axis: the view's height
+    points.emplace_back(depth * std::sin(az), depth * v, depth * std::cos(az));
+  }
+  auto rotation = [](int frame) {
+    return Eigen::Matrix3d(Eigen::AngleAxisd(frame * M_PI / 180, Eigen::Vector3d::UnitY()));
+  };
+  auto project = [&](const Eigen::Matrix3d& R, const Eigen::Vector3d& X, Vec2* px) {
+    const Eigen::Vector3d p = R * X;
+    if (p.z() <= 0.1) return false;
+    *px = Vec2(f * p.x() / p.z() + cx, f * p.y() / p.z() + cy);
+    return px->x() >= 8 && px->y() >= 8 && px->x() <= 631 && px->y() <= 471;
+  };
+  // The keyframes the gate makes over the turn (the first frame is one).
+  auto keyframes = [&](double maxTurnPx, std::vector<GateReason>* reasons) {
+    KeyframeGateOptions o;
+    o.maxGapSeconds = 1e5;
+    o.maxTurnPx = maxTurnPx;
+    const KeyframeGate gate(o);
+    std::vector<int> kf = {0};
+    for (int k = 1; k <= 100; ++k) {
+      GateTracks t;
+      for (const Eigen::Vector3d& X : points) {
+        Vec2 a, b;
+        if (!project(rotation(kf.back()), X, &a)) continue;
+        ++t.keyframeTracks;
+        if (!project(rotation(k), X, &b)) continue;
+        t.atKeyframe.push_back(a);
+        t.now.push_back(b);
+      }
+      const KeyframeDecision d = gate.decideTracks(t, k / 30.0, 640, 480);
+      if (!d.keyframe) continue;
+      EXPECT_LT(d.parallaxPx, 0.3) << "frame " << k;
+      kf.push_back(k);
+      reasons->push_back(d.reason);
+    }
+    return kf;
+  };
+  // The share of the points keyframe a sees that keyframe b also sees.
+  auto shared = [&](int a, int b) {
+    int seen = 0, both = 0;
+    for (const Eigen::Vector3d& X : points) {
+      Vec2 pa, pb;
+      if (!project(rotation(a), X, &pa)) continue;
+      ++seen;
+      both += project(rotation(b), X, &pb);
+    }
+    return static_cast<double>(both) / seen;
+  };
+  std::vector<GateReason> reasons, reasonsLost;
+  const std::vector<int> kf = keyframes(32, &reasons);
+  const std::vector<int> kfLost = keyframes(0, &reasonsLost);
+  ASSERT_GE(kf.size(), 7u);
+  ASSERT_GE(kfLost.size(), 7u);
+  for (GateReason r : reasons) EXPECT_EQ(r, GateReason::kTurn);
+  for (GateReason r : reasonsLost) EXPECT_EQ(r, GateReason::kTracksLost);
+  // 32 px at the centre is a turn of atan(32 / 500) = 3.66 degrees; the median point moves a
+  // little more than the centre: every 3 or 4 frames.
+  for (size_t i = 1; i < kf.size(); ++i) {
+    EXPECT_GE(kf[i] - kf[i - 1], 3) << "keyframe " << i;
+    EXPECT_LE(kf[i] - kf[i - 1], 4) << "keyframe " << i;
+  }
+  double worst = 1, worstLost = 1;
+  for (size_t i = 5; i < kf.size(); ++i) worst = std::min(worst, shared(kf[i - 5], kf[i]));
+  for (size_t i = 5; i < kfLost.size(); ++i)
+    worstLost = std::min(worstLost, shared(kfLost[i - 5], kfLost[i]));
+  EXPECT_GE(worst, 0.6);
+  EXPECT_LT(worstLost, 0.5);
+  // Scaled by width: the same scene at 1280 px makes the same keyframes.
+  KeyframeGateOptions o;
+  o.maxGapSeconds = 1e5;
+  o.maxTurnPx = 32;
+  const KeyframeGate gate(o);
+  GateTracks t;
+  for (const Eigen::Vector3d& X : points) {
+    Vec2 a, b;
+    if (!project(rotation(0), X, &a)) continue;
+    ++t.keyframeTracks;
+    if (!project(rotation(kf[1]), X, &b)) continue;
+    t.atKeyframe.push_back(2 * a);
+    t.now.push_back(2 * b);
+  }
+  EXPECT_EQ(gate.decideTracks(t, 1, 1280, 960).reason, GateReason::kTurn);
+}
+
 TEST(KeyframeGate, ParallaxOptionsNameTheirField) {
   KeyframeGateOptions o;
   o.minTrackedFraction = 1.5;
@@ -257,6 +361,14 @@ TEST(KeyframeGate, ParallaxOptionsNameTheirField) {
   o = {};
   o.minParallaxPx = -1;
   EXPECT_THROW(KeyframeGate{o}, Error);
+  o = {};
+  o.maxTurnPx = -1;
+  try {
+    KeyframeGate g(o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gate.maxTurnPx"), std::string::npos);
+  }
 }
 
 }  // namespace

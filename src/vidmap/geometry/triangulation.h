@@ -63,7 +63,10 @@ struct TrackTriangulation {
   bool ok() const { return status == TriangulationStatus::kOk; }
 };
 
-// DLT over all observations (optimal two-view when there are two), then the checks.
+// DLT over all observations (optimal two-view when there are two), then the checks: the
+// arithmetic of triangulation_kernels.h, shared with triangulateBatch and its CUDA kernel
+// (triangulation_batch.h). The two-view point is triangulateOptimal's bit for bit; the
+// multi-view point solves the DLT by Jacobi rotations, triangulateDlt's up to rounding.
 TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
                                     const TriangulationOptions& options = {});
 

@@ -1,0 +1,34 @@
+// The CUDA form of triangulateBatch (triangulation_batch.h): one thread a track runs
+// triangulation_kernels.h's triangulateTrack over the batch uploaded in one copy per array.
+// With VIDMAP_CUDA_NO_FMA the results equal the CPU's bit for bit except angle_deg, which the
+// device's acos may round differently in the last bit (a status can then differ only for an
+// angle within that bit of min_angle_deg); with FMA, points within about 1e-12 relative.
+// Kernel time and memory are accounted in the gpu::Context (kernel "geometry.triangulate").
+// Built only with CUDA; no CUDA types here.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "vidmap/geometry/triangulation_batch.h"
+#include "vidmap/gpu/context.h"
+
+namespace vidmap::geometry {
+
+class CudaTriangulator {
+ public:
+  explicit CudaTriangulator(gpu::Context& ctx);
+  ~CudaTriangulator();
+  CudaTriangulator(const CudaTriangulator&) = delete;
+  CudaTriangulator& operator=(const CudaTriangulator&) = delete;
+
+  std::vector<TrackTriangulation> triangulate(const TriangulationBatch& batch,
+                                              const TriangulationOptions& options = {});
+  float lastDeviceMs() const;  // the last call on the device (uploads, kernel, download)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vidmap::geometry

@@ -1,0 +1,74 @@
+// The CUDA triangulation of a track batch against the CPU (the oracle, triangulateBatch) on
+// tracks with known truth (every check exercised). With VIDMAP_CUDA_NO_FMA the points and
+// errors are the CPU's bit for bit and the angles within the device acos's last bits; with FMA
+// the points are within 1e-10 relative. Statuses are equal except for values within that
+// tolerance of a threshold (counted, none expected here). Skips without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "vidmap/geometry/triangulation_batch_cases.h"
+#include "vidmap/geometry/triangulation_batch_cuda.h"
+#include "vidmap/gpu/device.h"
+
+namespace vidmap::geometry {
+namespace {
+
+class CudaTriangulatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (gpu::deviceCount() == 0) GTEST_SKIP() << gpu::noDeviceReason();
+  }
+};
+
+double relDiff(double a, double b) {
+  if (a == b) return 0;
+  return std::abs(a - b) / std::max(std::abs(a), std::abs(b));
+}
+
+TEST_F(CudaTriangulatorTest, EqualsTheCpuBatch) {
+  const auto c = testing::makeTriangulationCase(20000, 23);
+  TriangulationOptions o;
+  o.min_angle_deg = 1.0;
+  const auto cpu = triangulateBatch(c.batch, o);
+  gpu::Context ctx;
+  CudaTriangulator tri(ctx);
+  const auto gpuRes = tri.triangulate(c.batch, o);
+  ASSERT_EQ(gpuRes.size(), cpu.size());
+  double worstX = 0, worstErr = 0, worstAngle = 0;
+  int differentBits = 0;
+  for (size_t t = 0; t < cpu.size(); ++t) {
+    EXPECT_EQ(gpuRes[t].status, cpu[t].status) << t;
+    for (int k = 0; k < 3; ++k) {
+      worstX = std::max(worstX, relDiff(gpuRes[t].X(k), cpu[t].X(k)));
+      differentBits += gpuRes[t].X(k) != cpu[t].X(k);
+    }
+    worstErr = std::max(worstErr, relDiff(gpuRes[t].max_error_px, cpu[t].max_error_px));
+    worstAngle = std::max(worstAngle, relDiff(gpuRes[t].angle_deg, cpu[t].angle_deg));
+  }
+  std::printf(
+      "CUDA against CPU, %zu tracks: worst relative difference X %.3g, error %.3g, "
+      "angle %.3g; %d coordinates not bit-equal; device %.3f ms\n",
+      cpu.size(), worstX, worstErr, worstAngle, differentBits, tri.lastDeviceMs());
+#if VIDMAP_CUDA_NO_FMA
+  EXPECT_EQ(differentBits, 0);
+  EXPECT_EQ(worstErr, 0);
+#else
+  EXPECT_LT(worstX, 1e-10);
+  EXPECT_LT(worstErr, 1e-8);
+#endif
+  EXPECT_LT(worstAngle, 1e-13);
+  // A second, smaller batch reuses the buffers.
+  TriangulationBatch small = c.batch;
+  small.track_begin.resize(11);
+  small.view_of.resize(small.track_begin.back());
+  small.pixels.resize(2 * small.view_of.size());
+  const auto a = tri.triangulate(small, o);
+  ASSERT_EQ(a.size(), 10u);
+  for (int t = 0; t < 10; ++t) EXPECT_EQ(a[t].status, cpu[t].status);
+}
+
+}  // namespace
+}  // namespace vidmap::geometry

@@ -104,6 +104,19 @@ double triangulationAngle(const Vec3& c1, const Vec3& c2, const Vec3& X) {
   return angleBetween(X - c1, X - c2);
 }
 
+namespace tri {
+
+void smallestEigenvectorHost(const double A[4][4], double* h) {
+  Eigen::Matrix4d M;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) M(i, j) = A[i][j];
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(M);
+  const Vec4 v = eig.eigenvectors().col(0);
+  for (int k = 0; k < 4; ++k) h[k] = v(k);
+}
+
+}  // namespace tri
+
 TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
                                     const TriangulationOptions& options) {
   options.check();

@@ -1,9 +1,10 @@
 // Many tracks triangulated in one call: the new tracks of a keyframe (sfm/triangulator.h), each
 // track a list of (view, pixel) observations over a shared table of views. The per-track work
 // is triangulateTrack's (triangulation_kernels.h, one source for host and device): the CPU loop
-// here and the CUDA kernel (triangulation_batch_cuda.h) give triangulateTrack's result for
-// every track, the CPU's bit for bit, the device's bit for bit with VIDMAP_CUDA_NO_FMA (angles
-// within the device acos's last bit; with FMA the points within about 1e-12 relative).
+// here gives triangulateTrack's result bit for bit; the CUDA kernel (triangulation_batch_cuda.h)
+// the CPU's for two-view tracks bit for bit with VIDMAP_CUDA_NO_FMA (angles within the device
+// acos's last bit; with FMA within about 1e-12 relative), and for three or more views within
+// 1e-8 relative (its eigensolver is Jacobi's, the host's Eigen's).
 #pragma once
 
 #include <vector>

@@ -6,10 +6,11 @@
 //   operations in the order of the Eigen expressions of triangulateOptimal, so the point is
 //   that function's bit for bit (triangulation_batch_test checks it).
 // - Several views: the linear method (R. Hartley and A. Zisserman, Multiple View Geometry,
-//   section 12.2) on the normalised rows; its null vector by cyclic Jacobi rotations of the 4x4
-//   normal matrix (G. Golub and C. Van Loan, Matrix Computations, section 8.5), which needs only
-//   +, -, *, / and sqrt, so host and device round alike; it equals triangulateDlt's Eigen
-//   eigensolver up to rounding.
+//   section 12.2) on the normalised rows, summed as triangulateDlt sums them. The null vector
+//   of the 4x4 normal matrix: on the host Eigen's SelfAdjointEigenSolver, as triangulateDlt
+//   (so the CPU keeps the models it made before); on the device cyclic Jacobi rotations
+//   (G. Golub and C. Van Loan, Matrix Computations, section 8.5), equal to it up to rounding
+//   (about eps / eigenvalue gap).
 // - Checks: positive depth, the largest reprojection error, the largest angle between two rays
 //   (acos of the smallest clamped cosine: acos is monotone, so this is the largest of the
 //   pairs' angles exactly; the device's acos may differ from glibc's in the last bit).
@@ -139,9 +140,13 @@ VIDMAP_HD inline bool optimal(const double* v1, const double* v2, double x1, dou
   return midpointOfViews(v1, v2, a, b, c, d, X);
 }
 
-// The unit eigenvector of the smallest eigenvalue of the symmetric 4x4 A (overwritten) by
-// cyclic Jacobi sweeps; rotations that no longer change the diagonal are skipped, so it stops.
-VIDMAP_HD inline void smallestEigenvector(double A[4][4], double* h) {
+// The unit eigenvector of the smallest eigenvalue of the symmetric 4x4 A by Eigen's
+// SelfAdjointEigenSolver (triangulation.cc): triangulateDlt's.
+void smallestEigenvectorHost(const double A[4][4], double* h);
+
+// The same by cyclic Jacobi sweeps (A overwritten); rotations that no longer change the
+// diagonal are skipped, so it stops. The device's solver.
+VIDMAP_HD inline void smallestEigenvectorJacobi(double A[4][4], double* h) {
   double V[4][4];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) V[i][j] = i == j ? 1.0 : 0.0;
@@ -193,22 +198,27 @@ VIDMAP_HD inline bool dlt(const double* views, const int* view_of, const double*
   double A[4][4] = {};
   for (int i = 0; i < n; ++i) {
     const double* v = views + kViewStride * view_of[i];
-    const double P2[4] = {v[6], v[7], v[8], v[11]};
+    // Rows x P3 - P1 and y P3 - P2, each over its squared norm (Eigen's order: two packets).
+    double r[2][4], sq[2];
     for (int row = 0; row < 2; ++row) {
       const double x = xn[2 * i + row];
-      const double P0[4] = {v[3 * row], v[3 * row + 1], v[3 * row + 2], v[9 + row]};
-      double r[4];
-      for (int k = 0; k < 4; ++k) r[k] = x * P2[k] - P0[k];
-      const double sq = (r[0] * r[0] + r[1] * r[1]) + (r[2] * r[2] + r[3] * r[3]);
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) A[a][b] += r[a] * r[b] / sq;
+      for (int k = 0; k < 3; ++k) r[row][k] = x * v[6 + k] - v[3 * row + k];
+      r[row][3] = x * v[11] - v[9 + row];
+      sq[row] = (r[row][0] * r[row][0] + r[row][2] * r[row][2]) +
+                (r[row][1] * r[row][1] + r[row][3] * r[row][3]);
     }
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) A[a][b] += r[0][a] * r[0][b] / sq[0] + r[1][a] * r[1][b] / sq[1];
   }
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b)
       if (!finite(A[a][b])) return false;
   double h[4];
-  smallestEigenvector(A, h);
+#if defined(VIDMAP_ON_DEVICE)
+  smallestEigenvectorJacobi(A, h);
+#else
+  smallestEigenvectorHost(A, h);
+#endif
   const double hn = sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
   if (fabs(h[3]) < 1e-12 * hn || h[3] == 0) return false;
   for (int k = 0; k < 3; ++k) X[k] = h[k] / h[3];

@@ -3,7 +3,7 @@
 // is triangulateTrack's (triangulation_kernels.h, one source for host and device): the CPU loop
 // here gives triangulateTrack's result bit for bit; the CUDA kernel (triangulation_batch_cuda.h)
 // the CPU's for two-view tracks bit for bit with VIDMAP_CUDA_NO_FMA (angles within the device
-// acos's last bit; with FMA within about 1e-12 relative), and for three or more views within
+// acos's last bit; with FMA within 1e-4 relative), and for three or more views within
 // 1e-8 relative (its eigensolver is Jacobi's, the host's Eigen's).
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The figures of docs/benchmarks.md, section "Batched triangulation and PnP on the device
 # (issue 13, helper tri13)", in one device call for binaries built on dev: the GPU tests of the
-# batched triangulation and the device-scored PnP (and the batch scorer's) in the default (FMA)
+# batched triangulation and the device-scored PnP in the default (FMA)
 # build and in a VIDMAP_CUDA_NO_FMA build; triangulation_batch_bench (CPU against CUDA by batch
 # size: the crossover; PnP per sample against lock-step); TUM fr1-rpy, all 150 frames of the
 # benchmarks' list, --device cuda, the binary of main before and of this branch, alternated:

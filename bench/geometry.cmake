@@ -4,10 +4,15 @@
 # - geometry_scorer: the batched hypothesis scorer, CPU against CUDA (512 x 4096).
 # - two_view_batch_bench: a keyframe's pair verification, per pair against lock-step batched
 #   (CPU and CUDA batch scorers).
+# - triangulation_batch_bench: batched triangulation CPU against CUDA by batch size, and PnP
+#   per sample against lock-step (CPU and CUDA scorers).
 if(TARGET vidmap_geometry)
   add_executable(two_view_batch_bench ${CMAKE_CURRENT_LIST_DIR}/two_view_batch_bench.cc)
   target_link_libraries(two_view_batch_bench PRIVATE vidmap::geometry)
   vidmap_apply_flags(two_view_batch_bench)
+  add_executable(triangulation_batch_bench ${CMAKE_CURRENT_LIST_DIR}/triangulation_batch_bench.cc)
+  target_link_libraries(triangulation_batch_bench PRIVATE vidmap::geometry)
+  vidmap_apply_flags(triangulation_batch_bench)
   add_executable(geometry_scorer ${CMAKE_CURRENT_LIST_DIR}/geometry_scorer.cc)
   target_link_libraries(geometry_scorer PRIVATE vidmap::geometry)
   vidmap_apply_flags(geometry_scorer)

@@ -2,6 +2,7 @@
 
 #include "vidmap/geometry/estimators.h"
 #include "vidmap/geometry/ransac.h"
+#include "vidmap/geometry/ransac_lockstep.h"
 #include "vidmap/geometry/refine.h"
 
 namespace vidmap::geometry {
@@ -15,8 +16,10 @@ void PnPOptions::check() const {
   checkRange("pnp.loss_scale_px", loss_scale_px, 0.0, 1e4);
 }
 
-PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
-                      const PnPOptions& opt) {
+namespace {
+
+PnPResult estimatePnPWith(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
+                          const PnPOptions& opt, BatchScorer* scorer) {
   opt.check();
   require(pixels.size() == world.size(), "estimatePnP: " + std::to_string(pixels.size()) +
                                              " image points but " + std::to_string(world.size()) +
@@ -41,7 +44,17 @@ PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinho
   ro.max_iterations = opt.max_iterations;
   ro.seed = opt.seed;
   ro.final_refinements = 1;  // the robust refinement below finishes the job
-  const auto r = ransac(est, ro);
+  RansacResult<AbsolutePoseModel> r;
+  if (scorer) {
+    ScoreBatch problems;
+    problems.add(ModelKind::kProjection, est.packed(), ro.max_error * ro.max_error);
+    scorer->setProblems(problems);
+    RansacTask<AbsolutePoseEstimator> task(est, ro, 0);
+    runLockstep({&task}, *scorer);
+    r = task.result();
+  } else {
+    r = ransac(est, ro);
+  }
   out.iterations = r.iterations;
   if (!r.success || r.num_inliers < opt.min_num_inliers) {
     out.message = "no pose with " + std::to_string(opt.min_num_inliers) + " inliers (best " +
@@ -79,6 +92,18 @@ PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinho
   out.rms_error_px = std::sqrt(sum / out.num_inliers);
   out.success = true;
   return out;
+}
+
+}  // namespace
+
+PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
+                      const PnPOptions& options) {
+  return estimatePnPWith(pixels, world, camera, options, nullptr);
+}
+
+PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
+                      const PnPOptions& options, BatchScorer& scorer) {
+  return estimatePnPWith(pixels, world, camera, options, &scorer);
 }
 
 }  // namespace vidmap::geometry

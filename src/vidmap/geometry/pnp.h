@@ -1,5 +1,8 @@
 // Absolute pose from 2D-3D correspondences: LO-RANSAC over the P3P solver (Lambda Twist,
 // p3p.h), then Levenberg-Marquardt on the reprojection error of the inliers (refine.h).
+// The RANSAC runs sample by sample (ransac.h), or in lock-step rounds whose hypotheses a
+// BatchScorer scores together (ransac_lockstep.h: on the CPU or, with CudaBatchScorer, on the
+// device): the same result bit for bit.
 #pragma once
 
 #include <string>
@@ -8,6 +11,8 @@
 #include "vidmap/geometry/types.h"
 
 namespace vidmap::geometry {
+
+class BatchScorer;
 
 struct PnPOptions {
   double max_error_px = 4.0;  // RANSAC inlier threshold (pixels)
@@ -35,5 +40,9 @@ struct PnPResult {
 // correspondences give success = false with a message.
 PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
                       const PnPOptions& options = {});
+// The same with the P3P hypotheses of each lock-step round scored by `scorer` (its problems are
+// replaced); the result equals the call above bit for bit.
+PnPResult estimatePnP(const Vec2List& pixels, const Vec3List& world, const Pinhole& camera,
+                      const PnPOptions& options, BatchScorer& scorer);
 
 }  // namespace vidmap::geometry

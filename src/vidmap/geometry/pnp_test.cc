@@ -5,6 +5,7 @@
 
 #include "vidmap/geometry/pnp.h"
 #include "vidmap/geometry/refine.h"
+#include "vidmap/geometry/score_batch.h"
 #include "vidmap/geometry/test_scene.h"
 
 namespace vidmap::geometry {
@@ -70,6 +71,33 @@ TEST(PnP, CoplanarWorldPointsWork) {
   const auto r = estimatePnP(s.px, s.X, s.cam);
   ASSERT_TRUE(r.success) << r.message;
   EXPECT_LT(testing::rotationErrorDeg(r.pose.R, s.pose.R), 0.2);
+}
+
+// The lock-step form (its P3P hypotheses scored a round at a time by a BatchScorer) is the
+// per-sample RANSAC's result bit for bit, from no outliers (a single round) to 70%.
+TEST(PnP, LockstepRoundsGiveTheSameResult) {
+  CpuBatchScorer scorer;
+  for (double outliers : {0.0, 0.3, 0.7}) {
+    SceneOptions o;
+    o.num_points = 300;
+    o.noise_px = 1.0;
+    o.outlier_ratio = outliers;
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto s = makePnPScene(o, 500 + trial);
+      PnPOptions opt;
+      opt.seed = trial;
+      const PnPResult a = estimatePnP(s.px, s.X, s.cam, opt);
+      const PnPResult b = estimatePnP(s.px, s.X, s.cam, opt, scorer);
+      ASSERT_TRUE(a.success) << a.message;
+      EXPECT_EQ(b.success, a.success);
+      EXPECT_TRUE(b.pose.R == a.pose.R && b.pose.t == a.pose.t) << outliers << " " << trial;
+      EXPECT_EQ(b.inlier_mask, a.inlier_mask);
+      EXPECT_EQ(b.iterations, a.iterations);
+      EXPECT_EQ(b.rms_error_px, a.rms_error_px);
+      EXPECT_LT(testing::rotationErrorDeg(a.pose.R, s.pose.R), 0.5);
+    }
+  }
+  EXPECT_GT(scorer.calls(), 9);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/geometry/essential_pose.h"
+#include "vidmap/geometry/triangulation_kernels.h"
 
 namespace vidmap::geometry {
 
@@ -103,50 +104,48 @@ double triangulationAngle(const Vec3& c1, const Vec3& c2, const Vec3& X) {
   return angleBetween(X - c1, X - c2);
 }
 
+namespace tri {
+
+void smallestEigenvectorHost(const double A[4][4], double* h) {
+  Eigen::Matrix4d M;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) M(i, j) = A[i][j];
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(M);
+  const Vec4 v = eig.eigenvectors().col(0);
+  for (int k = 0; k < 4; ++k) h[k] = v(k);
+}
+
+}  // namespace tri
+
 TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
                                     const TriangulationOptions& options) {
   options.check();
+  // The per-track arithmetic is triangulation_kernels.h's, which the batched forms share.
+  const int n = static_cast<int>(obs.size());
+  std::vector<double> views(static_cast<size_t>(n) * tri::kViewStride), px(2 * obs.size()),
+      xn(2 * obs.size());
+  std::vector<int> view_of(obs.size());
+  for (int i = 0; i < n; ++i) {
+    double* v = &views[static_cast<size_t>(i) * tri::kViewStride];
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) v[3 * r + c] = obs[i].pose.R(r, c);
+    for (int r = 0; r < 3; ++r) v[9 + r] = obs[i].pose.t(r);
+    v[12] = obs[i].camera.fx;
+    v[13] = obs[i].camera.fy;
+    v[14] = obs[i].camera.cx;
+    v[15] = obs[i].camera.cy;
+    px[2 * i] = obs[i].pixel.x();
+    px[2 * i + 1] = obs[i].pixel.y();
+    view_of[i] = i;
+  }
+  tri::TrackResult r;
+  tri::triangulateTrack(views.data(), view_of.data(), px.data(), n, options.max_error_px,
+                        options.min_angle_deg, xn.data(), &r);
   TrackTriangulation out;
-  if (obs.size() < 2) {
-    out.status = TriangulationStatus::kTooFewViews;
-    return out;
-  }
-  std::vector<Pose> poses;
-  Vec2List xn;
-  for (const auto& o : obs) {
-    if (!o.pixel.allFinite() || !o.pose.R.allFinite() || !o.pose.t.allFinite()) {
-      out.status = TriangulationStatus::kDegenerate;
-      return out;
-    }
-    poses.push_back(o.pose);
-    xn.push_back(o.camera.normalize(o.pixel));
-  }
-  const std::optional<Vec3> X = obs.size() == 2
-                                    ? triangulateOptimal(poses[0], poses[1], xn[0], xn[1])
-                                    : triangulateDlt(poses, xn);
-  if (!X) return out;
-  out.X = *X;
-  for (const auto& o : obs) {
-    const Vec3 p = o.pose.apply(*X);
-    if (!(p.z() > 1e-12 * p.norm())) {
-      out.status = TriangulationStatus::kBehindCamera;
-      return out;
-    }
-    const Vec2 px = o.camera.project(p.hnormalized());
-    out.max_error_px = std::max(out.max_error_px, (px - o.pixel).norm());
-  }
-  for (size_t i = 0; i < obs.size(); ++i)
-    for (size_t j = i + 1; j < obs.size(); ++j)
-      out.angle_deg =
-          std::max(out.angle_deg,
-                   triangulationAngle(poses[i].center(), poses[j].center(), *X) * 180.0 / M_PI);
-  if (out.max_error_px > options.max_error_px) {
-    out.status = TriangulationStatus::kLargeError;
-  } else if (out.angle_deg < options.min_angle_deg) {
-    out.status = TriangulationStatus::kSmallAngle;
-  } else {
-    out.status = TriangulationStatus::kOk;
-  }
+  out.status = static_cast<TriangulationStatus>(r.status);
+  out.X = Vec3(r.X[0], r.X[1], r.X[2]);
+  out.max_error_px = r.max_error_px;
+  out.angle_deg = r.angle_deg;
   return out;
 }
 

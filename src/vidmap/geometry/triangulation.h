@@ -63,7 +63,10 @@ struct TrackTriangulation {
   bool ok() const { return status == TriangulationStatus::kOk; }
 };
 
-// DLT over all observations (optimal two-view when there are two), then the checks.
+// DLT over all observations (optimal two-view when there are two), then the checks: the
+// arithmetic of triangulation_kernels.h, shared with triangulateBatch and its CUDA kernel
+// (triangulation_batch.h), in the order of the Eigen forms: the two-view point is
+// triangulateOptimal's and the multi-view point triangulateDlt's, bit for bit.
 TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
                                     const TriangulationOptions& options = {});
 

@@ -11,6 +11,10 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/geometry/pnp.h"
+#include "vidmap/geometry/score_batch.h"
+#if defined(VIDMAP_HAVE_CUDA)
+#include "vidmap/geometry/score_batch_cuda.h"
+#endif
 #include "vidmap/geometry/similarity.h"
 
 namespace vidmap::sfm {
@@ -21,6 +25,11 @@ void RegistrationOptions::check() const {
   checkRange("registration.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
   checkRange("registration.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
   checkRange("registration.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
+  require(pnpDevice == nullptr || pnpLockstep,
+          "registration.pnpDevice: set only with registration.pnpLockstep");
+#if !defined(VIDMAP_HAVE_CUDA)
+  require(pnpDevice == nullptr, "registration.pnpDevice: this build has no CUDA");
+#endif
 }
 
 const char* toString(Refusal r) {
@@ -123,7 +132,7 @@ RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camer
   geometry::PnPOptions po;
   po.max_error_px = options_.pnpMaxErrorPx;
   po.min_num_inliers = options_.pnpMinInliers;
-  const geometry::PnPResult r = geometry::estimatePnP(px, X, pin, po);
+  const geometry::PnPResult r = pnp(px, X, pin, po);
   if (options_.verbose)
     std::fprintf(stderr,
                  "registration:   PnP of %d: %zu correspondences, %s, %d inliers, rms %.2f px %s\n",
@@ -228,6 +237,20 @@ RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camer
     if (!seen) rec.addObservation(p, {id, k});
   }
   return out;
+}
+
+geometry::PnPResult Registration::pnp(const geometry::Vec2List& px, const geometry::Vec3List& X,
+                                      const geometry::Pinhole& pin,
+                                      const geometry::PnPOptions& po) const {
+  if (!options_.pnpLockstep) return geometry::estimatePnP(px, X, pin, po);
+  if (!scorer_) {
+#if defined(VIDMAP_HAVE_CUDA)
+    if (options_.pnpDevice)
+      scorer_ = std::make_shared<geometry::CudaBatchScorer>(*options_.pnpDevice);
+#endif
+    if (!scorer_) scorer_ = std::make_shared<geometry::CpuBatchScorer>();
+  }
+  return geometry::estimatePnP(px, X, pin, po, *scorer_);
 }
 
 bool Registration::localize(const Reconstruction& rec, const TrackedFrame& f,

@@ -25,11 +25,17 @@
 // without joining the model's tracks.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "vidmap/geometry/pnp.h"
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
+
+namespace vidmap::gpu {
+class Context;
+}
 
 namespace vidmap::sfm {
 
@@ -51,6 +57,15 @@ struct RegistrationOptions {
   // 0010, 100 degrees away, instead of 0006, 18 degrees away).
   bool anchorByMatches = false;
   bool verbose = false;  // one line per check on stderr
+  // registerImage's P3P RANSAC in lock-step rounds with one scoring call a round
+  // (geometry/ransac_lockstep.h), on pnpDevice when set (CUDA builds; not owned), else on the
+  // CPU: the same pose and inliers bit for bit as the per-sample RANSAC. Off in the mapper: a
+  // video keyframe's PnP needs a round or two of a few dozen hypotheses, where a round's
+  // barrier and launch cost more than the scoring (docs/benchmarks.md, "Batched triangulation
+  // and PnP on the device (issue 13, helper tri13)"). localize() keeps the per-sample RANSAC
+  // (it may run on several threads).
+  bool pnpLockstep = false;
+  gpu::Context* pnpDevice = nullptr;
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
@@ -99,8 +114,12 @@ class Registration {
   const RegistrationOptions& options() const { return options_; }
 
  private:
+  geometry::PnPResult pnp(const geometry::Vec2List& px, const geometry::Vec3List& X,
+                          const geometry::Pinhole& pin, const geometry::PnPOptions& po) const;
+
   const CorrespondenceGraph& graph_;
   RegistrationOptions options_;
+  mutable std::shared_ptr<geometry::BatchScorer> scorer_;  // pnpLockstep's, made on first use
 };
 
 }  // namespace vidmap::sfm

@@ -92,6 +92,73 @@ TEST(TriangulatorAndRegistration, RecoverAKnownScene) {
   EXPECT_LT(Eigen::AngleAxisd(rec.image(3).pose.R * w.poses[3].R.transpose()).angle(), 1e-8);
 }
 
+// The new tracks of an image solved in one batch (geometry/triangulation_batch.h) make the
+// model that one track at a time makes, bit for bit: three views with 0.3 px of noise, and 50
+// keypoints of keyframe 2 matched to another point's keypoints, so joint solutions fail, the
+// two-view fallback runs, and points made earlier in the loop claim views a later track's
+// batched solution used (that track is then solved alone).
+TEST(TriangulatorAndRegistration, BatchedTriangulationEqualsOneTrackAtATime) {
+  World w(150);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 0.3 / 500);
+  for (Keyframe& kf : w.keyframes)
+    for (Vec2& x : kf.normalized) x += Vec2(noise(rng), noise(rng));
+  auto build = [&](bool batched, TriangulatorStats* stats) {
+    Reconstruction rec(&w.keyframes, w.camera);
+    for (int id = 0; id < 3; ++id) rec.registerImage(id, w.poses[id]);
+    TriangulatorOptions o;
+    o.batched = batched;
+    const Triangulator tri(w.graph, o);
+    tri.triangulateImage(rec, w.camera, 2);
+    tri.triangulateImage(rec, w.camera, 1);
+    *stats = tri.stats();
+    return rec;
+  };
+  TriangulatorStats s1, sb;
+  const Reconstruction one = build(false, &s1), batched = build(true, &sb);
+  ASSERT_GT(one.numPoints(), 100);
+  ASSERT_EQ(batched.numPoints(), one.numPoints());
+  EXPECT_EQ(sb.created, s1.created);
+  EXPECT_EQ(sb.continued, s1.continued);
+  EXPECT_EQ(sb.refused, s1.refused);
+  EXPECT_GT(s1.refused.size(), 0u);
+  int near = 0;
+  for (const auto& [p, point] : one.points()) {
+    ASSERT_TRUE(batched.hasPoint(p));
+    const Point3D& q = batched.point(p);
+    EXPECT_TRUE(q.X == point.X) << p;
+    ASSERT_EQ(q.track.size(), point.track.size()) << p;
+    for (size_t i = 0; i < q.track.size(); ++i) EXPECT_TRUE(q.track[i] == point.track[i]) << p;
+    double best = 1e9;
+    for (const Vec3& X : w.points) best = std::min(best, (X - point.X).norm());
+    near += best < 0.05;
+  }
+  EXPECT_GE(near, 150);  // every correctly matched point of keyframe 2 lies on the truth
+}
+
+// registerImage's P3P RANSAC in lock-step rounds with the batch scorer (geometry/pnp.h) gives
+// the per-sample RANSAC's pose and inliers bit for bit (50 of 200 2D-3D correspondences wrong).
+TEST(TriangulatorAndRegistration, LockstepPnPRegistersTheSamePose) {
+  World w(150);
+  auto reg = [&](bool lockstep) {
+    Reconstruction rec(&w.keyframes, w.camera);
+    rec.registerImage(0, w.poses[0]);
+    rec.registerImage(1, w.poses[1]);
+    Triangulator(w.graph, {}).triangulateImage(rec, w.camera, 1);
+    RegistrationOptions o;
+    o.pnpLockstep = lockstep;
+    const RegistrationOutcome out = Registration(w.graph, o).registerImage(rec, w.camera, 2);
+    EXPECT_TRUE(out.ok()) << out.detail;
+    return std::make_pair(rec.image(2).pose, out.inliers);
+  };
+  const auto a = reg(false), b = reg(true);
+  EXPECT_TRUE(a.first.R == b.first.R);
+  EXPECT_TRUE(a.first.t == b.first.t);
+  EXPECT_EQ(a.second, b.second);
+  EXPECT_GE(a.second, 150);
+  EXPECT_LT((a.first.center() - w.poses[2].center()).norm(), 1e-6);
+}
+
 TEST(TriangulatorAndRegistration, TooSmallAnAngleMakesNoPoint) {
   World w;
   Reconstruction rec(&w.keyframes, w.camera);

@@ -7,6 +7,9 @@
 //                      with the registered views of its correspondences, makes a new point
 //                      (multi-view DLT, geometry::triangulateTrack; when one wrong view spoils
 //                      the joint solution, the best two-view point and the views that agree);
+//                      all new tracks of the image are solved in one batched call first
+//                      (geometry::triangulateBatch, or its CUDA form), and the keypoints then
+//                      decide in order as one at a time would, with the same result;
 //   completeAndMerge   the points of the image take the correspondences that reproject within
 //                      the error (complete), and two points of one track merge when one
 //                      position explains both (merge);
@@ -22,11 +25,22 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "vidmap/geometry/triangulation_batch.h"
 
 #include "vidmap/sfm/camera.h"
 #include "vidmap/sfm/correspondence_graph.h"
 #include "vidmap/sfm/reconstruction.h"
+
+namespace vidmap::gpu {
+class Context;
+}
+namespace vidmap::geometry {
+class CudaTriangulator;
+}
 
 namespace vidmap::sfm {
 
@@ -48,6 +62,16 @@ struct TriangulatorOptions {
   // the CPU: one model on fr1-rpy").
   double minDepthFraction = 0.05;
   bool verbose = false;  // one line per triangulateImage on stderr
+  // The new tracks of an image are solved in one batch (geometry/triangulation_batch.h); on
+  // this device when set and the batch has at least deviceMinTracks tracks (CUDA builds only;
+  // not owned). The result is the CPU's up to FMA rounding (bit for bit with
+  // VIDMAP_CUDA_NO_FMA but for the last bit of an angle). The mapper leaves it unset: a video
+  // keyframe has a few hundred new tracks, where the CPU is faster (docs/benchmarks.md,
+  // "Batched triangulation and PnP on the device (issue 13, helper tri13)").
+  gpu::Context* device = nullptr;
+  int deviceMinTracks = 20000;
+  // false: each track solved alone as it comes (the reference the batched path equals).
+  bool batched = true;
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
@@ -81,10 +105,17 @@ class Triangulator {
 
  private:
   void triangulateImage(Reconstruction& rec, const Camera& camera, int id, bool log) const;
+  struct Speculation;
+  template <class ViewOf>
+  Speculation speculate(const Reconstruction& rec, int id, const geometry::TriangulationOptions& to,
+                        const ViewOf& viewOf) const;
+  std::vector<geometry::TrackTriangulation> solve(const geometry::TriangulationBatch& batch,
+                                                  const geometry::TriangulationOptions& to) const;
 
   const CorrespondenceGraph& graph_;
   TriangulatorOptions options_;
   mutable TriangulatorStats stats_;
+  mutable std::shared_ptr<geometry::CudaTriangulator> cuda_;  // made on first use
 };
 
 }  // namespace vidmap::sfm

@@ -85,8 +85,11 @@ TEST(SiftCudaBands, TheLastBandLeavesOnlyTheHaloBehind) {
   const std::vector<BandStep> steps = bandSchedule(1080, 8, sift);
   int halos = 0;
   for (int h : sift) halos += h;
-  for (const BandStep& s : steps)
-    if (s.band == 7) EXPECT_LE(s.y1 - s.y0, 1080 - bandEnd(1080, 8, 6) + halos);
+  for (const BandStep& s : steps) {
+    if (s.band == 7) {
+      EXPECT_LE(s.y1 - s.y0, 1080 - bandEnd(1080, 8, 6) + halos);
+    }
+  }
 }
 
 }  // namespace

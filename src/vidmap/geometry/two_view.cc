@@ -119,6 +119,25 @@ bool needsFundamental(const TwoViewOptions& opt, int n, const RansacResult<Mat3R
          (opt.fundamental == TwoViewOptions::Fundamental::kAlways || e_fails);
 }
 
+bool homographyWaitsForEssential(const TwoViewOptions& opt) {
+  return opt.estimate_homography && opt.homography_test_only;
+}
+
+RansacOptions homographyOptions(const TwoViewOptions& opt, const TwoViewSetup& s,
+                                const RansacResult<Mat3R>& er) {
+  RansacOptions h = s.fh;
+  if (!opt.homography_test_only || !er.success || er.num_inliers < opt.min_num_inliers ||
+      needsFundamental(opt, s.n, er))
+    return h;
+  // An H with max_h_inlier_ratio * nE inliers is found at `confidence` after this many
+  // samples (Hartley and Zisserman, eq. 4.18); a better H stops earlier by itself.
+  const double w = opt.max_h_inlier_ratio * er.num_inliers / s.n;
+  const int needed =
+      ransacIterationsNeeded(w, HomographyEstimator::kSampleSize, h.confidence, h.max_iterations);
+  h.max_iterations = std::max(h.min_iterations, std::min(h.max_iterations, needed));
+  return h;
+}
+
 }  // namespace detail
 
 TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
@@ -137,7 +156,8 @@ TwoViewGeometry estimateRelativePose(const Vec2List& pts1, const Vec2List& pts2,
     er = ransac(eest, s.e);
   }
   if (detail::needsFundamental(opt, s.n, er)) fr = ransac(FundamentalEstimator(pts1, pts2), s.fh);
-  if (opt.estimate_homography) hr = ransac(HomographyEstimator(pts1, pts2), s.fh);
+  if (opt.estimate_homography)
+    hr = ransac(HomographyEstimator(pts1, pts2), detail::homographyOptions(opt, s, er));
   return detail::finishTwoView(pts1, pts2, cam1, cam2, opt, s, eest, er, fr, hr);
 }
 

@@ -48,6 +48,14 @@ struct TwoViewOptions {
   // With an E hypothesis (essential_prior), E's RANSAC draws at least this many samples and
   // then stops by the adaptive rule on the prior's inlier ratio (at `confidence`).
   int prior_min_iterations = 1;
+  // H as the plane and rotation test only, once E has succeeded without F: the model choice
+  // reads H only as "H explains more than max_h_inlier_ratio of E's inliers", so H's RANSAC
+  // stops after the samples that find such an H at `confidence` (the adaptive count at that
+  // inlier ratio, at least min_iterations) instead of searching on, on a pair with parallax,
+  // for the best of the homographies that fail the test (hundreds of samples at low H inlier
+  // ratios). A pair whose H passes runs as before. Off while the focal length is unknown: the
+  // self-calibration reads H's inliers of every pair.
+  bool homography_test_only = false;
   void check() const;
 };
 

@@ -70,7 +70,7 @@ std::vector<TwoViewGeometry> estimateRelativePoses(const std::vector<TwoViewPair
   }
   scorer.setProblems(batch);
   const long calls0 = scorer.calls(), hyp0 = scorer.hypotheses();
-  // Phase 1: E (with its prior) and H of every pair, and F where it does not wait for E.
+  // Phase 1: E (with its prior) of every pair, and H and F where they do not wait for E.
   std::vector<LockstepTask*> tasks;
   for (auto& sp : st) {
     PairState& s = *sp;
@@ -80,7 +80,7 @@ std::vector<TwoViewGeometry> estimateRelativePoses(const std::vector<TwoViewPair
     s.te = std::make_unique<RansacTask<EssentialEstimator>>(
         *s.e, s.setup.e, s.pe, s.in->essential_prior ? &prior : nullptr);
     tasks.push_back(s.te.get());
-    if (s.h) {
+    if (s.h && !detail::homographyWaitsForEssential(s.in->options)) {
       s.th = std::make_unique<RansacTask<HomographyEstimator>>(*s.h, s.setup.fh, s.ph);
       tasks.push_back(s.th.get());
     }
@@ -90,11 +90,17 @@ std::vector<TwoViewGeometry> estimateRelativePoses(const std::vector<TwoViewPair
     }
   }
   runLockstep(tasks, scorer, lockstep);
-  // Phase 2: F where E failed.
+  // Phase 2: F where E failed, and H where its budget follows from E's inliers.
   tasks.clear();
   for (auto& sp : st) {
     PairState& s = *sp;
-    if (!s.ok || s.tf || !s.f) continue;
+    if (!s.ok) continue;
+    if (s.h && !s.th) {
+      s.th = std::make_unique<RansacTask<HomographyEstimator>>(
+          *s.h, detail::homographyOptions(s.in->options, s.setup, s.te->result()), s.ph);
+      tasks.push_back(s.th.get());
+    }
+    if (s.tf || !s.f) continue;
     if (!detail::needsFundamental(s.in->options, s.setup.n, s.te->result())) continue;
     s.tf = std::make_unique<RansacTask<FundamentalEstimator>>(*s.f, s.setup.fh, s.pf);
     tasks.push_back(s.tf.get());

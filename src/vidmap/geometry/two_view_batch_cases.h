@@ -1,7 +1,8 @@
 // Test support: a keyframe's worth of synthetic pairs with known truth (test_scene.h) that
 // exercise every branch of two-view verification (general motion with 0-60% outliers, a
 // plane, a pure rotation, a wrong focal length with F as E's fallback, true and wrong E
-// priors, too few matches), and the bitwise comparison of two verification results.
+// priors, H as the plane/rotation test only on a video pair with and without a plane, too few
+// matches), and the bitwise comparison of two verification results.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -51,7 +52,18 @@ inline std::deque<BatchCase> makeBatchCases() {
     c.pair.essential_prior = essentialFromPose(c.scene.rel);
     c.pair.options.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
     c.pair.options.prior_min_iterations = 1;
+    c.pair.options.homography_test_only = true;  // H only as the plane/rotation test
     c.truth_checked = true;
+  }
+  {
+    SceneOptions o;  // video, a plane: H passes its test
+    o.planar = true;
+    o.num_points = 300;
+    o.outlier_ratio = 0.1;
+    BatchCase& c = add(o, 12);
+    c.pair.essential_prior = essentialFromPose(c.scene.rel);
+    c.pair.options.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
+    c.pair.options.homography_test_only = true;
   }
   {
     SceneOptions o;  // a wrong prior

@@ -26,6 +26,14 @@ bool setupTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam
 // Whether F is estimated, given E's result (TwoViewOptions::fundamental).
 bool needsFundamental(const TwoViewOptions& opt, int n, const RansacResult<Mat3R>& er);
 
+// H's RANSAC options given E's result (TwoViewOptions::homography_test_only): the setup's,
+// or with max_iterations cut to the samples that find an H passing the plane/rotation test.
+RansacOptions homographyOptions(const TwoViewOptions& opt, const TwoViewSetup& s,
+                                const RansacResult<Mat3R>& er);
+
+// Whether H's options depend on E's result (H waits for E).
+bool homographyWaitsForEssential(const TwoViewOptions& opt);
+
 // The model choice, pose, inliers and triangulation from the RANSAC results (F's or H's
 // unsuccessful when not run).
 TwoViewGeometry finishTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam1,

@@ -9,6 +9,7 @@
 #include "vidmap/geometry/refine.h"
 #include "vidmap/geometry/test_scene.h"
 #include "vidmap/geometry/two_view.h"
+#include "vidmap/geometry/two_view_steps.h"
 
 namespace vidmap::geometry {
 namespace {
@@ -237,6 +238,73 @@ TEST(TwoView, AnEssentialPriorShortensTheSearch) {
   const auto fixed = ransac(est, ro, &bad);
   ASSERT_TRUE(fixed.success);
   EXPECT_NEAR(fixed.num_inliers, without.num_inliers, 0.02 * planted);
+}
+
+// H as the plane and rotation test only (TwoViewOptions::homography_test_only): on a scene
+// with parallax H's samples are cut to those that would find an H passing the test, and the
+// geometry the mapper reads (configuration, inliers, pose, points) is that of the full search;
+// a plane and a pure rotation, whose H passes, are detected as before.
+TEST(TwoView, HomographyAsTheTestOnlyKeepsTheModelChoice) {
+  struct Scene {
+    const char* name;
+    SceneOptions o;
+    TwoViewConfig config;
+  };
+  std::vector<Scene> scenes;
+  for (const double outliers : {0.0, 0.2, 0.4}) {
+    Scene sc{"general", {}, TwoViewConfig::kCalibrated};
+    sc.o.num_points = 300;
+    sc.o.noise_px = 0.5;
+    sc.o.outlier_ratio = outliers;
+    scenes.push_back(sc);
+  }
+  Scene plane{"plane", {}, TwoViewConfig::kPlanar};
+  plane.o.planar = true;
+  plane.o.outlier_ratio = 0.1;
+  plane.o.noise_px = 0.5;
+  scenes.push_back(plane);
+  Scene rotation{"rotation", {}, TwoViewConfig::kPanoramic};
+  rotation.o.baseline = 0;
+  rotation.o.noise_px = 0.5;
+  scenes.push_back(rotation);
+  int seed = 60;
+  for (const Scene& sc : scenes) {
+    SCOPED_TRACE(std::string(sc.name) + " seed " + std::to_string(seed));
+    const auto s = makeTwoViewScene(sc.o, seed++);
+    TwoViewOptions full;
+    full.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
+    full.max_error_px = 2.0;
+    full.max_iterations = 1000;  // H on a general scene runs to it: keep the test fast
+    TwoViewOptions test = full;
+    test.homography_test_only = true;
+    const TwoViewGeometry a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, full);
+    const TwoViewGeometry b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, test);
+    EXPECT_EQ(a.config, sc.config) << a.message;
+    EXPECT_EQ(b.config, a.config) << b.message;
+    EXPECT_EQ(b.inlier_mask, a.inlier_mask);
+    EXPECT_EQ(b.relative.R, a.relative.R);
+    EXPECT_EQ(b.relative.t, a.relative.t);
+    EXPECT_EQ(b.point_indices, a.point_indices);
+    EXPECT_EQ(b.median_triangulation_angle_deg, a.median_triangulation_angle_deg);
+    EXPECT_LE(b.num_h_inliers, a.num_h_inliers);
+    // The samples H may draw: the full budget, or the test's at 80% of E's inlier ratio.
+    detail::TwoViewSetup st;
+    TwoViewGeometry early;
+    ASSERT_TRUE(detail::setupTwoView(s.px1, s.px2, s.cam, s.cam, test, false, &st, &early));
+    RansacResult<Mat3R> er;
+    er.success = true;
+    er.num_inliers = a.num_e_inliers;
+    const RansacOptions h = detail::homographyOptions(test, st, er);
+    EXPECT_EQ(detail::homographyOptions(full, st, er).max_iterations, full.max_iterations);
+    if (sc.config == TwoViewConfig::kCalibrated) {
+      EXPECT_EQ(h.max_iterations,
+                std::max(h.min_iterations,
+                         ransacIterationsNeeded(0.8 * a.num_e_inliers / st.n, 4, 0.999, 1000)));
+      // The full search of this scene's H draws more (its best H explains few points).
+      const auto hfull = ransac(HomographyEstimator(s.px1, s.px2), st.fh);
+      EXPECT_GT(hfull.iterations, h.max_iterations);
+    }
+  }
 }
 
 }  // namespace

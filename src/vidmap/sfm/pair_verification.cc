@@ -12,8 +12,10 @@ PairVerification pairVerification(const geometry::TwoViewOptions& base, bool vid
   PairVerification v;
   v.options = base;
   if (!video) return v;
-  if (focalKnown)
+  if (focalKnown) {
     v.options.fundamental = geometry::TwoViewOptions::Fundamental::kWhenEssentialFails;
+    v.options.homography_test_only = true;
+  }
   if (pm.essential) {
     geometry::Mat3 E;
     bool finite = true;

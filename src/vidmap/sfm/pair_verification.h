@@ -2,7 +2,9 @@
 // first E hypothesis for geometry::estimateRelativePose.
 //   - E (five-point) with the known or self-calibrated focal length, always;
 //   - H (four-point), always: the rotation (panoramic) test and the self-calibration's
-//     rotation pairs;
+//     rotation pairs; once the focal length is known and E explains the pair, H is only the
+//     plane and rotation test, its samples cut to those that find an H passing it
+//     (TwoViewOptions::homography_test_only);
 //   - F (seven-point) for every pair while the focal length is unknown (the self-calibration
 //     reads F), then only when E fails;
 //   - the guide's E of guided matching (PairMatches::essential) as E's first hypothesis, so

@@ -782,6 +782,12 @@ void Engine::synchronize() { ctx_.synchronize(); }
 void Engine::queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
   unpack(curSlot);
   buildPyramid(curSlot);
+  queueTrackAndSelect(prevSlot, curSlot, track, selectOnDevice);
+}
+
+// What a push queues after its frame's pyramid, for the plain and the pipelined push alike:
+// the tracking of every slot, then the selection of new seeds when it runs on the device.
+void Engine::queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
   if (track) {
     const int cap = options_.capacity;
     if (kernel_ == TrackKernel::kLane) {
@@ -895,21 +901,7 @@ void Engine::sendFrame(int slot) {
 
 void Engine::queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
   unpackSeeds();
-  if (track) {
-    const int cap = options_.capacity;
-    if (kernel_ == TrackKernel::kLane) {
-      this->track(false, prevSlot, curSlot, 0, cap, true);
-      this->track(true, prevSlot, curSlot, 0, cap, true);
-      check(0, cap, true);
-    } else {
-      trackFused(prevSlot, curSlot, 0, cap, true);
-    }
-  }
-  if (selectOnDevice) {
-    if (track) compactAlive();
-    eigenMap(curSlot);
-    select();
-  }
+  queueTrackAndSelect(prevSlot, curSlot, track, selectOnDevice);
 }
 
 void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice) {

@@ -179,6 +179,7 @@ class Engine {
   void launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
   void queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice);
   void queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice);
   void unpack(int slot);
   void unpackFrame(int slot);
   void unpackSeeds();

@@ -4,6 +4,7 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/geometry/essential_pose.h"
+#include "vidmap/geometry/triangulation_batch.h"
 #include "vidmap/geometry/triangulation_kernels.h"
 
 namespace vidmap::geometry {
@@ -141,12 +142,7 @@ TrackTriangulation triangulateTrack(const std::vector<TrackObservation>& obs,
   tri::TrackResult r;
   tri::triangulateTrack(views.data(), view_of.data(), px.data(), n, options.max_error_px,
                         options.min_angle_deg, xn.data(), &r);
-  TrackTriangulation out;
-  out.status = static_cast<TriangulationStatus>(r.status);
-  out.X = Vec3(r.X[0], r.X[1], r.X[2]);
-  out.max_error_px = r.max_error_px;
-  out.angle_deg = r.angle_deg;
-  return out;
+  return toTrackTriangulation(r);
 }
 
 }  // namespace vidmap::geometry

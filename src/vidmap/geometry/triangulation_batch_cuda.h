@@ -3,10 +3,10 @@
 // Two-view tracks: with VIDMAP_CUDA_NO_FMA the results equal the CPU's bit for bit except
 // angle_deg, which the device's acos may round differently in the last bit (a status can then
 // differ only for an angle within that bit of min_angle_deg); with FMA, points within 1e-4
-// relative (far points along nearly parallel rays move most: 1.5e-5 on the H200). Three or more views: the DLT's null vector by Jacobi rotations on the device,
-// by Eigen on the host: points within about 1e-8 relative (triangulation_kernels.h).
-// Kernel time and memory are accounted in the gpu::Context (kernel "geometry.triangulate").
-// Built only with CUDA; no CUDA types here.
+// relative (far points along nearly parallel rays move most: 1.5e-5 on the H200). Three or more
+// views: the DLT's null vector by Jacobi rotations on the device, by Eigen on the host: points
+// within about 1e-8 relative (triangulation_kernels.h). Kernel time and memory are accounted in the
+// gpu::Context (kernel "geometry.triangulate"). Built only with CUDA; no CUDA types here.
 #pragma once
 
 #include <memory>

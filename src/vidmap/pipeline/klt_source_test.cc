@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "vidmap/features/sift.h"
 #include "vidmap/geometry/two_view.h"
@@ -75,44 +76,69 @@ features::Features siftOf(const io::Frame& f) {
 
 constexpr int kEvery = 3;  // a keyframe every 3rd frame (0.25 s)
 
+// What a source gives over the views with a keyframe every kEvery frames: each keyframe's SIFT
+// features and frame, and the pairs each keyframe's onKeyframe returned (emittedAt: that
+// keyframe, per pair).
+struct KeyframeRun {
+  std::vector<features::Features> kf;
+  std::vector<int> kfFrame;
+  std::vector<sfm::PairMatches> pairs;
+  std::vector<int> emittedAt;
+};
+
+KeyframeRun runKeyframes(KltSource& src, const Views& v) {
+  KeyframeRun run;
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    src.onFrame(v.frames[i]);
+    if (i % kEvery) continue;
+    run.kf.push_back(siftOf(v.frames[i]));
+    run.kfFrame.push_back(static_cast<int>(i));
+    const int k = static_cast<int>(run.kf.size()) - 1;
+    for (const auto& p : src.onKeyframe(k, run.kf.back())) {
+      run.pairs.push_back(p);
+      run.emittedAt.push_back(k);
+    }
+  }
+  return run;
+}
+
+// Calls fn(pair, error) for every match of the run: the distance (px) from the second keypoint
+// to where the truth puts the first keypoint's surface point in the second view, or nullopt
+// where that point is not visible there.
+template <class Fn>
+void forEachMatchError(const Views& v, const KeyframeRun& run, Fn fn) {
+  for (const auto& p : run.pairs) {
+    const auto& pa = v.path[run.kfFrame[p.image1]].pose;
+    const auto& pb = v.path[run.kfFrame[p.image2]].pose;
+    for (const auto& [i, j] : p.matches) {
+      const auto& a = run.kf[p.image1].keypoints[i];
+      const auto& b = run.kf[p.image2].keypoints[j];
+      const auto c = synth::trueCorrespondence(v.scene, v.cam, pa, pb, a.x, a.y);
+      fn(p, c ? std::optional<double>(std::hypot(c->uv.x() - b.x, c->uv.y() - b.y)) : std::nullopt);
+    }
+  }
+}
+
 TEST(KltSource, JoinsAreTrueCorrespondences) {
   const Views& v = views();
   KltSourceOptions ko;
   ko.fillIn = true;  // fill-in tracks join through the nearest keypoint of their seed
   KltSource src(ko);
-  std::vector<features::Features> kf;
-  std::vector<int> kfFrame;
-  std::vector<sfm::PairMatches> all;
-  for (size_t i = 0; i < v.frames.size(); ++i) {
-    src.onFrame(v.frames[i]);
-    if (i % kEvery) continue;
-    kf.push_back(siftOf(v.frames[i]));
-    kfFrame.push_back(static_cast<int>(i));
-    const auto pairs = src.onKeyframe(static_cast<int>(kf.size()) - 1, kf.back());
-    for (const auto& p : pairs) {
-      EXPECT_EQ(p.image2, static_cast<int>(kf.size()) - 1);
-      EXPECT_LT(p.image1, p.image2);
-      all.push_back(p);
-    }
+  const KeyframeRun run = runKeyframes(src, v);
+  for (size_t k = 0; k < run.pairs.size(); ++k) {
+    EXPECT_EQ(run.pairs[k].image2, run.emittedAt[k]);
+    EXPECT_LT(run.pairs[k].image1, run.pairs[k].image2);
   }
   int n = 0, good = 0, far = 0, visible = 0;
   std::vector<double> err;
-  for (const auto& p : all) {
-    const auto& pa = v.path[kfFrame[p.image1]].pose;
-    const auto& pb = v.path[kfFrame[p.image2]].pose;
-    for (const auto& [i, j] : p.matches) {
-      const auto& a = kf[p.image1].keypoints[i];
-      const auto& b = kf[p.image2].keypoints[j];
-      ++n;
-      if (p.image2 - p.image1 >= 2) ++far;
-      const auto c = synth::trueCorrespondence(v.scene, v.cam, pa, pb, a.x, a.y);
-      if (!c) continue;
-      ++visible;
-      const double e = std::hypot(c->uv.x() - b.x, c->uv.y() - b.y);
-      err.push_back(e);
-      if (e < 1.5) ++good;
-    }
-  }
+  forEachMatchError(v, run, [&](const sfm::PairMatches& p, std::optional<double> e) {
+    ++n;
+    if (p.image2 - p.image1 >= 2) ++far;
+    if (!e) return;
+    ++visible;
+    err.push_back(*e);
+    if (*e < 1.5) ++good;
+  });
   const KltStats& st = src.stats();
   std::printf("  seeds %lld fill-in %lld joins %lld alive max %d ends:", (long long)st.seeds,
               (long long)st.fillIn, (long long)st.joins, st.aliveMax);
@@ -142,28 +168,11 @@ TEST(KltSource, JoinsAreTrueCorrespondences) {
 TEST(KltSource, DefaultJoinsArePreciseCorrespondences) {
   const Views& v = views();
   KltSource src(KltSourceOptions{});
-  std::vector<features::Features> kf;
-  std::vector<int> kfFrame;
-  std::vector<sfm::PairMatches> all;
-  for (size_t i = 0; i < v.frames.size(); ++i) {
-    src.onFrame(v.frames[i]);
-    if (i % kEvery) continue;
-    kf.push_back(siftOf(v.frames[i]));
-    kfFrame.push_back(static_cast<int>(i));
-    for (const auto& p : src.onKeyframe(static_cast<int>(kf.size()) - 1, kf.back()))
-      all.push_back(p);
-  }
+  const KeyframeRun run = runKeyframes(src, v);
   std::vector<double> err;
-  for (const auto& p : all) {
-    const auto& pa = v.path[kfFrame[p.image1]].pose;
-    const auto& pb = v.path[kfFrame[p.image2]].pose;
-    for (const auto& [i, j] : p.matches) {
-      const auto& a = kf[p.image1].keypoints[i];
-      const auto& b = kf[p.image2].keypoints[j];
-      const auto c = synth::trueCorrespondence(v.scene, v.cam, pa, pb, a.x, a.y);
-      if (c) err.push_back(std::hypot(c->uv.x() - b.x, c->uv.y() - b.y));
-    }
-  }
+  forEachMatchError(v, run, [&](const sfm::PairMatches&, std::optional<double> e) {
+    if (e) err.push_back(*e);
+  });
   ASSERT_GT(err.size(), 1000u);
   std::sort(err.begin(), err.end());
   const double beyond1 =

@@ -90,7 +90,8 @@ struct GateTracks {
 
 // Why a frame became a keyframe (or did not).
 enum class GateReason { kNone, kUnknown, kMotion, kParallax, kTracksLost, kGap, kTurn };
-inline constexpr int kGateReasonCount = 7;
+// Reasons as array indices (kTurn is the last).
+inline constexpr int kGateReasonCount = static_cast<int>(GateReason::kTurn) + 1;
 const char* gateReasonName(GateReason r);
 
 struct KeyframeDecision {

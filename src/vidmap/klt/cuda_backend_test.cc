@@ -138,16 +138,21 @@ TEST(CudaCases, ChunkInvariance) {
   for (CudaTrackKernel k : cudatest::trackKernels()) {
     auto b = makeCudaBackend(ctx, 640, 360, optionsFor(640), {k});
     const Pair one = runPair(*b, scene640(), J, pts);
-    for (int chunk : {3, 5, 100}) {
-      const Pair split = runPair(*b, scene640(), J, pts, chunk);
+    for (int chunk : {3, 5, 100, 333}) {
+      // Each track's records depend on its seed only, so the tiny chunks (a partial warp per
+      // launch) run over the first 96 tracks: a tenth of the launches, which keeps the test
+      // whole under compute-sanitizer, where each launch costs tens of milliseconds.
+      const std::size_t n = chunk < 32 ? 96 : pts.size();
+      const Points sub(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(n));
+      const Pair split = runPair(*b, scene640(), J, sub, chunk);
       int equal = 0;
-      for (std::size_t i = 0; i < pts.size(); ++i)
+      for (std::size_t i = 0; i < sub.size(); ++i)
         equal += cudatest::sameBits(one.forward[i], split.forward[i]) &&
                  cudatest::sameBits(one.backward[i], split.backward[i]) &&
                  cudatest::sameBits(one.checked[i], split.checked[i]);
       std::printf("[chunks] %s chunk %d: %d of %zu tracks bit-equal to one call\n",
-                  cudaTrackKernelName(k), chunk, equal, pts.size());
-      EXPECT_EQ(equal, static_cast<int>(pts.size()));
+                  cudaTrackKernelName(k), chunk, equal, sub.size());
+      EXPECT_EQ(equal, static_cast<int>(sub.size()));
     }
   }
 }

@@ -1053,7 +1053,7 @@ void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevi
   seedsStaged_ = agesStaged_ = false;
   VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[prevSlot], s));
   VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[curSlot], s));
-  VIDMAP_CUDA_CHECK(cudaEventRecord(resultReady_[b], s));
+  // The timing event before the one finish() waits for: both complete when finish() returns.
   timedIndex_[b] = -1;
   if (pushTimer_) {
     for (auto& e : resultTimed_)
@@ -1061,6 +1061,7 @@ void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevi
     VIDMAP_CUDA_CHECK(cudaEventRecord(resultTimed_[resultTimedCount_ % 3], s));
     timedIndex_[b] = resultTimedCount_++;
   }
+  VIDMAP_CUDA_CHECK(cudaEventRecord(resultReady_[b], s));
   ++asyncIssued_;
   ++inFlight_;
 }

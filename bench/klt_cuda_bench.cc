@@ -16,6 +16,12 @@
 // call: stage the frame, send it, wait for the previous push's results, stage the seeds, queue
 // the tracking), "GPU" the time between the ends of consecutive pushes' reads (CUDA events;
 // idle gaps included); medians over --reps consecutive pushes, and the mean wall of the run.
+// "resident" is the same stream in the order of CudaBatchTracker::pushPipelined: stage frame
+// k + 1, send it, queue its tracking on the device's own table (no seeds from the host), then
+// wait for push k's results; so the host's staging runs while the GPU tracks. Its tracks are
+// never re-seeded (no age limit), so it reports the alive tracks at the end. "tracker" times
+// CudaBatchTracker itself (push() and pushPipelined(), host tables included; its own
+// selection of up to N tracks on the first frame): wall only, medians and the mean.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -30,6 +36,7 @@
 #include "vidmap/core/build_info.h"
 #include "vidmap/gpu/context.h"
 #include "vidmap/gpu/device.h"
+#include "vidmap/klt/cuda_batch_tracker.h"
 #include "vidmap/klt/cuda_engine.h"
 #include "vidmap/synth/scene2d.h"
 #include "vidmap/synth/warp2d.h"
@@ -93,6 +100,11 @@ struct PushStats {
   double gpuMs = 0, kernelsMs = 0, wallMs = 0;
   double pipeGpuMs = 0, pipeWallMs = 0, pipeMeanWallMs = 0, pipeKeyGpuMs = 0, pipeKeyWallMs = 0;
   int pipeAlive = 0;
+  double resGpuMs = 0, resWallMs = 0, resMeanWallMs = 0;
+  double resStageMs = 0, resSendMs = 0, resQueueMs = 0, resWaitMs = 0;  // the call's parts
+  int resAlive = 0;
+  double trackerWallMs = 0, trackerPipeWallMs = 0, trackerPipeMeanWallMs = 0;
+  int trackerAlive = 0;
   double keyGpuMs = 0, keyWallMs = 0;
   std::map<std::string, double> kernelMs;  // medians per push, direct launches
   int alive = 0, tracks = 0;
@@ -147,6 +159,105 @@ void measurePipelined(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKe
   for (int i = 0; i < 2; ++i) pushOnce(true, true, i);
   e.finish();
   run(true, &st.pipeKeyGpuMs, &st.pipeKeyWallMs, nullptr);
+}
+
+// The resident pipelined push (CudaBatchTracker::pushPipelined's order of engine calls): n
+// seeds staged once, then the device's table from push to push.
+void measureResident(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel kernel,
+                     int reps, PushStats& st) {
+  const int w = fr.I.width(), h = fr.I.height();
+  klt::Options o = klt::optionsFor(w);
+  o.capacity = std::max(n, 1);
+  o.maxAgeFrames = 1 << 20;  // the same tracks throughout
+  Engine e(ctx, K, w, h, o, kernel, 3);
+  const auto seeds = makePoints(w, h, n, o.halfWindow);
+  const std::vector<int> ages(n, 1);
+  int slot = 0;
+  for (int q = 0; q < K; ++q) e.stageGray8(q, fr.I.view());
+  e.sendFrame(0);
+  for (int q = 0; q < K; ++q) e.stageSeeds(q, seeds.data(), n, ages.data());
+  e.trackAsync(0, 0, false, false, true);
+  // One call of the front end: frame k + 1 in and queued, results of push k out; the host's
+  // time in each part (staging the frame, sending it, queueing the tracking, the wait).
+  std::vector<double> parts[4];
+  auto pushOnce = [&](int frame) {
+    const Image<std::uint8_t>& img = frame % 2 ? fr.J : fr.I;
+    const int cur = (slot + 1) % 3;
+    const auto t0 = Clock::now();
+    for (int q = 0; q < K; ++q) e.stageGray8(q, img.view());
+    const auto t1 = Clock::now();
+    e.sendFrame(cur);
+    const auto t2 = Clock::now();
+    e.trackAsync(slot, cur, true, false, true);
+    const auto t3 = Clock::now();
+    e.finish();  // push k's results: a front end reads e.checked(q) here
+    const auto t4 = Clock::now();
+    const Clock::time_point t[5] = {t0, t1, t2, t3, t4};
+    for (int p = 0; p < 4; ++p)
+      parts[p].push_back(std::chrono::duration<double, std::milli>(t[p + 1] - t[p]).count());
+    slot = cur;
+  };
+  for (int i = 0; i < 6; ++i) pushOnce(i + 1);  // warm-up, graph capture
+  for (auto& p : parts) p.clear();
+  e.setTiming(true);
+  std::vector<double> gpu, wall;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) {
+    const auto t = Clock::now();
+    pushOnce(i + 7);
+    wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    if (i >= 2) gpu.push_back(e.lastPushMs());
+  }
+  const double total = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  e.finish();
+  st.resGpuMs = median(gpu);
+  st.resWallMs = median(wall);
+  st.resMeanWallMs = total / reps;
+  st.resStageMs = median(parts[0]);
+  st.resSendMs = median(parts[1]);
+  st.resQueueMs = median(parts[2]);
+  st.resWaitMs = median(parts[3]);
+  st.resAlive = e.aliveCount(0);
+}
+
+// CudaBatchTracker's push() and pushPipelined() on one sequence, as a front end calls them.
+void measureTracker(gpu::Context& ctx, const Frames& fr, int n, TrackKernel kernel, int reps,
+                    PushStats& st) {
+  const int w = fr.I.width(), h = fr.I.height();
+  klt::Options o = klt::optionsFor(w);
+  o.capacity = std::max(n, 1);
+  o.maxAgeFrames = 1 << 20;
+  klt::CudaBackendOptions co;
+  co.kernel = static_cast<klt::CudaTrackKernel>(static_cast<int>(kernel));  // same order
+  co.pipelined = true;
+  for (bool pipelined : {false, true}) {
+    klt::CudaBatchTracker t(ctx, 1, w, h, o, co);
+    auto pushOnce = [&](int frame) {
+      const ImageView<const std::uint8_t> v = (frame % 2 ? fr.J : fr.I).view();
+      const std::span<const ImageView<const std::uint8_t>> views(&v, 1);
+      if (pipelined)
+        t.pushPipelined(views);
+      else
+        t.push(views);
+    };
+    for (int i = 0; i < 7; ++i) pushOnce(i);  // selection on the first, warm-up, capture
+    std::vector<double> wall;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) {
+      const auto c = Clock::now();
+      pushOnce(i + 7);
+      wall.push_back(std::chrono::duration<double, std::milli>(Clock::now() - c).count());
+    }
+    const double total = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (pipelined) {
+      t.flush();
+      st.trackerPipeWallMs = median(wall);
+      st.trackerPipeMeanWallMs = total / reps;
+      st.trackerAlive = t.tracks(0).size();
+    } else {
+      st.trackerWallMs = median(wall);
+    }
+  }
 }
 
 // K sequences of n tracks each: pushes alternating the two frames, tracking every time.
@@ -218,6 +329,8 @@ PushStats measure(gpu::Context& ctx, const Frames& fr, int K, int n, TrackKernel
     e.setProfiling(false);
   }
   measurePipelined(ctx, fr, K, n, kernel, reps, st);
+  measureResident(ctx, fr, K, n, kernel, reps, st);
+  if (K == 1 && kernel != TrackKernel::kLane) measureTracker(ctx, fr, n, kernel, reps, st);
   return st;
 }
 
@@ -325,11 +438,18 @@ int main(int argc, char** argv) {
             "\"pipelined\": {\"alive\": %d, \"push_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
             "\"push_wall_mean_ms\": %.4f, \"keyframe_push_gpu_ms\": %.4f, "
             "\"keyframe_push_wall_ms\": %.4f}, "
+            "\"resident\": {\"alive\": %d, \"push_gpu_ms\": %.4f, \"push_wall_ms\": %.4f, "
+            "\"push_wall_mean_ms\": %.4f, \"host_stage_ms\": %.4f, \"host_send_ms\": %.4f, "
+            "\"host_queue_ms\": %.4f, \"host_wait_ms\": %.4f}, "
+            "\"tracker\": {\"alive\": %d, \"push_wall_ms\": %.4f, "
+            "\"pipelined_wall_ms\": %.4f, \"pipelined_wall_mean_ms\": %.4f}, "
             "\"flops_per_push\": %.4g, \"floor_us\": %.2f, \"kernel_ms\": {",
             first ? "" : ",\n", sz[0], sz[1], n, kernelName(k), s.alive, s.meanIterations0, s.gpuMs,
             s.kernelsMs, s.wallMs, s.keyGpuMs, s.keyWallMs, n / (s.gpuMs * 1e-3), s.pipeAlive,
-            s.pipeGpuMs, s.pipeWallMs, s.pipeMeanWallMs, s.pipeKeyGpuMs, s.pipeKeyWallMs, flops,
-            floorUs);
+            s.pipeGpuMs, s.pipeWallMs, s.pipeMeanWallMs, s.pipeKeyGpuMs, s.pipeKeyWallMs,
+            s.resAlive, s.resGpuMs, s.resWallMs, s.resMeanWallMs, s.resStageMs, s.resSendMs,
+            s.resQueueMs, s.resWaitMs, s.trackerAlive, s.trackerWallMs, s.trackerPipeWallMs,
+            s.trackerPipeMeanWallMs, flops, floorUs);
         bool f2 = true;
         for (const auto& [name, ms] : s.kernelMs) {
           std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);
@@ -387,10 +507,12 @@ int main(int argc, char** argv) {
             "\"keyframe_push_gpu_ms\": %.4f, \"track_steps_per_s\": %.4g, "
             "\"track_steps_per_s_wall\": %.4g, \"pipelined\": {\"push_gpu_ms\": %.4f, "
             "\"push_wall_ms\": %.4f, \"track_steps_per_s\": %.4g, "
-            "\"track_steps_per_s_wall\": %.4g}, \"kernel_ms\": {",
+            "\"track_steps_per_s_wall\": %.4g}, \"resident\": {\"alive_seq0\": %d, "
+            "\"push_gpu_ms\": %.4f, \"push_wall_ms\": %.4f}, \"kernel_ms\": {",
             first ? "" : ",\n", t.w, t.h, t.n, K, kernelName(k), s.gpuMs, s.kernelsMs, s.wallMs,
             s.keyGpuMs, K * t.n / (s.gpuMs * 1e-3), K * t.n / (s.wallMs * 1e-3), s.pipeGpuMs,
-            s.pipeWallMs, K * t.n / (s.pipeGpuMs * 1e-3), K * t.n / (s.pipeWallMs * 1e-3));
+            s.pipeWallMs, K * t.n / (s.pipeGpuMs * 1e-3), K * t.n / (s.pipeWallMs * 1e-3),
+            s.resAlive, s.resGpuMs, s.resWallMs);
         bool f2 = true;
         for (const auto& [name, ms] : s.kernelMs) {
           std::printf("%s\"%s\": %.4f", f2 ? "" : ", ", name.c_str(), ms);

@@ -12,6 +12,7 @@
 
 #include "vidmap/core/error.h"
 #include "vidmap/klt/cuda_batch_tracker.h"
+#include "vidmap/klt/cuda_engine.h"
 #include "vidmap/klt/cuda_test_util.h"
 #include "vidmap/synth/scene2d.h"
 #include "vidmap/synth/warp2d.h"
@@ -168,6 +169,106 @@ TEST(CudaBatch, PipelinedEqualsPush) {
     EXPECT_THROW(pipe.push(same), Error);
     EXPECT_THROW(sync.pushPipelined(same), Error);
   }
+}
+
+// The pipelined push keeps the tables on the device between calls (survivors, then the picks
+// of the sequences that select, with their ages). Its tables equal the CPU Tracker's (bit for
+// bit with -fmad=false) and push()'s in every build, one call later, when pipelined runs are
+// cut by flush() and push() (the device's table then starts from the host's), with a capacity
+// that the selection fills and the age rule.
+TEST(CudaBatch, PipelinedAcrossPushesEqualsCpu) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  constexpr int K = 2, kPushes = 10;
+  std::vector<GrayImage> scenes;
+  for (int q = 0; q < kSequences; ++q) {
+    synth::TexturedSceneOptions so;
+    so.seed = 31 + q;
+    scenes.push_back(synth::makeTexturedScene(so));
+  }
+  Options o = optionsFor(640);
+  o.maxAgeFrames = 4;
+  o.capacity = 150;
+  // 'p' pipelined, 's' push() (after a flush()); the host tables restart the device's.
+  const char schedule[kPushes + 1] = "ppsppppsps";
+  for (CudaTrackKernel k : cudatest::trackKernels()) {
+    CudaBackendOptions po{k};
+    po.pipelined = true;
+    CudaBatchTracker pipe(ctx, K, 640, 360, o, po), sync(ctx, K, 640, 360, o, {k});
+    std::vector<Tracker> cpu;
+    for (int q = 0; q < K; ++q) cpu.emplace_back(640, 360, o);
+    std::vector<std::vector<TrackTable>> history;  // the CPU's tables after each push
+    std::vector<std::vector<TrackTable>> syncHistory;
+    int compared = 0;
+    auto compare = [&](const std::vector<StepReport>& got) {
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(K));
+      const int f = got[0].frame;
+      for (int q = 0; q < K; ++q) {
+        expectSameTable(pipe.tracks(q), syncHistory[f][q], "pipelined vs push", q, f);
+        if (cudatest::kBitExact)
+          expectSameTable(pipe.tracks(q), history[f][q], "pipelined vs cpu tracker", q, f);
+      }
+      ++compared;
+    };
+    for (int f = 0; f < kPushes; ++f) {
+      std::vector<GrayImage> frames;
+      std::vector<ImageView<const float>> views;
+      bool flags[K];
+      for (int q = 0; q < K; ++q) frames.push_back(frameOf(scenes, q, f));
+      for (int q = 0; q < K; ++q) {
+        views.push_back(std::as_const(frames[q]).view());
+        flags[q] = keyframeOf(q, f);
+      }
+      const std::span<const bool> keys(flags, K);
+      history.emplace_back();
+      for (int q = 0; q < K; ++q) {
+        cpu[q].push(frames[q], flags[q]);
+        history.back().push_back(cpu[q].tracks());
+      }
+      sync.push(views, keys);
+      syncHistory.emplace_back();
+      for (int q = 0; q < K; ++q) syncHistory.back().push_back(sync.tracks(q));
+      if (schedule[f] == 'p') {
+        const auto got = pipe.pushPipelined(views, keys);
+        if (!got.empty()) compare(got);
+      } else {
+        const auto last = pipe.flush();
+        if (!last.empty()) compare(last);
+        const auto got = pipe.push(views, keys);
+        compare(got);
+      }
+      std::printf("[pipelined-modes %s] push %d (%c): alive %d %d\n", cudaTrackKernelName(k), f,
+                  schedule[f], history[f][0].size(), history[f][1].size());
+    }
+    const auto last = pipe.flush();
+    if (!last.empty()) compare(last);
+    EXPECT_EQ(compared, kPushes);
+  }
+}
+
+// Two pipelined pushes may be in flight (two outboxes); a third before finish() is an error.
+TEST(CudaBatch, EngineHoldsTwoPushesInFlight) {
+  VIDMAP_SKIP_WITHOUT_GPU();
+  gpu::Context ctx;
+  const Options o = optionsFor(640);
+  cuda::Engine e(ctx, 1, 640, 360, o, cuda::TrackKernel::kWarp, 3);
+  const GrayImage frame = synth::makeTexturedScene({});
+  for (int slot = 0; slot < 2; ++slot) {
+    e.stageGray(0, frame.view());
+    e.sendFrame(slot);
+    e.trackAsync(0, slot, false, true, true);
+  }
+  EXPECT_EQ(e.inFlight(), 2);
+  e.stageGray(0, frame.view());
+  e.sendFrame(2);
+  EXPECT_THROW(e.trackAsync(1, 2, true, false, true), Error);
+  e.finish();
+  const int first = e.appended(0);
+  EXPECT_GT(first, 0);
+  e.finish();
+  EXPECT_EQ(e.inFlight(), 0);
+  // The resident table holds the picks of both pushes (the second selected around the first's).
+  EXPECT_EQ(e.aliveCount(0), first + e.appended(0));
 }
 
 // 8-bit frames (a quarter of the upload) give the bits of float frames holding v / 255.

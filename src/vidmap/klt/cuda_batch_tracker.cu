@@ -75,6 +75,16 @@ void CudaBatchTracker::checkFrames(std::size_t count, std::span<const bool> keyf
               std::to_string(K) + " sequences");
 }
 
+std::vector<bool> CudaBatchTracker::selections(std::span<const bool> keyframes, bool* any) const {
+  // The first push and keyframes select.
+  const int K = sequences();
+  std::vector<bool> selects(K, frame_ == 0);
+  *any = frame_ == 0;
+  for (int q = 0; q < K && !keyframes.empty(); ++q)
+    if (keyframes[q]) selects[q] = *any = true;
+  return selects;
+}
+
 void CudaBatchTracker::stageTables() {
   for (int q = 0; q < sequences(); ++q) {
     const TrackTable& t = tables_[q];
@@ -129,15 +139,14 @@ std::vector<StepReport> CudaBatchTracker::pushImpl(Stage stage, std::size_t coun
   const int K = sequences();
   const int cur = frame_ == 0 ? 0 : (prevSlot_ + 1) % engine_->frameSlots();
   const bool track = frame_ > 0;
-  std::vector<bool> selects(K, frame_ == 0);
-  bool anySelect = frame_ == 0;
-  for (int q = 0; q < K && !keyframes.empty(); ++q)
-    if (keyframes[q]) selects[q] = anySelect = true;
+  bool anySelect = false;
+  const std::vector<bool> selects = selections(keyframes, &anySelect);
 
   // Stage the frames, and the table of each sequence as seeds with the age after this push.
   for (int q = 0; q < K; ++q) stage(q);
   stageTables();
   engine_->push(prevSlot_, cur, track, anySelect, useGraph_);
+  resident_ = false;  // the device's table is this push's seeds, not its survivors
   std::vector<StepReport> reports = applyResults(frame_, track, selects);
   prevSlot_ = cur;
   ++frame_;
@@ -156,18 +165,20 @@ std::vector<StepReport> CudaBatchTracker::pushPipelinedImpl(Stage stage, std::si
   checkFrames(count, keyframes);
   const int K = sequences();
   const int cur = frame_ == 0 ? 0 : (prevSlot_ + 1) % 3;
-  Pending p{frame_, frame_ > 0, std::vector<bool>(K, frame_ == 0)};
-  bool anySelect = frame_ == 0;
-  for (int q = 0; q < K && !keyframes.empty(); ++q)
-    if (keyframes[q]) p.selects[q] = anySelect = true;
+  bool anySelect = false;
+  Pending p{frame_, frame_ > 0, selections(keyframes, &anySelect)};
 
-  // This push's frames go up and into their pyramids while the previous push tracks; its
-  // seeds are the tables after the previous push's results.
+  // This push's frames go up and into their pyramids on the frame stream, and its tracking is
+  // queued on the device's own table (the survivors and picks of the previous push: no host
+  // round trip), all before the wait for the previous push's results; so the host stages
+  // frame k + 1 while the GPU tracks frame k. The host's tables start the device's after
+  // construction or a push().
   for (int q = 0; q < K; ++q) stage(q);
   engine_->sendFrame(cur);
+  if (!resident_) stageTables();
+  engine_->trackAsync(prevSlot_, cur, p.track, anySelect, true, &p.selects);
+  resident_ = true;
   std::vector<StepReport> reports = flush();
-  stageTables();
-  engine_->trackAsync(prevSlot_, cur, p.track, anySelect);
   pendingPush_ = std::move(p);
   pending_ = true;
   prevSlot_ = cur;

@@ -44,11 +44,13 @@ class CudaBatchTracker {
                                std::span<const bool> keyframes = {});
 
   // The pipelined push of a video front end (needs CudaBackendOptions::pipelined): the frames
-  // of this push are uploaded and their pyramids built on a second stream while the previous
-  // push tracks; the tracks are sent as soon as the previous push's results have updated the
-  // tables. Returns the reports of the previous push (none on the first call); its tables
-  // and ended() are those of the previous push until the next call or flush(). The
-  // tables equal push()'s bit for bit, one call later.
+  // of this push are staged into a pinned buffer while the GPU tracks the previous push, then
+  // uploaded and made into pyramids on a second stream, and its tracking is queued on the
+  // device's own copy of the tables before the call waits for the previous push's results: in
+  // a steady stream the time per call is the larger of the host's and the GPU's, not their
+  // sum. Returns the reports of the previous push (none on the first call); its tables and
+  // ended() are those of the previous push until the next call or flush(). The tables equal
+  // push()'s bit for bit, one call later.
   std::vector<StepReport> pushPipelined(std::span<const ImageView<const float>> frames,
                                         std::span<const bool> keyframes = {});
   std::vector<StepReport> pushPipelined(std::span<const ImageView<const Rgb8>> frames,
@@ -80,6 +82,8 @@ class CudaBatchTracker {
   std::vector<StepReport> pushPipelinedImpl(Stage stage, std::size_t count,
                                             std::span<const bool> keyframes);
   void checkFrames(std::size_t count, std::span<const bool> keyframes) const;
+  // Which sequences select in this push (the first push and keyframes), and whether any does.
+  std::vector<bool> selections(std::span<const bool> keyframes, bool* any) const;
   // The seeds (the tables with their ages after the push) of every sequence.
   void stageTables();
   // The tables after the results of push `frame`.
@@ -99,7 +103,8 @@ class CudaBatchTracker {
   int frame_ = 0;
   int prevSlot_ = 0;
   bool useGraph_ = true;
-  bool pending_ = false;  // a pipelined push whose results are not applied yet
+  bool pending_ = false;   // a pipelined push whose results are not applied yet
+  bool resident_ = false;  // the device holds the tables after the last pipelined push
   Pending pendingPush_;
 };
 

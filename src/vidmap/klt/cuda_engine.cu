@@ -27,9 +27,12 @@ unsigned blocksFor(std::int64_t n, int block) {
   return static_cast<unsigned>((std::max<std::int64_t>(n, 1) + block - 1) / block);
 }
 
-// Unpacks the staged seeds (dense, per-sequence offsets) into records[0], ages and alive[].
+// Unpacks the staged seeds (dense, per-sequence offsets) into records[0], ages and alive[];
+// tableAge (a resident table starts, else null): the table's ages, one less than the staged
+// ages after the push.
 __global__ void unpackSeedsKernel(BatchView v, const int* counts, const int* offsets,
-                                  const TrackRecord* seeds, const int* ages, int* agesOut) {
+                                  const TrackRecord* seeds, const int* ages, int* agesOut,
+                                  int* tableAge) {
   const int seq = blockIdx.y;
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int n = counts[seq];
@@ -38,6 +41,7 @@ __global__ void unpackSeedsKernel(BatchView v, const int* counts, const int* off
   const std::int64_t g = static_cast<std::int64_t>(seq) * v.capacity + i;
   v.records[0][g] = seeds[offsets[seq] + i];
   if (ages) agesOut[g] = ages[offsets[seq] + i];
+  if (ages && tableAge) tableAge[g] = ages[offsets[seq] + i] - 1;
 }
 
 // Flags of compactAlive: the tracks that survive the push (pushEndReason of kernels.h, the
@@ -51,14 +55,46 @@ __global__ void aliveFlagKernel(BatchView v, const int* counts, const int* ages,
   flag[g] = i < counts[seq] && pushEndReason(v.records[3][g].status, ages[g], maxAge) == 0 ? 1 : 0;
 }
 
-__global__ void aliveScatterKernel(BatchView v, const int* flag, const int* pos) {
+// tableAge (the resident table, else null): the survivors' ages after the push move with them.
+__global__ void aliveScatterKernel(BatchView v, const int* flag, const int* pos, const int* ages,
+                                   int* tableAge) {
   const int seq = blockIdx.y;
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const std::int64_t base = static_cast<std::int64_t>(seq) * v.capacity;
   if (i == 0) v.alive[seq] = pos[base + v.capacity] - pos[base];
   if (i >= v.capacity || !flag[base + i]) return;
   const TrackRecord r = v.records[3][base + i];
-  v.records[0][base + pos[base + i] - pos[base]] = seedRecord(r.x, r.y, r.measure);
+  const std::int64_t to = base + pos[base + i] - pos[base];
+  v.records[0][to] = seedRecord(r.x, r.y, r.measure);
+  if (tableAge) tableAge[to] = ages[base + i];
+}
+
+// The seeds of a resident push: the table the last one left (records[0][0, alive)), its counts
+// and offsets where a staged push has them, and the ages after this push.
+__global__ void residentSeedsKernel(BatchView v, int* counts, int* offsets, const int* tableAge,
+                                    int* ages) {
+  const int seq = blockIdx.y;
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int n = v.alive[seq];
+  if (i == 0) {
+    counts[seq] = n;
+    offsets[seq] = seq * v.capacity;
+  }
+  const std::int64_t g = static_cast<std::int64_t>(seq) * v.capacity + i;
+  if (i < n) ages[g] = tableAge[g] + 1;
+}
+
+// The picks of the sequences that keep them join the resident table (age 0, as appendNew), one
+// block a sequence: the host appends the same picks in the same order.
+__global__ void appendPicksKernel(BatchView v, const int* keep, int* tableAge) {
+  const int seq = blockIdx.x;
+  if (!keep[seq]) return;
+  const int a = v.alive[seq], n = v.sel.appended[seq];
+  const std::int64_t base = static_cast<std::int64_t>(seq) * v.capacity + a;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))
+    tableAge[base + i] = 0;
+  __syncthreads();  // every thread has read alive[seq]
+  if (threadIdx.x == 0) v.alive[seq] = a + n;
 }
 
 // The outbox: counts, the checked records in the staged (dense) order, the picks.
@@ -148,6 +184,8 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   eigMax_ = gpu::DeviceBuffer<unsigned>(ctx_, K);
   alive_ = gpu::DeviceBuffer<int>(ctx_, K);
   ages_ = gpu::DeviceBuffer<int>(ctx_, kcap);
+  tableAge_ = gpu::DeviceBuffer<int>(ctx_, kcap);
+  keep_ = gpu::DeviceBuffer<int>(ctx_, K);
   cellCount_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
   trackStart_ = gpu::DeviceBuffer<int>(ctx_, kcells + 1);
   trackXY_ = gpu::DeviceBuffer<float>(ctx_, 2 * kcap);
@@ -175,9 +213,9 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   out_.checked = out_.picks + 16 * static_cast<std::size_t>(K) * out_.maxPicks;
   out_.bytes = out_.checked + 16 * kcap;
   inbox_ = gpu::DeviceBuffer<std::uint8_t>(ctx_, in_.bytes);
-  outbox_ = gpu::DeviceBuffer<std::uint8_t>(ctx_, out_.bytes);
+  for (auto& o : outbox_) o = gpu::DeviceBuffer<std::uint8_t>(ctx_, out_.bytes);
   stage_ = PinnedBytes(in_.bytes);
-  result_ = PinnedBytes(out_.bytes);
+  for (auto& r : result_) r = PinnedBytes(out_.bytes);
   counts_.assign(K, 0);
   offsets_.assign(K, 0);
   staged_.assign(K, Staged{});
@@ -221,15 +259,15 @@ Engine::Engine(gpu::Context& ctx, int sequences, int width, int height, const Op
   for (auto* buf : {&gray_, &grad_, &eig_, &trackXY_})
     VIDMAP_CUDA_CHECK(cudaMemsetAsync(buf->data(), 0, buf->bytes(), s));
   for (auto& r : records_) VIDMAP_CUDA_CHECK(cudaMemsetAsync(r.data(), 0, r.bytes(), s));
-  for (auto* buf : {&alive_, &ages_, &cellCount_, &trackStart_, &trackCell_, &take_, &takePos_,
-                    &selCounts_, &aliveFlag_, &alivePos_})
+  for (auto* buf : {&alive_, &ages_, &tableAge_, &keep_, &cellCount_, &trackStart_, &trackCell_,
+                    &take_, &takePos_, &selCounts_, &aliveFlag_, &alivePos_})
     VIDMAP_CUDA_CHECK(cudaMemsetAsync(buf->data(), 0, buf->bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(eigMax_.data(), 0, eigMax_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(picks_.data(), 0, picks_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(keys_.data(), 0, keys_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(sorted_.data(), 0, sorted_.bytes(), s));
   VIDMAP_CUDA_CHECK(cudaMemsetAsync(inbox_.data(), 0, inbox_.bytes(), s));
-  VIDMAP_CUDA_CHECK(cudaMemsetAsync(outbox_.data(), 0, outbox_.bytes(), s));
+  for (auto& o : outbox_) VIDMAP_CUDA_CHECK(cudaMemsetAsync(o.data(), 0, o.bytes(), s));
   cudaEvent_t e = nullptr;
   VIDMAP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   uploadDone_ = e;
@@ -240,7 +278,8 @@ Engine::~Engine() {
   // Nothing may still use the buffers (a pipelined push not finished).
   if (frameStream_) cudaStreamSynchronize(frameStream_->handle());
   cudaStreamSynchronize(ctx_.stream().handle());
-  for (auto e : {uploadDone_, frameUploaded_, resultReady_, resultTimed_[0], resultTimed_[1]})
+  for (auto e : {uploadDone_, frameUploaded_[0], frameUploaded_[1], resultReady_[0],
+                 resultReady_[1], resultTimed_[0], resultTimed_[1], resultTimed_[2]})
     if (e) cudaEventDestroy(e);
   for (auto e : slotFree_) cudaEventDestroy(e);
   for (auto e : slotReady_) cudaEventDestroy(e);
@@ -254,9 +293,9 @@ void Engine::waitForSeedUpload() {
 
 void Engine::waitForUpload() {
   waitForSeedUpload();
-  if (!frameUploadPending_) return;
-  VIDMAP_CUDA_CHECK(cudaEventSynchronize(frameUploaded_));
-  frameUploadPending_ = false;
+  if (!frameUploadPending_[frameBuf_]) return;
+  VIDMAP_CUDA_CHECK(cudaEventSynchronize(frameUploaded_[frameBuf_]));
+  frameUploadPending_[frameBuf_] = false;
 }
 
 void Engine::checkSlot(int slot) const {
@@ -281,17 +320,21 @@ void Engine::ensurePipeline() {
     slotFree_.push_back(make(cudaEventDisableTiming));
     slotReady_.push_back(make(cudaEventDisableTiming));
   }
-  frameUploaded_ = make(cudaEventDisableTiming);
-  resultReady_ = make(cudaEventDisableTiming);
+  for (int i = 0; i < 2; ++i) {
+    frameUploaded_[i] = make(cudaEventDisableTiming);
+    resultReady_[i] = make(cudaEventDisableTiming);
+  }
+  frameStage2_ = PinnedBytes(in_.counts - in_.frames);
+  keepStage_ = PinnedBytes(2 * sizeof(int) * static_cast<std::size_t>(sequences()));
 }
 
 std::size_t Engine::residentBytes() const {
   std::size_t b = gray_.bytes() + grad_.bytes() + eig_.bytes() + trackXY_.bytes() +
                   eigMax_.bytes() + picks_.bytes() + keys_.bytes() + sorted_.bytes() +
-                  inbox_.bytes() + outbox_.bytes() + cubTemp_.bytes();
+                  inbox_.bytes() + outbox_[0].bytes() + outbox_[1].bytes() + cubTemp_.bytes();
   for (const auto& r : records_) b += r.bytes();
-  for (const auto* buf : {&alive_, &ages_, &cellCount_, &trackStart_, &trackCell_, &take_,
-                          &takePos_, &selCounts_, &aliveFlag_, &alivePos_})
+  for (const auto* buf : {&alive_, &ages_, &tableAge_, &keep_, &cellCount_, &trackStart_,
+                          &trackCell_, &take_, &takePos_, &selCounts_, &aliveFlag_, &alivePos_})
     b += buf->bytes();
   return b;
 }
@@ -308,7 +351,7 @@ void Engine::stageGray(int seq, ImageView<const float> gray) {
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGrayFloat;
   waitForUpload();
-  float* dst = reinterpret_cast<float*>(stage_.data() + in_.frames) + seq * view_.pixels();
+  float* dst = reinterpret_cast<float*>(frameStage()) + seq * view_.pixels();
   copyRows(dst, gray.data, sizeof(float) * width(), sizeof(float) * gray.stride, height());
 }
 
@@ -322,7 +365,7 @@ void Engine::stageRgb(int seq, ImageView<const Rgb8> rgb) {
   static_assert(sizeof(Rgb8) == 3, "Rgb8 is three bytes");
   stagedFormat_ = FrameFormat::kRgb8;
   waitForUpload();
-  std::uint8_t* dst = stage_.data() + in_.frames + 3 * seq * view_.pixels();
+  std::uint8_t* dst = frameStage() + 3 * seq * view_.pixels();
   copyRows(dst, rgb.data, 3 * static_cast<std::size_t>(width()),
            3 * static_cast<std::size_t>(rgb.stride), height());
 }
@@ -336,7 +379,7 @@ void Engine::stageGray8(int seq, ImageView<const std::uint8_t> gray) {
           "klt cuda: frames of one push must have one format");
   stagedFormat_ = FrameFormat::kGray8;
   waitForUpload();
-  std::uint8_t* dst = stage_.data() + in_.frames + seq * view_.pixels();
+  std::uint8_t* dst = frameStage() + seq * view_.pixels();
   copyRows(dst, gray.data, width(), gray.stride, height());
 }
 
@@ -362,11 +405,15 @@ int Engine::stagedTotal() const {
   return n;
 }
 
+std::uint8_t* Engine::frameStage() {
+  return frameBuf_ == 0 ? stage_.data() + in_.frames : frameStage2_.data();
+}
+
 void Engine::copyFrames(gpu::StreamHandle s) {
   if (stagedFormat_ == FrameFormat::kNone) return;
   const std::size_t bpp =
       stagedFormat_ == FrameFormat::kRgb8 ? 3 : (stagedFormat_ == FrameFormat::kGray8 ? 1 : 4);
-  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, stage_.data() + in_.frames,
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.frames, frameStage(),
                                     bpp * sequences() * view_.pixels(), cudaMemcpyHostToDevice, s));
 }
 
@@ -439,7 +486,7 @@ void Engine::unpackFrame(int slot) {
   }
 }
 
-void Engine::unpackSeeds() {
+void Engine::unpackSeeds(bool resident) {
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences();
   if (seedsStaged_) {
@@ -448,7 +495,7 @@ void Engine::unpackSeeds() {
         reinterpret_cast<const int*>(inbox_.data() + in_.offsets),
         reinterpret_cast<const TrackRecord*>(inbox_.data() + in_.seeds),
         agesStaged_ ? reinterpret_cast<const int*>(inbox_.data() + in_.ages) : nullptr,
-        ages_.data());
+        ages_.data(), resident ? tableAge_.data() : nullptr);
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
 }
@@ -617,7 +664,7 @@ void Engine::check(int begin, int end, bool useAlive) {
   });
 }
 
-void Engine::compactAlive() {
+void Engine::compactAlive(bool resident) {
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences(), cap = options_.capacity;
@@ -628,8 +675,9 @@ void Engine::compactAlive() {
     std::size_t bytes = cubBytes_;
     VIDMAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp_.data(), bytes, aliveFlag_.data(),
                                                     alivePos_.data(), K * cap + 1, s));
-    aliveScatterKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(view_, aliveFlag_.data(),
-                                                                          alivePos_.data());
+    aliveScatterKernel<<<dim3(blocksFor(cap, kBlock), K), kBlock, 0, s>>>(
+        view_, aliveFlag_.data(), alivePos_.data(), ages_.data(),
+        resident ? tableAge_.data() : nullptr);
   });
 }
 
@@ -688,7 +736,7 @@ void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer, bool 
   cudaStream_t s = ctx_.stream().handle();
   const int K = sequences();
   const int maxPicks = out_.maxPicks;
-  std::uint8_t* o = outbox_.data();
+  std::uint8_t* o = outbox_[outBuf_].data();
   timed("klt_pack", [&] {
     packOutputKernel<<<dim3(blocksFor(std::max(options_.capacity, maxPicks), kBlock), K), kBlock, 0,
                        s>>>(view_, reinterpret_cast<const int*>(inbox_.data() + in_.counts),
@@ -704,26 +752,34 @@ void Engine::receive(bool checked, bool picks, gpu::EventTimer* stopTimer, bool 
                                          : static_cast<std::size_t>(stagedTotal());
   const std::size_t end =
       checked ? out_.checked + 16 * records : (picks ? out_.checked : out_.picks);
-  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(result_.data(), o, end, cudaMemcpyDeviceToHost, s));
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(result_[outBuf_].data(), o, end, cudaMemcpyDeviceToHost, s));
   if (stopTimer) stopTimer->stop(s);
-  if (wait && !capturing_) ctx_.synchronize();
-  receivedPicks_ = picks;
+  if (wait && !capturing_) {
+    ctx_.synchronize();
+    readBuf_ = outBuf_;
+    resultPicks_[outBuf_] = picks;
+    resultOffsets_[outBuf_] = offsets_;
+  }
 }
 
 int Engine::selected(int seq) const {
-  return receivedPicks_ ? reinterpret_cast<const int*>(result_.data() + out_.selected)[seq] : 0;
+  const std::uint8_t* r = result_[readBuf_].data();
+  return resultPicks_[readBuf_] ? reinterpret_cast<const int*>(r + out_.selected)[seq] : 0;
 }
 
 int Engine::appended(int seq) const {
-  return receivedPicks_ ? reinterpret_cast<const int*>(result_.data() + out_.appended)[seq] : 0;
+  const std::uint8_t* r = result_[readBuf_].data();
+  return resultPicks_[readBuf_] ? reinterpret_cast<const int*>(r + out_.appended)[seq] : 0;
 }
 
 const TrackRecord* Engine::checked(int seq) const {
-  return reinterpret_cast<const TrackRecord*>(result_.data() + out_.checked) + offsets_[seq];
+  const std::vector<int>& off = resultOffsets_[readBuf_];
+  return reinterpret_cast<const TrackRecord*>(result_[readBuf_].data() + out_.checked) +
+         (off.empty() ? 0 : off[seq]);
 }
 
 const TrackRecord* Engine::picks(int seq) const {
-  return reinterpret_cast<const TrackRecord*>(result_.data() + out_.picks) +
+  return reinterpret_cast<const TrackRecord*>(result_[readBuf_].data() + out_.picks) +
          static_cast<std::size_t>(seq) * out_.maxPicks;
 }
 
@@ -774,6 +830,16 @@ float Engine::eigenMax(int seq) {
   return v;
 }
 
+int Engine::aliveCount(int seq) {
+  require(seq >= 0 && seq < sequences(), "klt: no sequence " + std::to_string(seq));
+  int n = 0;
+  ctx_.makeCurrent();
+  VIDMAP_CUDA_CHECK(cudaMemcpyAsync(&n, alive_.data() + seq, sizeof(int), cudaMemcpyDeviceToHost,
+                                    ctx_.stream().handle()));
+  ctx_.synchronize();
+  return n;
+}
+
 void Engine::synchronize() { ctx_.synchronize(); }
 
 // ---------------------------------------------------------------------------------------------
@@ -787,7 +853,8 @@ void Engine::queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevic
 
 // What a push queues after its frame's pyramid, for the plain and the pipelined push alike:
 // the tracking of every slot, then the selection of new seeds when it runs on the device.
-void Engine::queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
+void Engine::queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice,
+                                 bool resident) {
   if (track) {
     const int cap = options_.capacity;
     if (kernel_ == TrackKernel::kLane) {
@@ -798,8 +865,10 @@ void Engine::queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool sel
       trackFused(prevSlot, curSlot, 0, cap, true);
     }
   }
+  // A resident table is compacted every push (the next push's seeds); else only for the
+  // selection, whose alive tracks are the survivors.
+  if (track && (selectOnDevice || resident)) compactAlive(resident);
   if (selectOnDevice) {
-    if (track) compactAlive();
     eigenMap(curSlot);
     select();
   }
@@ -841,7 +910,7 @@ void Engine::push(int prevSlot, int curSlot, bool track, bool selectOnDevice, bo
   require(stagedFormat_ != FrameFormat::kNone, "klt cuda: push without a staged frame");
   require(!track || (seedsStaged_ && agesStaged_),
           "klt cuda: a push that tracks needs staged seeds with their ages");
-  finish();
+  while (inFlight_ > 0) finish();
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
   // After a pipelined frame: its conversion reads the inbox and its pyramid a slot.
@@ -881,8 +950,9 @@ void Engine::sendFrame(int slot) {
   // inbox's frame by a conversion of a push(): wait for them on the device, not the host.
   VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(fs, slotFree_[slot], 0));
   copyFrames(fs);
-  VIDMAP_CUDA_CHECK(cudaEventRecord(frameUploaded_, fs));
-  frameUploadPending_ = true;
+  VIDMAP_CUDA_CHECK(cudaEventRecord(frameUploaded_[frameBuf_], fs));
+  frameUploadPending_[frameBuf_] = true;
+  frameBuf_ ^= 1;  // the next frame is staged into the other buffer while this one goes up
   const int key = slot | (static_cast<int>(stagedFormat_) << 6) | (1 << 11);
   queueStream_ = fs;
   try {
@@ -899,63 +969,117 @@ void Engine::sendFrame(int slot) {
   stagedFormat_ = FrameFormat::kNone;
 }
 
-void Engine::queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
-  unpackSeeds();
-  queueTrackAndSelect(prevSlot, curSlot, track, selectOnDevice);
+void Engine::queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool resident,
+                        bool keepStaged) {
+  cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences();
+  if (seedsStaged_) {
+    unpackSeeds(resident);
+  } else if (resident) {
+    residentSeedsKernel<<<dim3(blocksFor(options_.capacity, kBlock), K), kBlock, 0, s>>>(
+        view_, reinterpret_cast<int*>(inbox_.data() + in_.counts),
+        reinterpret_cast<int*>(inbox_.data() + in_.offsets), tableAge_.data(), ages_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  queueTrackAndSelect(prevSlot, curSlot, track, selectOnDevice, resident);
+  receive(track, selectOnDevice, nullptr, false);
+  if (resident && selectOnDevice) {
+    if (keepStaged)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(keep_.data(),
+                                        keepStage_.data() + sizeof(int) * K * (asyncIssued_ % 2),
+                                        sizeof(int) * K, cudaMemcpyHostToDevice, s));
+    appendPicksKernel<<<K, kBlock, 0, s>>>(view_, keep_.data(), tableAge_.data());
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
 }
 
-void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice) {
+void Engine::trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool resident,
+                        const std::vector<bool>* keepPicks) {
   checkSlot(prevSlot);
   checkSlot(curSlot);
   require(frameStream_ != nullptr, "klt cuda: trackAsync before any sendFrame");
   require(stagedFormat_ == FrameFormat::kNone,
           "klt cuda: a staged frame must go with sendFrame before trackAsync");
-  require(!track || (seedsStaged_ && agesStaged_),
+  require(!track || resident || (seedsStaged_ && agesStaged_),
           "klt cuda: a push that tracks needs staged seeds with their ages");
-  require(!resultPending_, "klt cuda: trackAsync before finish() of the last one");
+  require(!resident || !seedsStaged_ || agesStaged_,
+          "klt cuda: a resident table starts from seeds with their ages");
+  require(!keepPicks || keepPicks->size() == static_cast<std::size_t>(sequences()),
+          "klt cuda: keepPicks needs one flag a sequence");
+  require(inFlight_ < 2, "klt cuda: a third trackAsync before finish()");
   ctx_.makeCurrent();
   cudaStream_t s = ctx_.stream().handle();
+  const int K = sequences(), b = asyncIssued_ % 2;
   if (seedsStaged_) writeSeeds();
+  // Which sequences keep their picks: the pinned area of this outbox (the push that used it
+  // last has finished, so its copy has run).
+  const bool keepStaged = resident && selectOnDevice;
+  if (keepStaged) {
+    int* keep = reinterpret_cast<int*>(keepStage_.data()) + K * b;
+    for (int q = 0; q < K; ++q) keep[q] = !keepPicks || (*keepPicks)[q] ? 1 : 0;
+  }
   VIDMAP_CUDA_CHECK(cudaStreamWaitEvent(s, slotReady_[curSlot], 0));
   // One graph launch: the upload of the seeds (the whole inbox past the frames: a graph's
-  // copies have fixed sizes), the tracking, the pack and the read. The host's time between
-  // the previous push's read and this launch is the GPU's idle time of a steady stream.
+  // copies have fixed sizes) or the resident table's, the tracking, the pack and the read into
+  // outbox b. The host's time between the previous push's read and this launch is the GPU's
+  // idle time of a steady stream (none when the call queues push k + 1 before it waits for k).
   const int key = prevSlot | (curSlot << 2) | (track << 4) | (selectOnDevice << 5) |
-                  (seedsStaged_ << 8) | (agesStaged_ << 9) | (1 << 10);
-  launchGraph(key, s, [&] {
-    if (seedsStaged_)
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
-                                        in_.bytes - in_.counts, cudaMemcpyHostToDevice, s));
-    queueTrack(prevSlot, curSlot, track, selectOnDevice);
-    receive(track, selectOnDevice, nullptr, false);
-  });
+                  (seedsStaged_ << 8) | (agesStaged_ << 9) | (1 << 10) | (resident << 12) |
+                  (b << 13);
+  outBuf_ = b;
+  try {
+    launchGraph(key, s, [&] {
+      if (seedsStaged_)
+        VIDMAP_CUDA_CHECK(cudaMemcpyAsync(inbox_.data() + in_.counts, stage_.data() + in_.counts,
+                                          in_.bytes - in_.counts, cudaMemcpyHostToDevice, s));
+      queueTrack(prevSlot, curSlot, track, selectOnDevice, resident, keepStaged);
+    });
+  } catch (...) {
+    outBuf_ = 0;
+    throw;
+  }
+  outBuf_ = 0;
   if (seedsStaged_) {
     VIDMAP_CUDA_CHECK(cudaEventRecord(uploadDone_, s));
     uploadPending_ = true;
   }
-  receivedPicks_ = selectOnDevice;
+  resultPicks_[b] = selectOnDevice;
+  if (seedsStaged_ || !resident) {
+    resultOffsets_[b] = offsets_;
+  } else {
+    resultOffsets_[b].resize(K);
+    for (int q = 0; q < K; ++q) resultOffsets_[b][q] = q * options_.capacity;
+  }
   seedsStaged_ = agesStaged_ = false;
   VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[prevSlot], s));
   VIDMAP_CUDA_CHECK(cudaEventRecord(slotFree_[curSlot], s));
-  VIDMAP_CUDA_CHECK(cudaEventRecord(resultReady_, s));
+  // The timing event before the one finish() waits for: both complete when finish() returns.
+  timedIndex_[b] = -1;
   if (pushTimer_) {
     for (auto& e : resultTimed_)
       if (!e) VIDMAP_CUDA_CHECK(cudaEventCreate(&e));
-    VIDMAP_CUDA_CHECK(cudaEventRecord(resultTimed_[resultTimedCount_ % 2], s));
-    ++resultTimedCount_;
+    VIDMAP_CUDA_CHECK(cudaEventRecord(resultTimed_[resultTimedCount_ % 3], s));
+    timedIndex_[b] = resultTimedCount_++;
   }
-  resultPending_ = true;
+  VIDMAP_CUDA_CHECK(cudaEventRecord(resultReady_[b], s));
+  ++asyncIssued_;
+  ++inFlight_;
 }
 
 void Engine::finish() {
-  if (!resultPending_) return;
-  resultPending_ = false;
-  ctx_.synchronize();  // the read is the last work of the main stream; throws a kernel error
+  if (inFlight_ == 0) return;
+  const int b = (asyncIssued_ - inFlight_) % 2;  // the oldest push in flight
+  --inFlight_;
+  // The read is the last work of its push; throws a kernel error.
+  VIDMAP_CUDA_CHECK(cudaEventSynchronize(resultReady_[b]));
+  readBuf_ = b;
   lastPushMs_ = lastKernelsMs_ = 0;
-  if (pushTimer_ && resultTimedCount_ >= 2) {
+  const int t = timedIndex_[b];
+  if (pushTimer_ && t >= 1) {
+    // The read before it finished first (one stream); with two in flight the ring of three
+    // still holds it.
     float ms = 0;
-    const int last = (resultTimedCount_ - 1) % 2;
-    VIDMAP_CUDA_CHECK(cudaEventElapsedTime(&ms, resultTimed_[1 - last], resultTimed_[last]));
+    VIDMAP_CUDA_CHECK(cudaEventElapsedTime(&ms, resultTimed_[(t - 1) % 3], resultTimed_[t % 3]));
     lastPushMs_ = ms;
   }
 }

@@ -118,8 +118,8 @@ class Engine {
   // Forward, backward and check in one launch (warp kernels; the batched push uses it).
   void trackFused(int prevSlot, int curSlot, int begin, int end, bool useAlive);
   // The alive tracks after the check (alive, age <= maxAge) become seeds[0, alive) of each
-  // sequence, in order (the host table does the same).
-  void compactAlive();
+  // sequence, in order (the host table does the same); resident: their ages move with them.
+  void compactAlive(bool resident = false);
   void eigenMap(int slot);
   // Selection on the last eigen map with seeds[0, alive[seq]) as the alive tracks.
   void select();
@@ -139,6 +139,7 @@ class Engine {
   void readLevel(int seq, int slot, int level, float* gray, float* grad);
   void readEigenMap(int seq, float* out);
   float eigenMax(int seq);
+  int aliveCount(int seq);  // alive[seq]: the size of the resident table after the last push
   void synchronize();
 
   // A whole batched push as one CUDA graph (captured on first use for each shape): send,
@@ -150,17 +151,28 @@ class Engine {
   // uploaded and its pyramid built on a second stream while push k tracks, and the results of
   // push k are read at the next call. Per frame, in this order:
   //   stage the frame(s); sendFrame(slot)   upload, conversion, pyramid, Scharr into `slot` on
-  //                                         the frame stream (after the tracks that read it)
-  //   finish()                              waits for the last trackAsync(): its checked(),
-  //                                         selected() and picks() hold until the next one
-  //   stage the seeds; trackAsync(prev, cur, select)   seeds, tracking (after the frame of
-  //                                         `cur` is built), [selection], pack, read; no wait
+  //                                         the frame stream (after the tracks that read it);
+  //                                         frames are staged into two pinned buffers in turn
+  //   [stage the seeds]; trackAsync(prev, cur, track, select, resident)   seeds, tracking
+  //                                         (after the frame of `cur` is built), [selection],
+  //                                         pack, read; no wait
+  //   finish()                              waits for the oldest trackAsync() not finished:
+  //                                         its checked(), selected() and picks() hold until
+  //                                         the next finish() or push(), and its outbox until
+  //                                         the second trackAsync() after it
+  // Two trackAsync() may be in flight (their results go to two outboxes in turn), so a call
+  // can queue push k + 1 before it waits for push k. resident = true keeps the track table on
+  // the device: the seeds of a push without staged seeds are the survivors of the last
+  // resident push in order, then the picks of the sequences in `keepPicks` (all when null),
+  // with their ages; the host needs no round trip between pushes (a staged table starts it).
   // With 3 frame slots the frame stream never waits for the tracking of the previous push;
   // with 2 it waits for it (the slot it writes is the one that push reads). Results are bit
   // for bit those of push(): the same kernels on the same data.
   void sendFrame(int slot);
-  void trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void trackAsync(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool resident = false,
+                  const std::vector<bool>* keepPicks = nullptr);
   void finish();
+  int inFlight() const { return inFlight_; }
   int frameSlots() const { return view_.slots; }
 
   // Per-kernel GPU times of direct launches (KernelProfiler names "klt_*").
@@ -178,11 +190,14 @@ class Engine {
   struct Graph;
   void launchTrack(bool backward, int prevSlot, int curSlot, int begin, int end, bool useAlive);
   void queuePush(int prevSlot, int curSlot, bool track, bool selectOnDevice);
-  void queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice);
-  void queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice);
+  void queueTrack(int prevSlot, int curSlot, bool track, bool selectOnDevice, bool resident,
+                  bool keepStaged);
+  void queueTrackAndSelect(int prevSlot, int curSlot, bool track, bool selectOnDevice,
+                           bool resident = false);
+  std::uint8_t* frameStage();  // the pinned buffer frames are staged into now
   void unpack(int slot);
   void unpackFrame(int slot);
-  void unpackSeeds();
+  void unpackSeeds(bool resident = false);
   void copyInbox();
   void copyFrames(gpu::StreamHandle s);
   gpu::StreamHandle queueStream_ = nullptr;  // where buildPyramid/unpack launch (null: main)
@@ -210,25 +225,33 @@ class Engine {
   gpu::DeviceBuffer<float> gray_, grad_, eig_, trackXY_;
   gpu::DeviceBuffer<TrackRecord> records_[4];
   gpu::DeviceBuffer<unsigned> eigMax_;
-  gpu::DeviceBuffer<int> alive_, ages_, cellCount_, trackStart_, trackCell_, take_, takePos_,
-      selCounts_, aliveFlag_, alivePos_;
+  gpu::DeviceBuffer<int> alive_, ages_, tableAge_, keep_, cellCount_, trackStart_, trackCell_,
+      take_, takePos_, selCounts_, aliveFlag_, alivePos_;
   gpu::DeviceBuffer<Pick> picks_;
   gpu::DeviceBuffer<std::uint64_t> keys_, sorted_;
-  gpu::DeviceBuffer<std::uint8_t> inbox_, outbox_, cubTemp_;
+  gpu::DeviceBuffer<std::uint8_t> inbox_, outbox_[2], cubTemp_;
   std::size_t cubBytes_ = 0;
 
-  PinnedBytes stage_, result_;
+  PinnedBytes stage_, result_[2];
+  PinnedBytes frameStage2_, keepStage_;    // the second frame buffer; keepPicks, two areas
   gpu::EventHandle uploadDone_ = nullptr;  // recorded after the copies out of stage_
   bool uploadPending_ = false;
   // The pipelined push: the frame stream, an event a slot recorded after the last tracking
   // that reads it, one after each slot's frame is built, and the read of the last trackAsync.
   std::unique_ptr<gpu::Stream> frameStream_;
   std::vector<gpu::EventHandle> slotFree_, slotReady_;
-  gpu::EventHandle frameUploaded_ = nullptr, resultReady_ = nullptr;
-  gpu::EventHandle resultTimed_[2] = {nullptr, nullptr};  // timing events of the reads
+  gpu::EventHandle frameUploaded_[2] = {nullptr, nullptr}, resultReady_[2] = {nullptr, nullptr};
+  gpu::EventHandle resultTimed_[3] = {nullptr, nullptr, nullptr};  // timing events of the reads
   int resultTimedCount_ = 0;
-  bool frameUploadPending_ = false, resultPending_ = false, asyncTracked_ = false,
-       asyncPicks_ = false;
+  bool frameUploadPending_[2] = {false, false};
+  int frameBuf_ = 0;  // the frame buffer of the next staging: 0 in stage_, 1 frameStage2_
+  // The results: receive() writes outbox outBuf_; the getters read result_[readBuf_] with
+  // the offsets and picks flag of the push that wrote it. trackAsync() k writes buffer k % 2.
+  int outBuf_ = 0, readBuf_ = 0;
+  std::vector<int> resultOffsets_[2];
+  bool resultPicks_[2] = {false, false};
+  int timedIndex_[2] = {-1, -1};
+  int inFlight_ = 0, asyncIssued_ = 0;
   std::vector<int> counts_, offsets_;
   struct Staged {
     const TrackRecord* seeds = nullptr;  // the caller's memory, read at send()
@@ -240,7 +263,6 @@ class Engine {
   std::size_t sendBytes_ = 0;
   bool profiling_ = false;
   bool capturing_ = false;
-  bool receivedPicks_ = false;
   std::map<int, std::unique_ptr<Graph>> graphs_;
   std::unique_ptr<gpu::EventTimer> pushTimer_, kernelTimer_;
   double lastPushMs_ = 0, lastKernelsMs_ = 0;

@@ -205,6 +205,48 @@ struct AbsolutePoseProblem {
   }
 };
 
+// A camera turned about a fixed centre c: p = R (X - c), three degrees of freedom.
+struct RotationAboutCentreProblem {
+  static constexpr int kDof = 3;
+  using State = Pose;
+  const Vec2List& xn;
+  const Vec3List& X;
+  const std::vector<int>& idx;
+  const Vec3& centre;
+
+  double cost(const State& s) const {
+    double c = 0;
+    forEach(idx, xn.size(),
+            [&](int i) { c += (s.apply(X[i]).hnormalized() - xn[i]).squaredNorm(); });
+    return 0.5 * c;
+  }
+  double normalEquations(const State& s, Eigen::Matrix<double, 3, 3>* JtJ,
+                         Eigen::Matrix<double, 3, 1>* Jtr) const {
+    JtJ->setZero();
+    Jtr->setZero();
+    double c = 0;
+    forEach(idx, xn.size(), [&](int i) {
+      const Vec3 p = s.R * (X[i] - centre);
+      const double iz = 1.0 / p.z(), u = p.x() * iz, v = p.y() * iz;
+      const Vec2 r(u - xn[i].x(), v - xn[i].y());
+      // R' = exp(w) R: d p / d w = -[p]x (AbsolutePoseProblem's first three columns).
+      Eigen::Matrix<double, 2, 3> J;
+      J << -iz * u * p.y(), iz * (p.z() + u * p.x()), -iz * p.y(), -iz * (p.z() + v * p.y()),
+          iz * v * p.x(), iz * p.x();
+      JtJ->noalias() += J.transpose() * J;
+      Jtr->noalias() += J.transpose() * r;
+      c += r.squaredNorm();
+    });
+    return 0.5 * c;
+  }
+  State retract(const State& s, const Eigen::Matrix<double, 3, 1>& d) const {
+    State out;
+    out.R = expSO3(d) * s.R;
+    out.t = -out.R * centre;
+    return out;
+  }
+};
+
 }  // namespace
 
 LmSummary refineRelativePose(const Vec3List& x1, const Vec3List& x2,
@@ -272,6 +314,14 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2, const std::v
 LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X, const std::vector<int>& indices,
                              Pose* pose, const LmOptions& options) {
   AbsolutePoseProblem p{xn, X, indices, CauchyLoss(options.loss_scale)};
+  return levenbergMarquardt(p, pose, options);
+}
+
+LmSummary refineRotationAboutCentre(const Vec2List& xn, const Vec3List& X,
+                                    const std::vector<int>& indices, const Vec3& centre, Pose* pose,
+                                    const LmOptions& options) {
+  pose->t = -pose->R * centre;
+  RotationAboutCentreProblem p{xn, X, indices, centre};
   return levenbergMarquardt(p, pose, options);
 }
 

@@ -3,7 +3,8 @@
 // - fundamental matrix: Sampson error of F = U diag(1, s, 0) V^T over U, V in SO(3) and s
 //   (7 dof; A. Bartoli and P. Sturm, "Nonlinear estimation of the fundamental matrix with
 //   minimal parameters", PAMI 26(3), 2004);
-// - absolute pose: reprojection error over R in SO(3) and t (6 dof).
+// - absolute pose: reprojection error over R in SO(3) and t (6 dof), or over R alone about a
+//   known centre (3 dof).
 #pragma once
 
 #include <vector>
@@ -26,6 +27,12 @@ LmSummary refineFundamental(const Vec2List& p1, const Vec2List& p2, const std::v
 // xn: normalized image points, X: world points; the reprojection error in normalized units.
 LmSummary refineAbsolutePose(const Vec2List& xn, const Vec3List& X, const std::vector<int>& indices,
                              Pose* pose, const LmOptions& options = {});
+
+// The same with the camera centre held at `centre` (a pure rotation; plain least squares,
+// options.loss_scale unused): pose->R is refined, pose->t set to -R centre.
+LmSummary refineRotationAboutCentre(const Vec2List& xn, const Vec3List& X,
+                                    const std::vector<int>& indices, const Vec3& centre, Pose* pose,
+                                    const LmOptions& options = {});
 
 // The signed Sampson residual of (x1, x2) for the 3x3 model M and its gradient in the entries of
 // M (row-major), for refiners that chain it with their parameterisation.

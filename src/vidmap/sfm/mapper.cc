@@ -51,7 +51,7 @@ void MapperOptions::check() const {
   checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
   checkRange("mapper.maxRegistrationTrials", maxRegistrationTrials, 1, 1000000);
   checkRange("mapper.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
-  checkRange("mapper.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
+  checkRange("mapper.rotationOnlyMaxChi2", rotationOnlyMaxChi2, 0.0, 1e12);
   checkRange("mapper.maxReprojErrorPx", maxReprojErrorPx, 0.1, 1000.0);
   checkRange("mapper.minTriAngleDeg", minTriAngleDeg, 0.0, 90.0);
   checkRange("mapper.minTriDepthFraction", minTriDepthFraction, 0.0, 1.0);
@@ -149,7 +149,7 @@ RegistrationOptions MapperOptions::registration() const {
   o.pnpMinInliers = pnpMinInliers;
   o.pnpMinInlierRatio = pnpMinInlierRatio;
   o.maxJumpOverDepth = maxJumpOverDepth;
-  o.rotationOnlyTolerancePx = rotationOnlyTolerancePx;
+  o.rotationOnlyMaxChi2 = rotationOnlyMaxChi2;
   o.anchorByMatches = photos;
   o.verbose = verbose;
   return o;

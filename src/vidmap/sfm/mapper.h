@@ -111,9 +111,10 @@ struct MapperOptions {
   // (in video order; photos: the one with the most verified matches) than this times the median
   // depth of its inlier points.
   double maxJumpOverDepth = 1.0;
-  // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when that
-  // explains its PnP inliers within this much RMS error of the full pose (pixels).
-  double rotationOnlyTolerancePx = 0.05;
+  // A new keyframe keeps the centre of the nearest keyframe (a pure rotation) when the full
+  // pose lowers its PnP inliers' squared residuals by at most this times their variance
+  // (registration.h: a chi^2 test of the translation's 3 degrees of freedom).
+  double rotationOnlyMaxChi2 = 16.3;
 
   double maxReprojErrorPx = 4.0;  // observations above are filtered (working pixels)
   // New points and filtering. COLMAP's 1.5 degrees breaks rotation-heavy video into pieces;

@@ -11,6 +11,7 @@
 
 #include "vidmap/core/check.h"
 #include "vidmap/geometry/pnp.h"
+#include "vidmap/geometry/refine.h"
 #include "vidmap/geometry/score_batch.h"
 #if defined(VIDMAP_HAVE_CUDA)
 #include "vidmap/geometry/score_batch_cuda.h"
@@ -24,7 +25,7 @@ void RegistrationOptions::check() const {
   checkRange("registration.pnpMinInliers", pnpMinInliers, 6, 1000000);
   checkRange("registration.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
   checkRange("registration.maxJumpOverDepth", maxJumpOverDepth, 0.0, 1e9);
-  checkRange("registration.rotationOnlyTolerancePx", rotationOnlyTolerancePx, 0.0, 1000.0);
+  checkRange("registration.rotationOnlyMaxChi2", rotationOnlyMaxChi2, 0.0, 1e12);
   require(pnpDevice == nullptr || pnpLockstep,
           "registration.pnpDevice: set only with registration.pnpLockstep");
 #if !defined(VIDMAP_HAVE_CUDA)
@@ -170,31 +171,54 @@ RegistrationOutcome Registration::registerImage(Reconstruction& rec, const Camer
           (nearest < 0 || std::abs(k - id) < std::abs(nearest - id)))
         nearest = k;
   const Vec3 anchor = rec.image(nearest).pose.center();
-  auto rms = [&](const geometry::Pose& p, const std::vector<char>& mask) {
+  // Sum of squared pixel residuals of `p` over the correspondences with mask set.
+  auto ssr = [&](const geometry::Pose& p, const std::vector<char>& mask) {
     double s2 = 0;
-    int n = 0;
     for (size_t i = 0; i < px.size(); ++i) {
       if (!mask[i]) continue;
       const Vec3 xc = p.apply(X[i]);
       s2 += xc.z() > 0 ? (pin.project({xc.x() / xc.z(), xc.y() / xc.z()}) - px[i]).squaredNorm()
                        : 1e12;
-      ++n;
     }
-    return std::sqrt(s2 / std::max(n, 1));
+    return s2;
   };
-  // Model selection: when a pure rotation about the anchor's centre explains the inliers as
-  // well as the full pose, the translation is not observed (the points are far against the
-  // motion) and PnP's translation is noise; keeping it would triangulate the next points
-  // from a baseline that does not exist and let the scale run away in rotation-heavy video.
+  // Model selection: a pure rotation about the anchor's centre (3 degrees of freedom) against
+  // the full pose (6), both fitted by least squares to PnP's inliers. Under the rotation the
+  // full pose's 3 extra parameters lower the squared residuals by sigma^2 chi^2(3); the
+  // rotation is kept only when the full pose gains no more than rotationOnlyMaxChi2 sigma^2,
+  // sigma^2 the full pose's residual variance (a likelihood-ratio test, the translation's Wald
+  // test to first order). Then the translation is not observed (the points are far against the
+  // motion), and keeping PnP's would triangulate from a baseline that does not exist and let the
+  // scale run away in rotation-heavy video. A real baseline, however small, is kept: pinning it
+  // to the anchor's centre makes the triangulator refuse what the keyframe sees as behind the
+  // camera (docs/benchmarks.md, "Registration's rotation-only pose: a chi-square test").
   {
     geometry::Vec2List normalized(px.size());
-    for (size_t i = 0; i < px.size(); ++i) normalized[i] = pin.normalize(px[i]);
-    const geometry::Pose rot = geometry::rotationAboutCentre(X, normalized, anchor, inliers);
-    const double ePnp = rms(pose, inliers), eRot = rms(rot, inliers);
+    std::vector<int> idx;
+    for (size_t i = 0; i < px.size(); ++i) {
+      normalized[i] = pin.normalize(px[i]);
+      if (inliers[i]) idx.push_back(static_cast<int>(i));
+    }
+    geometry::Pose rot = geometry::rotationAboutCentre(X, normalized, anchor, inliers);
+    geometry::refineRotationAboutCentre(normalized, X, idx, anchor, &rot);
+    geometry::Pose full = pose;  // PnP's, refined with a robust loss; least squares here
+    geometry::refineAbsolutePose(normalized, X, idx, &full);
+    const int n = static_cast<int>(idx.size());
+    const double sFull = std::min(ssr(full, inliers), ssr(pose, inliers));
+    const double sRot = ssr(rot, inliers);
+    // Keypoints are not better than this; exact synthetic ones must not divide by zero.
+    constexpr double kMinSigmaPx = 0.05;
+    const double sigma2 = std::max(sFull / std::max(2 * n - 6, 1), kMinSigmaPx * kMinSigmaPx);
+    const double chi2 = (sRot - sFull) / sigma2;
+    const bool rotation = chi2 <= options_.rotationOnlyMaxChi2;
     if (options_.verbose)
-      std::fprintf(stderr, "mapper:   rms of %d: full pose %.3f px, rotation about %d %.3f px\n",
-                   id, ePnp, nearest, eRot);
-    if (eRot <= ePnp + options_.rotationOnlyTolerancePx) {
+      std::fprintf(stderr,
+                   "mapper:   model of %d: %d inliers, rms full pose %.3f px, rotation about %d "
+                   "%.3f px, sigma %.3f px, chi2 %.1f: %s\n",
+                   id, n, std::sqrt(sFull / std::max(n, 1)), nearest,
+                   std::sqrt(sRot / std::max(n, 1)), std::sqrt(sigma2), chi2,
+                   rotation ? "rotation" : "full pose");
+    if (rotation) {
       pose = rot;
       for (size_t i = 0; i < px.size(); ++i) {
         const Vec3 xc = pose.apply(X[i]);

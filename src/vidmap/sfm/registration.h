@@ -11,10 +11,12 @@
 //                  points is one observation, as COLMAP counts it);
 //   rotation only  a pure rotation about the centre of the keyframe nearest in video order
 //                  among the registered ones it has verified matches with
-//                  (geometry::rotationAboutCentre) replaces the pose when it explains the
-//                  inliers within rotationOnlyTolerancePx RMS of the full pose: the translation
-//                  is not observed, and keeping PnP's would triangulate from a baseline that
-//                  does not exist and let the scale run away in rotation-heavy video;
+//                  (geometry::rotationAboutCentre, refined) replaces the pose when the full
+//                  pose's 3 extra degrees of freedom do not lower the inliers' squared
+//                  residuals by more than rotationOnlyMaxChi2 times their variance (a
+//                  likelihood-ratio test): the translation is not observed, and keeping PnP's
+//                  would triangulate from a baseline that does not exist and let the scale run
+//                  away in rotation-heavy video; a small real baseline stays;
 //   jump           the camera centre must lie nearer that keyframe's than maxJumpOverDepth
 //                  times the median depth of its inlier points.
 //
@@ -48,7 +50,10 @@ struct RegistrationOptions {
   // photos: 70 inliers of 369 keypoints (0.19) at 1.2 px RMS, a pose COLMAP accepts.
   double pnpMinInlierRatio = 0.1;
   double maxJumpOverDepth = 1.0;
-  double rotationOnlyTolerancePx = 0.05;
+  // The rotation-only pose wins when the full pose lowers the inliers' squared pixel
+  // residuals by at most this times their variance per coordinate (the full pose's). Under a
+  // pure rotation the drop is chi^2 with 3 degrees of freedom: 16.3 is its 0.999 quantile.
+  double rotationOnlyMaxChi2 = 16.3;
   // The registered keyframe that anchors the jump and rotation-only checks, among those the new
   // one has verified matches with: false (video), the nearest in input order; true (photos,
   // whose order says nothing of where they were taken), the one with the most verified matches,

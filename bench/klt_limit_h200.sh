@@ -16,14 +16,9 @@
 set -u
 BIN=$1 OUT=$2 MODE=${3:-full}
 mkdir -p "$OUT"
-source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect NAME SECONDS COMMAND...
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect, device_clock, stamp, young
 export OMP_WAIT_POLICY=passive
-T0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader \
-  >>"$OUT/log.txt" 2>&1
-# Steps past the first four run only while the call is young (the device minutes are few).
-young() { [ $(($(date +%s) - T0)) -lt "$1" ]; }
+device_clock  # T0, the GPU line; stamp and young (scripts/device_lib.sh)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 SECTIONS="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis"
 ONE="--width 1280 --tracks 1024 --no-throughput --reps 3"

@@ -12,13 +12,9 @@
 set -u
 BIN=$1 OUT=$2
 mkdir -p "$OUT"
-source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect NAME SECONDS COMMAND...
+source "$(dirname "$0")/../scripts/device_lib.sh"  # run, collect, device_clock, stamp, young
 export OMP_WAIT_POLICY=passive
-T0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
-young() { [ $(($(date +%s) - T0)) -lt "$1" ]; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader \
-  >>"$OUT/log.txt" 2>&1
+device_clock  # T0, the GPU line; stamp and young (scripts/device_lib.sh)
 tests() {  # tests NAME BINARY: the agreement lines and the summary
   timeout 90 "$2" >"$OUT/$1.full" 2>&1
   stamp "$1 rc $?"

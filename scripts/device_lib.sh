@@ -35,3 +35,14 @@ collect() {
   } >>"$OUT/results.txt"
   rm -f "$OUT/$1.json"
 }
+
+# device_clock: starts the call's clock (T0) and logs the GPU and its clocks to OUT/log.txt;
+# then stamp MESSAGE logs a line with the seconds since T0, and young N is true while fewer
+# than N seconds have passed (steps that run only while the call has device time to spare).
+device_clock() {
+  T0=$(date +%s)
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader \
+    >>"$OUT/log.txt" 2>&1
+}
+stamp() { echo "[$(($(date +%s) - T0)) s] $*" >>"$OUT/log.txt"; }
+young() { [ $(($(date +%s) - T0)) -lt "$1" ]; }

@@ -145,7 +145,8 @@ std::vector<Match> Matcher::matchGuided(const Features& a, const Features& b,
 
 std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
                                                    const std::vector<const Features*>& refs,
-                                                   const std::vector<EpipolarGuide>& guides) {
+                                                   const std::vector<EpipolarGuide>& guides,
+                                                   int maxFeatures) {
   checkFeatures(query, "A");
   require(guides.empty() || guides.size() == refs.size(),
           "match: " + std::to_string(guides.size()) + " guides for " + std::to_string(refs.size()) +
@@ -153,7 +154,12 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
   for (const auto& g : guides) g.check();
   MatchProblem p;
   p.a = query.descriptors.data();
-  p.na = static_cast<int>(query.size());
+  require(maxFeatures >= 0, "match: maxFeatures " + std::to_string(maxFeatures) + " < 0");
+  const auto used = [maxFeatures](const Features& f) {
+    const int n = static_cast<int>(f.size());
+    return maxFeatures > 0 ? std::min(n, maxFeatures) : n;
+  };
+  p.na = used(query);
   p.keypointsA = query.keypoints.data();
   p.segments.push_back(0);
   std::vector<float> bcat;
@@ -161,7 +167,7 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
   for (const Features* f : refs) {
     require(f != nullptr, "match: a null reference image");
     checkFeatures(*f, "B");
-    p.segments.push_back(p.segments.back() + static_cast<int>(f->size()));
+    p.segments.push_back(p.segments.back() + used(*f));
   }
   if (refs.size() == 1) {
     p.b = refs[0]->descriptors.data();
@@ -170,8 +176,10 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
     bcat.reserve(static_cast<size_t>(p.segments.back()) * kDescriptorSize);
     kcat.reserve(p.segments.back());
     for (const Features* f : refs) {
-      bcat.insert(bcat.end(), f->descriptors.begin(), f->descriptors.end());
-      kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.end());
+      const int n = used(*f);
+      bcat.insert(bcat.end(), f->descriptors.begin(),
+                  f->descriptors.begin() + static_cast<long>(n) * kDescriptorSize);
+      kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.begin() + n);
     }
     p.b = bcat.data();
     p.keypointsB = kcat.data();

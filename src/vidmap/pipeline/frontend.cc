@@ -347,11 +347,14 @@ GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Featur
   std::vector<int> all(cands.size());
   for (size_t r = 0; r < cands.size(); ++r) all[r] = static_cast<int>(r);
   guidesOf(all);
-  // Pairs plain-matched on their strongest features whose guide failed: matched again in full,
-  // and their guide estimated again (what they would have had without guideFeatures).
+  // Pairs plain-matched on their strongest features whose guide failed, or holds fewer than
+  // 4 minPairMatches inliers (a guide from few matches of a wide pair can be wrong where the
+  // full matches find none: fr1-desk at 4 fps): matched again in full, and their guide
+  // estimated again (what they would have had without guideFeatures).
   std::vector<int> again;
   for (size_t r = 0; r < cands.size(); ++r)
-    if (r < in.plainLimited.size() && in.plainLimited[r] && !guideFound(r))
+    if (r < in.plainLimited.size() && in.plainLimited[r] &&
+        !(guideFound(r) && essentials[r].num_inliers >= 4 * options_.minPairMatches))
       again.push_back(static_cast<int>(r));
   std::vector<std::vector<features::Match>> full;
   if (!again.empty()) {

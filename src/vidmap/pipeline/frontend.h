@@ -57,8 +57,9 @@ struct FrontendOptions {
   // Video, guided: the plain matching of a new keyframe against its candidates other than the
   // last keyframe reads only the guideFeatures strongest features of each side. Those matches
   // serve only to estimate the guide's E (tens of inliers suffice); the pair's matches are the
-  // guided ones, searched among all features. A pair whose guide fails on them is matched again
-  // in full and its guide estimated again, as without the limit. 0: all features.
+  // guided ones, searched among all features. A pair whose guide fails on them, or has fewer
+  // than 4 minPairMatches inliers, is matched again in full and its guide estimated again, as
+  // without the limit. 0: all features.
   int guideFeatures = 0;
   // Photos: no keyframe gate, exhaustive pairs (see above). Set by the pipeline for a folder
   // read as photos.

@@ -7,6 +7,7 @@
 //            [--vidmap-solvers auto,dense,iterative] [--max-iterations N] [--out FILE]
 //            [--verbose]    (vidmap's preprocessor phases and iterations on stderr)
 //            [--reps N]     (each vidmap solve N times after the warm-up; medians reported)
+//            [--cpu-avx2 on|off] (the CPU backend's AVX2 segment sums, ba::Options::cpuAvx2)
 //            [--cuda-graphs on|off|both]  (the CUDA backend's graph path, its phase path, or
 //                                          both; per LM iteration: host ms, and with graphs
 //                                          the GPU ms of the replays from CUDA events)
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   int reps = 1;
   std::string graphs = "on";
+  std::string cpuAvx2 = "on";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -84,6 +86,8 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::stoi(next()));
     else if (a == "--cuda-graphs")
       graphs = next();
+    else if (a == "--cpu-avx2")
+      cpuAvx2 = next();
     else if (a == "--verbose")
       verbose = true;
     else if (a.rfind("--", 0) == 0) {
@@ -141,6 +145,7 @@ int main(int argc, char** argv) {
     o.numThreads = threads;
     o.maxNumIterations = maxIterations;
     o.verbose = verbose;
+    o.cpuAvx2 = cpuAvx2 != "off";
     for (const auto& backend : backends) {
       if (backend == "cuda" && !ba::cudaBackendAvailable()) {
         std::fprintf(stderr, "skipping cuda: no CUDA backend or device\n");

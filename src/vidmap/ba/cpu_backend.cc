@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "vidmap/ba/backend.h"
@@ -56,6 +57,71 @@ bool allFinite(const std::vector<double>& v) {
     if (!std::isfinite(x)) return false;
   return true;
 }
+
+// One segment's C x C block: accumulatePair (schur.h) over its observation pairs [e0, e1), in
+// list order. The pair loop is most of an adjustment with the camera refined (C = 10: a quarter
+// of tum-fr1-xyz's CPU time at 4 fps, docs/benchmarks.md "CPU path on xyz at 4 fps"), and the
+// baseline x86-64 build runs it two doubles at a time. Where the CPU has AVX2 the same code runs
+// four at a time: only element-wise products and sums vectorise (no FMA: -ffp-contract=off, and
+// "avx2" does not enable it), so each element gets the baseline's operations in the baseline's
+// order and the blocks are equal bit for bit.
+template <int C, int RS>
+__attribute__((always_inline)) inline void segmentBlockImpl(const double* recs, const double* P,
+                                                            const int* pairA, const int* pairB,
+                                                            int e0, int e1, double* out) {
+  double B[C * C];
+  std::fill(B, B + C * C, 0.0);
+  for (int e = e0; e < e1; ++e) {
+    const int a = pairA[e], b = pairB[e];
+    accumulatePair<C>(recs + static_cast<size_t>(a) * RS, P + 6 * static_cast<size_t>(a),
+                      recs + static_cast<size_t>(b) * RS, a == b, B);
+  }
+  std::copy(B, B + C * C, out);
+}
+
+template <int C, int RS>
+void segmentBlockBase(const double* recs, const double* P, const int* pairA, const int* pairB,
+                      int e0, int e1, double* out) {
+  segmentBlockImpl<C, RS>(recs, P, pairA, pairB, e0, e1, out);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// accumulatePair's rows four columns at a time (GCC's vector extension: element-wise, each
+// element row[c] + (a0 N[c] + a1 N[C + c]) as there).
+template <int C, int RS>
+__attribute__((target("avx2"))) void segmentBlockAvx2(const double* recs, const double* P,
+                                                      const int* pairA, const int* pairB, int e0,
+                                                      int e1, double* out) {
+  typedef double V4 __attribute__((vector_size(32)));
+  double B[C * C];
+  std::fill(B, B + C * C, 0.0);
+  for (int e = e0; e < e1; ++e) {
+    const int a = pairA[e], b = pairB[e];
+    const double* JcA = recs + static_cast<size_t>(a) * RS + 8;
+    double N[2 * C];
+    pairFactor<C>(P + 6 * static_cast<size_t>(a), recs + static_cast<size_t>(b) * RS, a == b, N);
+    for (int r = 0; r < C; ++r) {
+      const double a0 = JcA[r], a1 = JcA[C + r];
+      double* row = B + r * C;
+      int c = 0;
+      for (; c + 4 <= C; c += 4) {
+        V4 n0, n1, v;
+        std::memcpy(&n0, N + c, sizeof n0);
+        std::memcpy(&n1, N + C + c, sizeof n1);
+        std::memcpy(&v, row + c, sizeof v);
+        v = v + (a0 * n0 + a1 * n1);
+        std::memcpy(row + c, &v, sizeof v);
+      }
+      for (; c < C; ++c) row[c] += a0 * N[c] + a1 * N[C + c];
+    }
+  }
+  std::copy(B, B + C * C, out);
+}
+bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
 
 template <CameraModel M, RotationType R, int C>
 class CpuBackend final : public Backend {
@@ -426,14 +492,13 @@ class CpuBackend final : public Backend {
   // B(i, k) of every listed segment.
   void computeSegments() {
     const int ns = static_cast<int>(s_.segA.size());
+    auto block = &segmentBlockBase<C, RS>;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (o_.cpuAvx2 && cpuHasAvx2()) block = &segmentBlockAvx2<C, RS>;
+#endif
     parallelForDynamic(ns, [&](std::int64_t g) {
-      double B[C * C];
-      std::fill(B, B + C * C, 0.0);
-      for (int e = s_.segStart[g]; e < s_.segStart[g + 1]; ++e) {
-        const int a = s_.pairA[e], b = s_.pairB[e];
-        accumulatePair<C>(rec(a), &P_[6 * a], rec(b), a == b, B);
-      }
-      std::copy(B, B + C * C, &segB_[static_cast<size_t>(g) * C * C]);
+      block(rec_.data(), P_.data(), s_.pairA.data(), s_.pairB.data(), s_.segStart[g],
+            s_.segStart[g + 1], &segB_[static_cast<size_t>(g) * C * C]);
     });
   }
 

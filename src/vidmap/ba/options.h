@@ -67,6 +67,9 @@ struct Options {
   // machine waits for a descheduled thread (the mapper's local windows, a few thousand
   // observations, ran 2-5x longer in wall time than in CPU time on 2 shared cores).
   int minObservationsPerThread = 10000;
+  // The CPU backend's Schur segment sums run four doubles at a time where the CPU has AVX2 (the
+  // same results bit for bit, cpu_backend.cc); false: the baseline x86-64 code everywhere.
+  bool cpuAvx2 = true;
   // The CUDA backend runs on this context (its kernels and memory are counted there, for the
   // run record) when given; otherwise on a context of its own on device 0. Not owned.
   gpu::Context* context = nullptr;

@@ -18,14 +18,18 @@ namespace {
 
 // One segment's keypoints in grid cells (compressed rows: the keypoints of cell c are
 // order[start[c] .. start[c + 1]), in increasing index).
+// The keypoints and descriptors are also copied in cell order, so that the walk along a band
+// reads memory in sequence instead of one cache line per keypoint and per descriptor.
 struct Grid {
   double x0 = 0, y0 = 0, cell = 1;
   int cols = 0, rows = 0;
   std::vector<int> start, order;
-  double maxTransposeNorm = 0;  // max over b of (F^T x_b)_1^2 + (F^T x_b)_2^2 (Sampson bound)
+  std::vector<float> x, y;         // of order[k]
+  std::vector<float> descriptors;  // of order[k], 128 each
+  double maxTransposeNorm = 0;     // max over b of (F^T x_b)_1^2 + (F^T x_b)_2^2 (Sampson bound)
 };
 
-Grid makeGrid(const Keypoint* kp, int j0, int j1, const EpipolarGuide& g) {
+Grid makeGrid(const Keypoint* kp, const float* desc, int j0, int j1, const EpipolarGuide& g) {
   Grid grid;
   if (j1 <= j0) return grid;
   double xmin = kp[j0].x, xmax = xmin, ymin = kp[j0].y, ymax = ymin;
@@ -54,10 +58,19 @@ Grid makeGrid(const Keypoint* kp, int j0, int j1, const EpipolarGuide& g) {
   grid.order.resize(j1 - j0);
   std::vector<int> fill(grid.start.begin(), grid.start.end() - 1);
   for (int j = j0; j < j1; ++j) grid.order[fill[cellOf[j - j0]]++] = j;
+  grid.x.resize(j1 - j0);
+  grid.y.resize(j1 - j0);
+  grid.descriptors.resize(static_cast<size_t>(j1 - j0) * 128);
+  for (int k = 0; k < j1 - j0; ++k) {
+    const int j = grid.order[k];
+    grid.x[k] = kp[j].x;
+    grid.y[k] = kp[j].y;
+    std::copy_n(desc + static_cast<size_t>(j) * 128, 128, grid.descriptors.data() + k * 128);
+  }
   return grid;
 }
 
-// Calls visit(j) for every keypoint j of the grid within line distance w of the line
+// Calls visit(k) for every keypoint order[k] of the grid within line distance w of the line
 // l0 x + l1 y + l2 = 0 (and possibly a few more); the caller applies the exact test.
 template <class Visit>
 void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit&& visit) {
@@ -80,7 +93,7 @@ void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit
     const int c1 = std::min(nv - 1, static_cast<int>(std::floor(std::min(vhi, vmax) / grid.cell)));
     for (int cv = c0; cv <= c1; ++cv) {
       const int cell = alongX ? cv * grid.cols + cu : cu * grid.cols + cv;
-      for (int k = grid.start[cell]; k < grid.start[cell + 1]; ++k) visit(grid.order[k]);
+      for (int k = grid.start[cell]; k < grid.start[cell + 1]; ++k) visit(k);
     }
   }
 }
@@ -100,46 +113,63 @@ std::vector<std::vector<Match>> matchGuidedCpu(const MatchProblem& p, const Matc
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
   std::vector<Grid> grids(nseg);
   parallelFor(nseg, [&](std::int64_t k) {
-    grids[k] = makeGrid(p.keypointsB, p.segments[k], p.segments[k + 1], p.guides[k]);
+    grids[k] = makeGrid(p.keypointsB, p.b, p.segments[k], p.segments[k + 1], p.guides[k]);
   });
+  // The rows of A in the order of their cells (32 px, row by row): neighbouring points have
+  // neighbouring epipolar lines, so consecutive rows read mostly the same part of B's grid.
+  std::vector<int> rowOrder(p.na);
+  {
+    std::vector<std::pair<long, int>> key(p.na);
+    for (int i = 0; i < p.na; ++i) {
+      const long cx = std::lround(std::floor(std::max(0.0f, p.keypointsA[i].x) / 32.0f));
+      const long cy = std::lround(std::floor(std::max(0.0f, p.keypointsA[i].y) / 32.0f));
+      key[i] = {std::min(cy, 1L << 20) * (1L << 21) + std::min(cx, 1L << 20), i};
+    }
+    std::sort(key.begin(), key.end());
+    for (int i = 0; i < p.na; ++i) rowOrder[i] = key[i].second;
+  }
 
-  // Rows in parallel; each keeps its candidates (j, distance) for the column pass.
+  // Segment by segment (one segment's grid stays in cache), rows in parallel; each row keeps
+  // its candidates (j, distance) for the column pass. Per row and segment the candidates are
+  // compared in increasing j, as the dense rule visits them.
   std::vector<Top2> rowTop(static_cast<size_t>(p.na) * nseg);
   std::vector<std::vector<std::pair<int, float>>> cand(p.na);
-  parallelFor(p.na, [&](std::int64_t i) {
-    const Keypoint& ka = p.keypointsA[i];
-    const float* da = p.a + i * 128;
-    std::vector<int> js;
-    for (int k = 0; k < nseg; ++k) {
-      const EpipolarGuide& g = p.guides[k];
-      const Grid& grid = grids[k];
-      if (grid.order.empty()) continue;
-      const double* F = g.F.data();
+  for (int k = 0; k < nseg; ++k) {
+    const EpipolarGuide& g = p.guides[k];
+    const Grid& grid = grids[k];
+    if (grid.order.empty()) continue;
+    const double* F = g.F.data();
+    parallelFor(p.na, [&](std::int64_t r) {
+      const int i = rowOrder[r];
+      const Keypoint& ka = p.keypointsA[i];
+      const float* da = p.a + static_cast<size_t>(i) * 128;
       const double l0 = F[0] * ka.x + F[1] * ka.y + F[2];
       const double l1 = F[3] * ka.x + F[4] * ka.y + F[5];
       const double l2 = F[6] * ka.x + F[7] * ka.y + F[8];
       const double nl = l0 * l0 + l1 * l1;
-      if (!(nl > 0)) continue;  // epipolarDistance() is infinite: nothing is in the band
+      if (!(nl > 0)) return;  // epipolarDistance() is infinite: nothing is in the band
       // The Sampson distance is at most the line distance; a pair within the Sampson band lies
       // within sqrt(1 + max|F^T x_b|^2 / |F x_a|^2) band widths of the line.
       const double w =
           g.bandPx * (g.sampson ? std::sqrt(1 + grid.maxTransposeNorm / nl) : 1.0) * (1 + 1e-9) +
           1e-9;
+      thread_local std::vector<std::pair<int, int>> js;  // (j, position in the grid)
       js.clear();
-      walkBand(grid, l0, l1, l2, w, [&](int j) {
-        const Keypoint& kb = p.keypointsB[j];
-        if (epipolarDistance(F, ka.x, ka.y, kb.x, kb.y, g.sampson) <= g.bandPx) js.push_back(j);
+      walkBand(grid, l0, l1, l2, w, [&](int q) {
+        if (epipolarDistance(F, ka.x, ka.y, grid.x[q], grid.y[q], g.sampson) <= g.bandPx)
+          js.emplace_back(grid.order[q], q);
       });
       std::sort(js.begin(), js.end());
       Top2 t;
-      for (int j : js) {
-        const float d = squaredDistance128(da, p.b + j * 128);
+      for (const auto& [j, q] : js) {
+        const float d =
+            squaredDistance128(da, grid.descriptors.data() + static_cast<size_t>(q) * 128);
         top2Push(t, d, j);
         cand[i].emplace_back(j, d);
       }
       rowTop[static_cast<size_t>(i) * nseg + k] = t;
-    }
-  });
+    });
+  }
   // The nearest row of each column, rows in increasing order (ties go to the lower index).
   std::vector<float> colD(p.nb, kNoDistance);
   std::vector<int> colI(p.nb, -1);

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "vidmap/core/error.h"
 #include "vidmap/features/match_kernels.h"
 #include "vidmap/features/matcher.h"
 
@@ -347,6 +348,52 @@ TEST(Match, GuidedLinesFarOutsideTheImageFindNothing) {
       expectSame(gm, bruteForce(a, b, cpu(), &g));
       EXPECT_TRUE(gm.empty());
     }
+}
+
+// The first n features of f (SIFT orders them strongest first).
+Features prefix(const Features& f, int n) {
+  Features p = f;
+  n = std::min(n, static_cast<int>(f.size()));
+  p.keypoints.resize(n);
+  p.descriptors.resize(static_cast<size_t>(n) * 128);
+  return p;
+}
+
+TEST(Match, ManyOnTheStrongestEqualsTheTruncatedLists) {
+  std::mt19937 rng(11);
+  Features q = randomFeatures(500, rng);
+  std::vector<Features> refs;
+  std::vector<std::vector<int>> truth(3);
+  for (int k = 0; k < 3; ++k)
+    refs.push_back(plantedCopy(q, 300, 200 + 100 * k, 0.01f, rng, &truth[k]));
+  refs.push_back(prefix(refs[0], 150));  // shorter than the limit: whole
+  truth.push_back(truth[0]);
+  std::vector<const Features*> ptrs;
+  for (auto& r : refs) ptrs.push_back(&r);
+  const int limit = 200;
+  Matcher m(cpu());
+  for (int single = 0; single < 2; ++single) {
+    const std::vector<const Features*> use = single ? std::vector<const Features*>{ptrs[1]} : ptrs;
+    auto many = m.matchMany(q, use, {}, limit);
+    ASSERT_EQ(many.size(), use.size());
+    for (size_t k = 0; k < use.size(); ++k) {
+      const size_t ref = single ? 1 : k;
+      // The rules on the first `limit` features of each side, indices as in the whole lists.
+      expectSame(many[k], bruteForce(prefix(q, limit), prefix(refs[ref], limit), cpu()));
+      // Known truth: the planted copies among the strongest on both sides are found.
+      const int nb = std::min(limit, static_cast<int>(refs[ref].size()));
+      int planted = 0, found = 0;
+      for (int i = 0; i < limit; ++i) planted += truth[ref][i] >= 0 && truth[ref][i] < nb;
+      for (const auto& x : many[k]) {
+        EXPECT_LT(x.a, limit);
+        EXPECT_LT(x.b, nb);
+        found += truth[ref][x.a] == x.b;
+      }
+      EXPECT_GE(found, planted * 95 / 100);
+      EXPECT_GT(planted, 0);
+    }
+  }
+  EXPECT_THROW(m.matchMany(q, ptrs, {}, -1), Error);
 }
 
 TEST(Match, ManyEqualsOneByOne) {

@@ -70,32 +70,48 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
   std::vector<float> colD(p.nb, kNoDistance);
   std::vector<int> colI(p.nb, -1);
   RowMatrix S;
+  // One pass over each block of the product: every row's top-2 per segment and, per chunk of
+  // rows, the nearest row of each column (rows in increasing order, ties to the lower index);
+  // the chunks' columns are then merged in chunk order, which gives the nearest row over all
+  // rows whatever the number of chunks (and threads).
+  const int rowChunks = std::max(1, maxThreads());
+  std::vector<float> chunkD(static_cast<size_t>(rowChunks) * p.nb);
+  std::vector<int> chunkI(static_cast<size_t>(rowChunks) * p.nb);
   const int colChunks = std::max(1, std::min(p.nb / 256, 4 * maxThreads()));
   for (int r0 = 0; r0 < p.na; r0 += kRowBlock) {
     const int rb = std::min(kRowBlock, p.na - r0);
     Eigen::Map<const RowMatrix> A(p.a + static_cast<long>(r0) * 128, rb, kDescriptorSize);
     S.noalias() = A * B.transpose();
-    parallelFor(rb, [&](std::int64_t li) {
-      const int i = r0 + static_cast<int>(li);
-      const float* s = S.data() + li * p.nb;
-      for (int k = 0; k < nseg; ++k) {
-        Top2 t;
-        for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
-          top2Push(t, squaredDistance(normA[i], normB[j], s[j]), j);
+    const int chunks = std::min(rowChunks, rb);
+    parallelFor(chunks, [&](std::int64_t c) {
+      float* cd = chunkD.data() + c * p.nb;
+      int* ci = chunkI.data() + c * p.nb;
+      std::fill(cd, cd + p.nb, kNoDistance);
+      std::fill(ci, ci + p.nb, -1);
+      const int l0 = static_cast<int>(static_cast<long>(rb) * c / chunks);
+      const int l1 = static_cast<int>(static_cast<long>(rb) * (c + 1) / chunks);
+      for (int li = l0; li < l1; ++li) {
+        const int i = r0 + li;
+        const float* s = S.data() + static_cast<long>(li) * p.nb;
+        for (int k = 0; k < nseg; ++k) {
+          Top2 t;
+          for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
+            const float d = squaredDistance(normA[i], normB[j], s[j]);
+            top2Push(t, d, j);
+            if (d < cd[j]) cd[j] = d, ci[j] = i;
+          }
+          rowTop[static_cast<size_t>(i) * nseg + k] = t;
         }
-        rowTop[static_cast<size_t>(i) * nseg + k] = t;
       }
     });
     parallelFor(colChunks, [&](std::int64_t c) {
       const int j0 = static_cast<int>(static_cast<long>(p.nb) * c / colChunks);
       const int j1 = static_cast<int>(static_cast<long>(p.nb) * (c + 1) / colChunks);
-      for (int li = 0; li < rb; ++li) {
-        const int i = r0 + li;
-        const float* s = S.data() + static_cast<long>(li) * p.nb;
-        for (int j = j0; j < j1; ++j) {
-          const float d = squaredDistance(normA[i], normB[j], s[j]);
-          if (d < colD[j]) colD[j] = d, colI[j] = i;
-        }
+      for (int h = 0; h < chunks; ++h) {
+        const float* cd = chunkD.data() + static_cast<size_t>(h) * p.nb;
+        const int* ci = chunkI.data() + static_cast<size_t>(h) * p.nb;
+        for (int j = j0; j < j1; ++j)
+          if (cd[j] < colD[j]) colD[j] = cd[j], colI[j] = ci[j];
       }
     });
   }
@@ -145,7 +161,8 @@ std::vector<Match> Matcher::matchGuided(const Features& a, const Features& b,
 
 std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
                                                    const std::vector<const Features*>& refs,
-                                                   const std::vector<EpipolarGuide>& guides) {
+                                                   const std::vector<EpipolarGuide>& guides,
+                                                   int maxFeatures) {
   checkFeatures(query, "A");
   require(guides.empty() || guides.size() == refs.size(),
           "match: " + std::to_string(guides.size()) + " guides for " + std::to_string(refs.size()) +
@@ -153,7 +170,12 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
   for (const auto& g : guides) g.check();
   MatchProblem p;
   p.a = query.descriptors.data();
-  p.na = static_cast<int>(query.size());
+  require(maxFeatures >= 0, "match: maxFeatures " + std::to_string(maxFeatures) + " < 0");
+  const auto used = [maxFeatures](const Features& f) {
+    const int n = static_cast<int>(f.size());
+    return maxFeatures > 0 ? std::min(n, maxFeatures) : n;
+  };
+  p.na = used(query);
   p.keypointsA = query.keypoints.data();
   p.segments.push_back(0);
   std::vector<float> bcat;
@@ -161,7 +183,7 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
   for (const Features* f : refs) {
     require(f != nullptr, "match: a null reference image");
     checkFeatures(*f, "B");
-    p.segments.push_back(p.segments.back() + static_cast<int>(f->size()));
+    p.segments.push_back(p.segments.back() + used(*f));
   }
   if (refs.size() == 1) {
     p.b = refs[0]->descriptors.data();
@@ -170,8 +192,10 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
     bcat.reserve(static_cast<size_t>(p.segments.back()) * kDescriptorSize);
     kcat.reserve(p.segments.back());
     for (const Features* f : refs) {
-      bcat.insert(bcat.end(), f->descriptors.begin(), f->descriptors.end());
-      kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.end());
+      const int n = used(*f);
+      bcat.insert(bcat.end(), f->descriptors.begin(),
+                  f->descriptors.begin() + static_cast<long>(n) * kDescriptorSize);
+      kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.begin() + n);
     }
     p.b = bcat.data();
     p.keypointsB = kcat.data();

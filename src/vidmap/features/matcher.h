@@ -69,9 +69,12 @@ class Matcher {
   // Guided matching of a against b.
   std::vector<Match> matchGuided(const Features& a, const Features& b, const EpipolarGuide& guide);
   // The query against each of refs in one call; guides is empty (plain) or one per ref.
+  // maxFeatures > 0: only the first maxFeatures features of the query and of each ref take part
+  // (SIFT orders them strongest first), with indices as in the whole lists.
   std::vector<std::vector<Match>> matchMany(const Features& query,
                                             const std::vector<const Features*>& refs,
-                                            const std::vector<EpipolarGuide>& guides = {});
+                                            const std::vector<EpipolarGuide>& guides = {},
+                                            int maxFeatures = 0);
 
   Backend backend() const { return backend_; }
   const MatchOptions& options() const { return options_; }

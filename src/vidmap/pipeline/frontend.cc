@@ -20,6 +20,7 @@ void FrontendOptions::check() const {
   checkRange("frontend.guideBandPx", guideBandPx, 0.1, 1000.0);
   checkRange("frontend.guideIterations", guideIterations, 1, 100000);
   checkRange("frontend.minPairMatches", minPairMatches, 5, 1000000);
+  checkRange("frontend.guideFeatures", guideFeatures, 0, 1 << 20);
   checkRange("frontend.exhaustivePhotos", exhaustivePhotos, 0, 100000);
   checkRange("frontend.photoMinFeatures", photoMinFeatures, 0, 1000000);
   checkRange("frontend.photoThresholdSteps", photoThresholdSteps, 0, 8);
@@ -46,6 +47,7 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
                  trackGateReasons[k]);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
+  r.setCount("guide_full_rematches", guideFullRematches);
   r.setCount("guide_refreshes", guideRefreshes);
   r.setCount("guide_rechecks", guideRechecks);
 }
@@ -230,12 +232,19 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       }
       return FrameOutcome::kDropped;
     }
-    // A keyframe: the earlier active keyframes in one call.
+    // A keyframe: the earlier active keyframes in one call; for a guided video, on the strongest
+    // features only (guideFeatures: these matches only make the guides).
+    const bool limited = !options_.photos && options_.guided && options_.guideFeatures > 0;
+    in.plainLimited.assign(cands.size(), 0);
     if (cands.size() > 1) {
       std::vector<const features::Features*> refs;
-      for (size_t r = 0; r + 1 < cands.size(); ++r) refs.push_back(cands[r]->features.get());
+      for (size_t r = 0; r + 1 < cands.size(); ++r) {
+        refs.push_back(cands[r]->features.get());
+        in.plainLimited[r] = limited;
+      }
       auto t = record_.stage("match");
-      auto rest = matcher_.matchMany(*query.features, refs);
+      auto rest =
+          matcher_.matchMany(*query.features, refs, {}, limited ? options_.guideFeatures : 0);
       for (size_t r = 0; r < rest.size(); ++r) {
         stats_.plainMatches += static_cast<std::int64_t>(rest[r].size());
         plain[r] = std::move(rest[r]);
@@ -302,39 +311,72 @@ GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Featur
   std::vector<std::array<double, 9>> guideEssentials;
   // Each pair's guide E by its own RANSAC (a fixed seed per call), the pairs of the keyframe in
   // parallel: the same guides whatever the threads.
+  std::vector<const std::vector<features::Match>*> plain(cands.size());
+  for (size_t r = 0; r < cands.size(); ++r) plain[r] = &in.plain[r];
   const auto usable = [&](size_t r) {
-    return options_.guided && static_cast<int>(in.plain[r].size()) >= options_.minPairMatches;
+    return options_.guided && static_cast<int>(plain[r]->size()) >= options_.minPairMatches;
   };
   std::vector<geometry::RansacResult<geometry::Mat3>> essentials(cands.size());
-  parallelForDynamic(
-      static_cast<std::int64_t>(cands.size()),
-      [&](std::int64_t r) {
-        if (!usable(static_cast<size_t>(r))) return;
-        geometry::Vec2List x1, x2;
-        x1.reserve(in.plain[r].size());
-        x2.reserve(in.plain[r].size());
-        for (const features::Match& mm : in.plain[r]) {
-          const auto& a = query.keypoints[mm.a];
-          const auto& b = cands[r]->keypoints[mm.b];
-          x1.push_back(pin.normalize({a.x, a.y}));
-          x2.push_back(pin.normalize({b.x, b.y}));
-        }
-        geometry::RansacOptions ro;
-        ro.max_error = options_.guideBandPx * in.scale / pin.meanFocal();
-        ro.max_iterations = options_.guideIterations;
-        ro.min_iterations = std::min(20, options_.guideIterations);
-        essentials[r] = geometry::estimateEssential(x1, x2, ro);
-      },
-      1);
+  const auto guidesOf = [&](const std::vector<int>& pairs) {
+    parallelForDynamic(
+        static_cast<std::int64_t>(pairs.size()),
+        [&](std::int64_t k) {
+          const int r = pairs[k];
+          if (!usable(static_cast<size_t>(r))) return;
+          geometry::Vec2List x1, x2;
+          x1.reserve(plain[r]->size());
+          x2.reserve(plain[r]->size());
+          for (const features::Match& mm : *plain[r]) {
+            const auto& a = query.keypoints[mm.a];
+            const auto& b = cands[r]->keypoints[mm.b];
+            x1.push_back(pin.normalize({a.x, a.y}));
+            x2.push_back(pin.normalize({b.x, b.y}));
+          }
+          geometry::RansacOptions ro;
+          ro.max_error = options_.guideBandPx * in.scale / pin.meanFocal();
+          ro.max_iterations = options_.guideIterations;
+          ro.min_iterations = std::min(20, options_.guideIterations);
+          essentials[r] = geometry::estimateEssential(x1, x2, ro);
+        },
+        1);
+  };
+  const auto guideFound = [&](size_t r) {
+    return usable(r) && essentials[r].success &&
+           essentials[r].num_inliers >= options_.minPairMatches;
+  };
+  std::vector<int> all(cands.size());
+  for (size_t r = 0; r < cands.size(); ++r) all[r] = static_cast<int>(r);
+  guidesOf(all);
+  // Pairs plain-matched on their strongest features whose guide failed, or holds fewer than
+  // 4 minPairMatches inliers (a guide from few matches of a wide pair can be wrong where the
+  // full matches find none: fr1-desk at 4 fps): matched again in full, and their guide
+  // estimated again (what they would have had without guideFeatures).
+  std::vector<int> again;
+  for (size_t r = 0; r < cands.size(); ++r)
+    if (r < in.plainLimited.size() && in.plainLimited[r] &&
+        !(guideFound(r) && essentials[r].num_inliers >= 4 * options_.minPairMatches))
+      again.push_back(static_cast<int>(r));
+  std::vector<std::vector<features::Match>> full;
+  if (!again.empty()) {
+    std::vector<const features::Features*> refs;
+    for (int r : again) refs.push_back(cands[r]);
+    full = matcher.matchMany(query, refs);
+    for (size_t k = 0; k < again.size(); ++k) {
+      plain[again[k]] = &full[k];
+      essentials[again[k]].success = false;  // guidesOf leaves a pair it cannot use
+    }
+    guidesOf(again);
+  }
+  res.fullRematches = static_cast<int>(again.size());
   for (size_t r = 0; r < cands.size(); ++r) {
-    const auto& m = in.plain[r];
+    const auto& m = *plain[r];
     if (static_cast<int>(m.size()) < options_.minPairMatches) continue;
     bool guided = false;
     if (usable(r)) {
       res.dependsOnCamera = true;
       const auto& e = essentials[r];
       ++res.guides;
-      if (e.success && e.num_inliers >= options_.minPairMatches) {
+      if (guideFound(r)) {
         std::array<double, 9> E;
         for (int i = 0; i < 3; ++i)
           for (int j = 0; j < 3; ++j) E[3 * i + j] = e.model(i, j);
@@ -434,6 +476,7 @@ void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
   }
   stats_.guides += res.guides;
   stats_.guideFailures += res.guideFailures;
+  stats_.guideFullRematches += res.fullRematches;
   stats_.guidedMatches += res.guidedMatches;
   out->pairs = std::move(res.pairs);
   for (const std::vector<sfm::PairMatches>& extra : out->sourcePairs) {

@@ -54,6 +54,13 @@ struct FrontendOptions {
   int guideIterations =
       128;  // RANSAC hypotheses of the guide's E (a good-enough E: docs/architecture.md)
   int minPairMatches = 15;  // a pair with fewer matches is not handed on
+  // Video, guided: the plain matching of a new keyframe against its candidates other than the
+  // last keyframe reads only the guideFeatures strongest features of each side. Those matches
+  // serve only to estimate the guide's E (tens of inliers suffice); the pair's matches are the
+  // guided ones, searched among all features. A pair whose guide fails on them, or has fewer
+  // than 4 minPairMatches inliers, is matched again in full and its guide estimated again, as
+  // without the limit. 0: all features.
+  int guideFeatures = 0;
   // Photos: no keyframe gate, exhaustive pairs (see above). Set by the pipeline for a folder
   // read as photos.
   bool photos = false;
@@ -86,6 +93,7 @@ struct FrontendStats {
   int trackGated = 0;  // frames the gate decided on a source's tracks
   std::array<int, sfm::kGateReasonCount> trackGateReasons{};  // those decisions by sfm::GateReason
   int guides = 0, guideFailures = 0;
+  int guideFullRematches = 0;  // pairs matched again in full after a limited guide failed
   // Pipelined runs: keyframes whose guided matching was made again because the mapper's camera
   // had changed since produce, by the front end's thread while the keyframe waited for the
   // mapper (refreshes), or by the mapper's thread in finishKeyframe (rechecks).
@@ -136,7 +144,9 @@ struct GuidedInput {
   std::shared_ptr<const std::vector<features::Keypoint>> queryRaw;
   std::vector<Candidate> cands;                     // oldest first, the last keyframe last
   std::vector<std::vector<features::Match>> plain;  // per candidate (query a, candidate b)
-  double scale = 1;                                 // working width / 640
+  // Per candidate: plain holds the matches of the strongest features only (guideFeatures).
+  std::vector<char> plainLimited;
+  double scale = 1;  // working width / 640
 };
 
 // Its result for one camera: the descriptor pairs (guided where a guide was found), with the
@@ -146,6 +156,7 @@ struct GuidedResult {
   bool dependsOnCamera = false;  // a guide was estimated (else the camera played no part)
   std::vector<sfm::PairMatches> pairs;
   int guides = 0, guideFailures = 0;
+  int fullRematches = 0;  // pairs plain-matched again in full (FrontendOptions::guideFeatures)
   std::int64_t guidedMatches = 0;
 };
 

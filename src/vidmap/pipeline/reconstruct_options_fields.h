@@ -259,6 +259,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"frontend", "guide_iterations", "RANSAC hypotheses of the guide's essential matrix",
               1, 100000},
     o.frontend.guideIterations);
+  v(FieldInfo{"frontend", "guide_features",
+              "Video: plain matches for the guides of the older pairs from this many strongest "
+              "features of each side (0: all)",
+              0, 1 << 20},
+    o.frontend.guideFeatures);
   v(FieldInfo{"frontend", "min_pair_matches", "A pair with fewer matches is not handed on", 5, 1e6},
     o.frontend.minPairMatches);
   v(FieldInfo{"frontend", "exhaustive_photos",

@@ -253,6 +253,44 @@ TEST(Reconstruct, FolderOfVideoFramesEqualsTheSameFramesAsAList) {
   EXPECT_NE(json.find("\"input_kind_reason\": \"--sequential\""), std::string::npos);
 }
 
+// FrontendOptions::guideFeatures: the plain matches that make the guides of a keyframe's older
+// pairs come from the strongest features only. A limit too small to make any guide (8 matches <
+// minPairMatches) has every such pair matched again in full: the model is the one without the
+// limit, byte for byte. A limit that makes guides: fewer plain matches, the guided matches and
+// the accuracy against the rendered truth as without it.
+TEST(Reconstruct, GuidesFromTheStrongestFeatures) {
+  const fs::path seq = sequence("orbit", 20, 4);
+  const auto run = [&](int limit, const char* name, io::RunRecord& record) {
+    ReconstructOptions o = quietOptions();
+    o.frontend.guideFeatures = limit;
+    return reconstruct(seq / "rgb.txt", tempRoot() / name, o, record);
+  };
+  io::RunRecord all, none, some;
+  const ReconstructSummary sAll = run(0, "out_guides_all", all);
+  const ReconstructSummary sNone = run(8, "out_guides_none", none);
+  const ReconstructSummary sSome = run(250, "out_guides_some", some);
+  ASSERT_EQ(sAll.models.size(), 1u);
+  ASSERT_EQ(sNone.models.size(), 1u);
+  EXPECT_EQ(all.counts().at("guide_full_rematches"), 0);
+  EXPECT_GT(none.counts().at("guide_full_rematches"), 10);
+  EXPECT_EQ(none.counts().at("guided_matches"), all.counts().at("guided_matches"));
+  for (const char* f : {"cameras.bin", "images.bin", "points3D.bin"}) {
+    const std::string a = fileBytes(tempRoot() / "out_guides_all" / "sparse" / "0" / f);
+    EXPECT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == fileBytes(tempRoot() / "out_guides_none" / "sparse" / "0" / f)) << f;
+  }
+  EXPECT_LT(some.counts().at("plain_matches"), 0.8 * all.counts().at("plain_matches"));
+  EXPECT_NEAR(
+      static_cast<double>(some.counts().at("guided_matches")) / all.counts().at("guided_matches"),
+      1.0, 0.03);
+  ASSERT_EQ(sSome.models.size(), 1u);
+  EXPECT_EQ(sSome.registered, sSome.keyframes);
+  const Accuracy a = accuracy(tempRoot() / "out_guides_some" / "sparse" / "0", seq);
+  EXPECT_EQ(a.evaluated, sSome.registered);
+  EXPECT_LT(a.ateRel, 0.005);
+  EXPECT_LT(a.rotDeg, 0.2);
+}
+
 TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
   const fs::path seq = sequence("forward", 24, 4);
   ReconstructOptions o = quietOptions();

@@ -11,6 +11,14 @@ namespace {
 
 using testing::SceneOptions;
 
+// A PnP scene's keypoints in normalized image coordinates (what the refiners take).
+template <class Scene>
+Vec2List normalizedKeypoints(const Scene& s) {
+  Vec2List xn;
+  for (const auto& p : s.px) xn.push_back(s.cam.normalize(p));
+  return xn;
+}
+
 TEST(Refine, SampsonGradientMatchesFiniteDifferences) {
   const Mat3 M = Mat3::Random();
   const Vec3 a(0.3, -0.2, 1), b(-0.1, 0.4, 1);
@@ -63,8 +71,7 @@ TEST(Refine, AbsolutePoseConvergesToTheTruth) {
   SceneOptions o;
   o.noise_px = 0;
   const auto s = testing::makePnPScene(o, 23);
-  Vec2List xn;
-  for (const auto& p : s.px) xn.push_back(s.cam.normalize(p));
+  Vec2List xn = normalizedKeypoints(s);
   Pose start{expSO3(Vec3(0.05, 0.02, -0.04)) * s.pose.R, s.pose.t + Vec3(0.2, -0.1, 0.3)};
   refineAbsolutePose(xn, s.X, {}, &start);
   EXPECT_LT(testing::rotationErrorDeg(start.R, s.pose.R), 1e-6);
@@ -77,8 +84,7 @@ TEST(Refine, RotationAboutCentreConvergesToTheTruth) {
   SceneOptions o;
   o.noise_px = 0;
   const auto s = testing::makePnPScene(o, 25);
-  Vec2List xn;
-  for (const auto& p : s.px) xn.push_back(s.cam.normalize(p));
+  Vec2List xn = normalizedKeypoints(s);
   const Vec3 c = s.pose.center();
   Pose start{expSO3(Vec3(0.05, -0.03, 0.04)) * s.pose.R, Vec3::Zero()};
   const LmSummary sum = refineRotationAboutCentre(xn, s.X, {}, c, &start);
@@ -97,8 +103,7 @@ TEST(Refine, CauchyLossDownweightsAnOutlier) {
   o.noise_px = 0;
   o.num_points = 60;
   auto s = testing::makePnPScene(o, 24);
-  Vec2List xn;
-  for (const auto& p : s.px) xn.push_back(s.cam.normalize(p));
+  Vec2List xn = normalizedKeypoints(s);
   xn[0] += Vec2(0.02, 0.0);  // a 10 px error
   Pose ls = s.pose, robust = s.pose;
   refineAbsolutePose(xn, s.X, {}, &ls);

@@ -57,6 +57,7 @@ void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
+  checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -205,8 +206,50 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
 
 }  // namespace
 
+namespace {
+// One pass of the pipeline (reconstruct() makes a second with a refined camera).
+ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
+                                   const ReconstructOptions& options0, io::RunRecord& record);
+}  // namespace
+
 ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
-                               const ReconstructOptions& options0, io::RunRecord& record) {
+                               const ReconstructOptions& options, io::RunRecord& record) {
+  ReconstructSummary first = reconstructOnce(input, outDir, options, record);
+  const double start = first.startFocalPx, end = first.endFocalPx;
+  if (options.rerunFocalChange <= 0 || !(start > 0) || !(end > 0) ||
+      std::abs(end / start - 1) <= options.rerunFocalChange)
+    return first;
+  // The largest model's camera (native pixels, COLMAP's convention), held in the second pass.
+  const ModelSummary* largest = &first.models.front();
+  for (const ModelSummary& m : first.models)
+    if (m.images > largest->images) largest = &m;
+  ReconstructOptions again = options;
+  again.camera.model = options.camera.model;
+  again.camera.params = largest->cameraParams;
+  again.overwrite = true;  // the first pass's output, replaced
+  if (options.rerunRefinesCamera) {
+    again.camera.refine = true;
+    again.mapper.selfCalibrateFocal = false;
+  }
+  if (options.progress)
+    std::fprintf(stderr,
+                 "vidmap: the focal length moved from %.1f to %.1f px (working): reconstructing "
+                 "again with the camera %s\n",
+                 start, end, again.camera.toString().c_str());
+  // The stages of both passes add up in the record; its options and counts are the second's.
+  record.setMetric("rerun_focal_px", end);
+  ReconstructSummary second = reconstructOnce(input, outDir, again, record);
+  second.startFocalPx = start;
+  second.endFocalPx = end;
+  second.rerunFocalPx = end;
+  second.seconds += first.seconds;
+  return second;
+}
+
+namespace {
+
+ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
+                                   const ReconstructOptions& options0, io::RunRecord& record) {
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
@@ -428,6 +471,16 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     throwIfInterrupted("after the focal sweep" + untouched);
   }
   const sfm::Mapper& mapped = sweep.mapper ? *sweep.mapper : mapper;
+  if (!options.camera.known() && !options.frontend.photos && !mapped.models().empty()) {
+    const sfm::Reconstruction* largest = mapped.models().front();
+    for (const sfm::Reconstruction* m : mapped.models())
+      if (m->numImages() > largest->numImages()) largest = m;
+    sum.startFocalPx = mapped.stats().selfCalibratedFocal > 0 ? mapped.stats().selfCalibratedFocal
+                                                              : camera0.params()[0];
+    sum.endFocalPx = largest->camera().params()[0];
+    record.setMetric("start_focal_px", sum.startFocalPx);
+    record.setMetric("end_focal_px", sum.endFocalPx);
+  }
 
   const FrontendStats& fst = frontend.stats();
   const sfm::MapperStats& ms = mapped.stats();
@@ -675,6 +728,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   return sum;
 }
 
+}  // namespace
+
 std::string formatSummary(const ReconstructSummary& s) {
   std::ostringstream o;
   o.setf(std::ios::fixed);
@@ -725,6 +780,14 @@ std::string formatSummary(const ReconstructSummary& s) {
         << m.cameraParams[j];
     o.precision(2);
     o << '\n';
+  }
+  if (s.rerunFocalPx > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "  made twice: the focal length moved from %.1f to %.1f px (working), and the "
+                  "second pass held the first's camera from the start\n",
+                  s.startFocalPx, s.rerunFocalPx);
+    o << buf;
   }
   if (!s.focalSweep.empty()) {
     o << "  focal sweep (models suspect or none: the mapper again from other starting focal "

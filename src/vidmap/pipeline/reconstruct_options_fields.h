@@ -153,6 +153,17 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "bundle adjustment's cost profiled over it; a warning when it does not)",
               0, 1},
     o.checkFocal);
+  v(FieldInfo{"", "rerun_focal_change",
+              "A video, camera unknown: when the largest model's focal length ends further than "
+              "this fraction from its start, reconstruct again with that model's camera held "
+              "(0: never)",
+              0, 100},
+    o.rerunFocalChange);
+  v(FieldInfo{"", "rerun_refine_camera",
+              "The second pass of rerun_focal_change starts from the first pass's camera and "
+              "refines it (off: holds it)",
+              0, 1},
+    o.rerunRefinesCamera);
   v(FieldInfo{"", "focal_sweep",
               "Photos whose models are suspect (focal length undetermined although the views "
               "turn) or none: map again from 2, 4 and 8 x the starting focal length, keep the run "

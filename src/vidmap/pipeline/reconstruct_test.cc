@@ -216,6 +216,46 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
     EXPECT_EQ(e.path().filename().string().find(".out_orbit.tmp"), std::string::npos);
 }
 
+// A video whose mapper starts from a focal length 39% long (no self-calibration: COLMAP's
+// guess 1.2 x 320 = 384 px against the truth's 277) ends with the truth's focal length after
+// bundle adjustment; the run is made again with that camera held from the start
+// (ReconstructOptions::rerunFocalChange), so the first keyframes are registered and the pairs
+// verified with it. Without the second pass (rerunFocalChange 0) the model keeps the start it
+// was built with.
+TEST(Reconstruct, AFocalLengthThatMovedIsUsedFromTheStartAgain) {
+  const fs::path seq = sequence("orbit", 20, 4);
+  const synth::SequenceTruth t = synth::readSequenceTruth(seq);
+  ReconstructOptions o = quietOptions();
+  o.mapper.selfCalibrateFocal = false;
+  Accuracy acc[2];
+  for (int rerun : {0, 1}) {
+    o.rerunFocalChange = rerun ? 0.1 : 0;
+    const fs::path out = tempRoot() / ("out_rerun_" + std::to_string(rerun));
+    io::RunRecord record;
+    const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
+    ASSERT_EQ(s.models.size(), 1u);
+    EXPECT_EQ(s.registered, s.keyframes);
+    EXPECT_DOUBLE_EQ(s.startFocalPx, 384);
+    EXPECT_NEAR(s.endFocalPx, t.camera.fx, 0.02 * t.camera.fx);
+    std::printf("  rerun %d: focal %.2f (truth %.2f), start %.1f, end of the first pass %.2f\n",
+                rerun, s.models[0].cameraParams[0], t.camera.fx, s.startFocalPx, s.endFocalPx);
+    if (rerun) {
+      // The second pass held the first pass's camera.
+      EXPECT_EQ(s.rerunFocalPx, s.endFocalPx);
+      EXPECT_EQ(record.metrics().at("rerun_focal_px"), s.endFocalPx);
+      EXPECT_NEAR(s.models[0].cameraParams[0], s.endFocalPx, 1e-6 * s.endFocalPx);
+      EXPECT_EQ(s.camera.rfind("SIMPLE_RADIAL ", 0), 0u) << s.camera;
+    } else {
+      EXPECT_EQ(s.rerunFocalPx, 0);
+      EXPECT_EQ(record.metrics().count("rerun_focal_px"), 0u);
+    }
+    acc[rerun] = accuracy(out / "sparse" / "0", seq);
+    EXPECT_EQ(acc[rerun].evaluated, s.registered);
+  }
+  EXPECT_LT(acc[1].ateRel, 0.005);
+  EXPECT_LT(acc[1].rotDeg, 0.2);
+}
+
 std::string fileBytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());

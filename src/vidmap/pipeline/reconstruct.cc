@@ -58,6 +58,7 @@ void ReconstructOptions::check() const {
   checkRange("width", width, kAutoWidth, 16384);
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
   checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
+  checkRange("rerun_guess_focal_change", rerunGuessFocalChange, 0.0, 100.0);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -216,25 +217,25 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                                const ReconstructOptions& options, io::RunRecord& record) {
   ReconstructSummary first = reconstructOnce(input, outDir, options, record);
   const double start = first.startFocalPx, end = first.endFocalPx;
-  if (options.rerunFocalChange <= 0 || !(start > 0) || !(end > 0) ||
-      std::abs(end / start - 1) <= options.rerunFocalChange)
+  const double bound =
+      first.startSelfCalibrated ? options.rerunFocalChange : options.rerunGuessFocalChange;
+  if (bound <= 0 || first.models.empty() || !(start > 0) || !(end > 0) ||
+      std::abs(end / start - 1) <= bound)
     return first;
-  // The largest model's camera (native pixels, COLMAP's convention), held in the second pass.
+  // The largest model's camera (native pixels, COLMAP's convention), the second pass's start.
   const ModelSummary* largest = &first.models.front();
   for (const ModelSummary& m : first.models)
     if (m.images > largest->images) largest = &m;
   ReconstructOptions again = options;
   again.camera.model = options.camera.model;
   again.camera.params = largest->cameraParams;
+  again.camera.refine = true;  // a start, refined as an unknown camera is
+  again.mapper.selfCalibrateFocal = false;
   again.overwrite = true;  // the first pass's output, replaced
-  if (options.rerunRefinesCamera) {
-    again.camera.refine = true;
-    again.mapper.selfCalibrateFocal = false;
-  }
   if (options.progress)
     std::fprintf(stderr,
                  "vidmap: the focal length moved from %.1f to %.1f px (working): reconstructing "
-                 "again with the camera %s\n",
+                 "again from the camera %s\n",
                  start, end, again.camera.toString().c_str());
   // The stages of both passes add up in the record; its options and counts are the second's.
   record.setMetric("rerun_focal_px", end);
@@ -455,7 +456,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   FocalCheckOptions fco = options.focalCheck;
   fco.backend = bb;
   std::vector<FocalCheck> focal(mapper.models().size());
-  if (options.checkFocal && !options.camera.known()) {
+  if (options.checkFocal && (!options.camera.known() || options.camera.refine)) {
     auto t = record.stage("focal_check");
     for (size_t i = 0; i < focal.size(); ++i) focal[i] = checkFocal(*mapper.models()[i], fco);
   }
@@ -475,6 +476,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     const sfm::Reconstruction* largest = mapped.models().front();
     for (const sfm::Reconstruction* m : mapped.models())
       if (m->numImages() > largest->numImages()) largest = m;
+    sum.startSelfCalibrated = mapped.stats().selfCalibratedFocal > 0;
     sum.startFocalPx = mapped.stats().selfCalibratedFocal > 0 ? mapped.stats().selfCalibratedFocal
                                                               : camera0.params()[0];
     sum.endFocalPx = largest->camera().params()[0];
@@ -785,7 +787,7 @@ std::string formatSummary(const ReconstructSummary& s) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   "  made twice: the focal length moved from %.1f to %.1f px (working), and the "
-                  "second pass held the first's camera from the start\n",
+                  "second pass started from the first's camera\n",
                   s.startFocalPx, s.rerunFocalPx);
     o << buf;
   }

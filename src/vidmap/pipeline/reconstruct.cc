@@ -208,6 +208,14 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
 }  // namespace
 
 namespace {
+// The focal length of a first pass moved further from its start than the bound
+// (ReconstructOptions::rerunFocalChange).
+bool secondPassDue(const ReconstructSummary& s, const ReconstructOptions& o) {
+  const double bound = s.startSelfCalibrated ? o.rerunFocalChange : o.rerunGuessFocalChange;
+  return bound > 0 && s.startFocalPx > 0 && s.endFocalPx > 0 &&
+         std::abs(s.endFocalPx / s.startFocalPx - 1) > bound;
+}
+
 // One pass of the pipeline (reconstruct() makes a second with a refined camera).
 ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
                                    const ReconstructOptions& options0, io::RunRecord& record);
@@ -216,12 +224,8 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
 ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                                const ReconstructOptions& options, io::RunRecord& record) {
   ReconstructSummary first = reconstructOnce(input, outDir, options, record);
+  if (first.models.empty() || !secondPassDue(first, options)) return first;
   const double start = first.startFocalPx, end = first.endFocalPx;
-  const double bound =
-      first.startSelfCalibrated ? options.rerunFocalChange : options.rerunGuessFocalChange;
-  if (bound <= 0 || first.models.empty() || !(start > 0) || !(end > 0) ||
-      std::abs(end / start - 1) <= bound)
-    return first;
   // The largest model's camera (native pixels, COLMAP's convention), the second pass's start.
   const ModelSummary* largest = &first.models.front();
   for (const ModelSummary& m : first.models)
@@ -239,7 +243,17 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                  start, end, again.camera.toString().c_str());
   // The stages of both passes add up in the record; its options and counts are the second's.
   record.setMetric("rerun_focal_px", end);
-  ReconstructSummary second = reconstructOnce(input, outDir, again, record);
+  ReconstructSummary second;
+  try {
+    second = reconstructOnce(input, outDir, again, record);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    // The first pass's output stays in place: it is the result.
+    std::fprintf(stderr, "vidmap: warning: the second pass failed (%s); the first pass is kept\n",
+                 e.what());
+    return first;
+  }
   second.startFocalPx = start;
   second.endFocalPx = end;
   second.rerunFocalPx = end;
@@ -453,10 +467,24 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // Whether each model determines an unknown focal length (pipeline/focal_check.h); a photo set
   // whose models are suspect, or none, is mapped again from other starting focal lengths and
   // the best run kept (pipeline/focal_sweep.h).
+  // A video's unknown camera: where its focal length started and where the largest model
+  // ended (reconstruct() decides on a second pass; then this pass's focal check is skipped).
+  if (!options.camera.known() && !options.frontend.photos && !mapper.models().empty()) {
+    const sfm::Reconstruction* largest = mapper.models().front();
+    for (const sfm::Reconstruction* m : mapper.models())
+      if (m->numImages() > largest->numImages()) largest = m;
+    const double selfCalibrated = mapper.stats().selfCalibratedFocal;
+    sum.startSelfCalibrated = selfCalibrated > 0;
+    sum.startFocalPx = selfCalibrated > 0 ? selfCalibrated : camera0.params()[0];
+    sum.endFocalPx = largest->camera().params()[0];
+    record.setMetric("start_focal_px", sum.startFocalPx);
+    record.setMetric("end_focal_px", sum.endFocalPx);
+  }
   FocalCheckOptions fco = options.focalCheck;
   fco.backend = bb;
   std::vector<FocalCheck> focal(mapper.models().size());
-  if (options.checkFocal && (!options.camera.known() || options.camera.refine)) {
+  if (options.checkFocal && (!options.camera.known() || options.camera.refine) &&
+      !secondPassDue(sum, options)) {
     auto t = record.stage("focal_check");
     for (size_t i = 0; i < focal.size(); ++i) focal[i] = checkFocal(*mapper.models()[i], fco);
   }
@@ -472,17 +500,6 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     throwIfInterrupted("after the focal sweep" + untouched);
   }
   const sfm::Mapper& mapped = sweep.mapper ? *sweep.mapper : mapper;
-  if (!options.camera.known() && !options.frontend.photos && !mapped.models().empty()) {
-    const sfm::Reconstruction* largest = mapped.models().front();
-    for (const sfm::Reconstruction* m : mapped.models())
-      if (m->numImages() > largest->numImages()) largest = m;
-    sum.startSelfCalibrated = mapped.stats().selfCalibratedFocal > 0;
-    sum.startFocalPx = mapped.stats().selfCalibratedFocal > 0 ? mapped.stats().selfCalibratedFocal
-                                                              : camera0.params()[0];
-    sum.endFocalPx = largest->camera().params()[0];
-    record.setMetric("start_focal_px", sum.startFocalPx);
-    record.setMetric("end_focal_px", sum.endFocalPx);
-  }
 
   const FrontendStats& fst = frontend.stats();
   const sfm::MapperStats& ms = mapped.stats();

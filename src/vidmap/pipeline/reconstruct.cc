@@ -57,6 +57,8 @@ void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
+  checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
+  checkRange("rerun_guess_focal_change", rerunGuessFocalChange, 0.0, 100.0);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -205,8 +207,64 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
 
 }  // namespace
 
+namespace {
+// The focal length of a first pass moved further from its start than the bound
+// (ReconstructOptions::rerunFocalChange).
+bool secondPassDue(const ReconstructSummary& s, const ReconstructOptions& o) {
+  const double bound = s.startSelfCalibrated ? o.rerunFocalChange : o.rerunGuessFocalChange;
+  return bound > 0 && s.startFocalPx > 0 && s.endFocalPx > 0 &&
+         std::abs(s.endFocalPx / s.startFocalPx - 1) > bound;
+}
+
+// One pass of the pipeline (reconstruct() makes a second with a refined camera).
+ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
+                                   const ReconstructOptions& options0, io::RunRecord& record);
+}  // namespace
+
 ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
-                               const ReconstructOptions& options0, io::RunRecord& record) {
+                               const ReconstructOptions& options, io::RunRecord& record) {
+  ReconstructSummary first = reconstructOnce(input, outDir, options, record);
+  if (first.models.empty() || !secondPassDue(first, options)) return first;
+  const double start = first.startFocalPx, end = first.endFocalPx;
+  // The largest model's camera (native pixels, COLMAP's convention), the second pass's start.
+  const ModelSummary* largest = &first.models.front();
+  for (const ModelSummary& m : first.models)
+    if (m.images > largest->images) largest = &m;
+  ReconstructOptions again = options;
+  again.camera.model = options.camera.model;
+  again.camera.params = largest->cameraParams;
+  again.camera.refine = true;  // a start, refined as an unknown camera is
+  again.mapper.selfCalibrateFocal = false;
+  again.overwrite = true;  // the first pass's output, replaced
+  if (options.progress)
+    std::fprintf(stderr,
+                 "vidmap: the focal length moved from %.1f to %.1f px (working): reconstructing "
+                 "again from the camera %s\n",
+                 start, end, again.camera.toString().c_str());
+  // The stages of both passes add up in the record; its options and counts are the second's.
+  record.setMetric("rerun_focal_px", end);
+  ReconstructSummary second;
+  try {
+    second = reconstructOnce(input, outDir, again, record);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    // The first pass's output stays in place: it is the result.
+    std::fprintf(stderr, "vidmap: warning: the second pass failed (%s); the first pass is kept\n",
+                 e.what());
+    return first;
+  }
+  second.startFocalPx = start;
+  second.endFocalPx = end;
+  second.rerunFocalPx = end;
+  second.seconds += first.seconds;
+  return second;
+}
+
+namespace {
+
+ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
+                                   const ReconstructOptions& options0, io::RunRecord& record) {
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
@@ -409,10 +467,24 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   // Whether each model determines an unknown focal length (pipeline/focal_check.h); a photo set
   // whose models are suspect, or none, is mapped again from other starting focal lengths and
   // the best run kept (pipeline/focal_sweep.h).
+  // A video's unknown camera: where its focal length started and where the largest model
+  // ended (reconstruct() decides on a second pass; then this pass's focal check is skipped).
+  if (!options.camera.known() && !options.frontend.photos && !mapper.models().empty()) {
+    const sfm::Reconstruction* largest = mapper.models().front();
+    for (const sfm::Reconstruction* m : mapper.models())
+      if (m->numImages() > largest->numImages()) largest = m;
+    const double selfCalibrated = mapper.stats().selfCalibratedFocal;
+    sum.startSelfCalibrated = selfCalibrated > 0;
+    sum.startFocalPx = selfCalibrated > 0 ? selfCalibrated : camera0.params()[0];
+    sum.endFocalPx = largest->camera().params()[0];
+    record.setMetric("start_focal_px", sum.startFocalPx);
+    record.setMetric("end_focal_px", sum.endFocalPx);
+  }
   FocalCheckOptions fco = options.focalCheck;
   fco.backend = bb;
   std::vector<FocalCheck> focal(mapper.models().size());
-  if (options.checkFocal && !options.camera.known()) {
+  if (options.checkFocal && (!options.camera.known() || options.camera.refine) &&
+      !secondPassDue(sum, options)) {
     auto t = record.stage("focal_check");
     for (size_t i = 0; i < focal.size(); ++i) focal[i] = checkFocal(*mapper.models()[i], fco);
   }
@@ -675,6 +747,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   return sum;
 }
 
+}  // namespace
+
 std::string formatSummary(const ReconstructSummary& s) {
   std::ostringstream o;
   o.setf(std::ios::fixed);
@@ -725,6 +799,14 @@ std::string formatSummary(const ReconstructSummary& s) {
         << m.cameraParams[j];
     o.precision(2);
     o << '\n';
+  }
+  if (s.rerunFocalPx > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "  made twice: the focal length moved from %.1f to %.1f px (working), and the "
+                  "second pass started from the first's camera\n",
+                  s.startFocalPx, s.rerunFocalPx);
+    o << buf;
   }
   if (!s.focalSweep.empty()) {
     o << "  focal sweep (models suspect or none: the mapper again from other starting focal "

@@ -153,6 +153,17 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "bundle adjustment's cost profiled over it; a warning when it does not)",
               0, 1},
     o.checkFocal);
+  v(FieldInfo{"", "rerun_focal_change",
+              "A video, camera unknown and self-calibrated: when the largest model's focal length "
+              "ends further than this fraction from the self-calibrated one, reconstruct again "
+              "from that model's camera (0: never)",
+              0, 100},
+    o.rerunFocalChange);
+  v(FieldInfo{"", "rerun_guess_focal_change",
+              "The same for a camera whose self-calibration was refused (started from 1.2 x the "
+              "width) (0: never)",
+              0, 100},
+    o.rerunGuessFocalChange);
   v(FieldInfo{"", "focal_sweep",
               "Photos whose models are suspect (focal length undetermined although the views "
               "turn) or none: map again from 2, 4 and 8 x the starting focal length, keep the run "

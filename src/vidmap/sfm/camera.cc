@@ -140,7 +140,7 @@ Camera Camera::fromSpec(const CameraSpec& spec, int nativeWidth, int nativeHeigh
   c.scale_ = static_cast<double>(width) / nativeWidth;
   const int nf = modelNumFocals(spec.model), pp = nf;
   if (spec.known()) {
-    c.fixed_ = true;
+    c.fixed_ = !spec.refine;
     c.params_ = spec.params;
     const double sy = static_cast<double>(height) / nativeHeight;
     for (int i = 0; i < nf; ++i) c.params_[i] *= i == 0 ? c.scale_ : sy;

@@ -27,6 +27,9 @@ using geometry::Vec3;
 struct CameraSpec {
   io::CameraModelId model = io::CameraModelId::kSimpleRadial;
   std::vector<double> params;  // empty: unknown (initialised as COLMAP does, refined in BA)
+  // Known parameters are held in bundle adjustment unless this is set: then they are the start
+  // that bundle adjustment refines (not part of the text form).
+  bool refine = false;
 
   bool known() const { return !params.empty(); }
   // "SIMPLE_RADIAL" (unknown), "PINHOLE 517.3,516.5,318.6,255.3", "OPENCV fx,fy,cx,cy,k1,k2,

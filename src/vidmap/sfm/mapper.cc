@@ -777,10 +777,11 @@ void Mapper::globalBundle(double functionTolerance) {
     for (const auto& [id, im] : rec.images()) spread += (im.pose.center() - mean).squaredNorm();
     std::fprintf(stderr,
                  "mapper: global BA: %d images, %d points, rms %.3f -> %.3f px, %d iterations, "
-                 "centre spread %.4g, %.1f ms (%s: preprocessor %.1f ms, minimizer %.1f ms)\n",
+                 "centre spread %.4g, focal %.1f px, %.1f ms (%s: preprocessor %.1f ms, "
+                 "minimizer %.1f ms)\n",
                  rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
-                 std::sqrt(spread / rec.numImages()), rep.seconds * 1e3, rep.backend,
-                 rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
+                 std::sqrt(spread / rec.numImages()), rec.camera().params()[0], rep.seconds * 1e3,
+                 rep.backend, rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
   }
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {
     camera_ = rec.camera();

@@ -205,9 +205,19 @@ ModelSummary summarize(const sfm::Reconstruction& rec) {
   return m;
 }
 
-}  // namespace
+// The index of the model with the most images, the first of equal size (models not empty):
+// the model the dense stage and the second pass take.
+template <class Model, class Images>
+size_t largestModel(const std::vector<Model>& models, Images images) {
+  size_t best = 0;
+  for (size_t i = 1; i < models.size(); ++i)
+    if (images(models[i]) > images(models[best])) best = i;
+  return best;
+}
+size_t largestModel(const std::vector<const sfm::Reconstruction*>& models) {
+  return largestModel(models, [](const sfm::Reconstruction* m) { return m->numImages(); });
+}
 
-namespace {
 // The focal length of a first pass moved further from its start than the bound
 // (ReconstructOptions::rerunFocalChange).
 bool secondPassDue(const ReconstructSummary& s, const ReconstructOptions& o) {
@@ -227,12 +237,10 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   if (first.models.empty() || !secondPassDue(first, options)) return first;
   const double start = first.startFocalPx, end = first.endFocalPx;
   // The largest model's camera (native pixels, COLMAP's convention), the second pass's start.
-  const ModelSummary* largest = &first.models.front();
-  for (const ModelSummary& m : first.models)
-    if (m.images > largest->images) largest = &m;
+  const ModelSummary& largest =
+      first.models[largestModel(first.models, [](const ModelSummary& m) { return m.images; })];
   ReconstructOptions again = options;
-  again.camera.model = options.camera.model;
-  again.camera.params = largest->cameraParams;
+  again.camera.params = largest.cameraParams;
   again.camera.refine = true;  // a start, refined as an unknown camera is
   again.mapper.selfCalibrateFocal = false;
   again.overwrite = true;  // the first pass's output, replaced
@@ -470,9 +478,8 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // A video's unknown camera: where its focal length started and where the largest model
   // ended (reconstruct() decides on a second pass; then this pass's focal check is skipped).
   if (!options.camera.known() && !options.frontend.photos && !mapper.models().empty()) {
-    const sfm::Reconstruction* largest = mapper.models().front();
-    for (const sfm::Reconstruction* m : mapper.models())
-      if (m->numImages() > largest->numImages()) largest = m;
+    const std::vector<const sfm::Reconstruction*> ms = mapper.models();
+    const sfm::Reconstruction* largest = ms[largestModel(ms)];
     const double selfCalibrated = mapper.stats().selfCalibratedFocal;
     sum.startSelfCalibrated = selfCalibrated > 0;
     sum.startFocalPx = selfCalibrated > 0 ? selfCalibrated : camera0.params()[0];
@@ -605,9 +612,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // Dense stereo on the largest model (the first of equal size).
   if (options.dense) {
     throwIfInterrupted("before the dense stage" + untouched);
-    size_t best = 0;
-    for (size_t i = 1; i < models.size(); ++i)
-      if (models[i]->numImages() > models[best]->numImages()) best = i;
+    const size_t best = largestModel(models);
     const sfm::Reconstruction& rec = *models[best];
     const io::ColmapModel cm = denseModelOf(rec, info.width, info.height);
     DenseOptions d = options.mvs;

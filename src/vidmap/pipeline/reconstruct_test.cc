@@ -134,7 +134,8 @@ TEST(Reconstruct, NewOptionsOutsideTheirRangeAreClearErrors) {
                                           "klt_capacity",
                                           "klt_levels",
                                           "rerun_focal_change",
-                                          "rerun_guess_focal_change"};
+                                          "rerun_guess_focal_change",
+                                          "frontend.guide_features"};
   std::vector<std::string> seen;
   for (int side = 0; side < 2; ++side) {
     ReconstructOptions probe;

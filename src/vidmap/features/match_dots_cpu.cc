@@ -1,0 +1,152 @@
+#include "vidmap/features/match_dots_cpu.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+
+#include "vidmap/core/parallel.h"
+#include "vidmap/features/features.h"
+
+namespace vidmap::features {
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+constexpr int kD = kDescriptorSize;  // 128
+constexpr int kPanel = 16;           // columns of B per panel: two AVX2 vectors
+constexpr int kTileRows = 6;         // rows of A per tile: 12 accumulators + 2 of B + 1 of A
+
+// The baseline: Eigen's product, as matcher.cc computed it before.
+void eigenDots(const float* a, int na, const float* b, int nb, float* s, long lds) {
+  Eigen::Map<const RowMatrix> A(a, na, kD);
+  Eigen::Map<const RowMatrix> B(b, nb, kD);
+  if (lds == nb) {
+    Eigen::Map<RowMatrix> S(s, na, nb);
+    S.noalias() = A * B.transpose();
+  } else {
+    Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> S(s, na, nb, Eigen::OuterStride<>(lds));
+    S.noalias() = A * B.transpose();
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef float V8 __attribute__((vector_size(32)));
+
+// R rows of A (row stride 128) against one packed panel: s[r][c] = sum over k in increasing
+// order of a[r][k] b[c][k], starting from 0 as Eigen's accumulators do. c < cols are stored.
+template <int R>
+__attribute__((target("avx2"), always_inline)) inline void tile(const float* a, const float* panel,
+                                                                float* s, long lds, int cols) {
+  V8 acc[R][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V8{};
+  for (int k = 0; k < kD; ++k) {
+    V8 b0, b1;
+    std::memcpy(&b0, panel + k * kPanel, sizeof b0);
+    std::memcpy(&b1, panel + k * kPanel + 8, sizeof b1);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r * kD + k];
+      acc[r][0] = acc[r][0] + x * b0;
+      acc[r][1] = acc[r][1] + x * b1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float* row = s + r * lds;
+    if (cols == kPanel) {
+      std::memcpy(row, &acc[r][0], sizeof(V8));
+      std::memcpy(row + 8, &acc[r][1], sizeof(V8));
+    } else {
+      float out[kPanel];
+      std::memcpy(out, &acc[r][0], sizeof(V8));
+      std::memcpy(out + 8, &acc[r][1], sizeof(V8));
+      std::copy(out, out + cols, row);
+    }
+  }
+}
+
+__attribute__((target("avx2"))) void panelDots(const float* a, int na, const float* panel, float* s,
+                                               long lds, int cols) {
+  int i = 0;
+  for (; i + kTileRows <= na; i += kTileRows)
+    tile<kTileRows>(a + static_cast<long>(i) * kD, panel, s + i * lds, lds, cols);
+  const float* ar = a + static_cast<long>(i) * kD;
+  float* sr = s + i * lds;
+  switch (na - i) {
+    case 5:
+      tile<5>(ar, panel, sr, lds, cols);
+      break;
+    case 4:
+      tile<4>(ar, panel, sr, lds, cols);
+      break;
+    case 3:
+      tile<3>(ar, panel, sr, lds, cols);
+      break;
+    case 2:
+      tile<2>(ar, panel, sr, lds, cols);
+      break;
+    case 1:
+      tile<1>(ar, panel, sr, lds, cols);
+      break;
+    default:
+      break;
+  }
+}
+#endif
+
+}  // namespace
+
+bool cpuHasAvx2ForDots() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+#else
+  return false;
+#endif
+}
+
+DescriptorDots::DescriptorDots(const float* b, int nb, bool avx2) : b_(b), nb_(nb) {
+  // Eigen's product has one column of B at nb = 1 (a matrix-vector product, another order);
+  // below 16 rows there is nothing to gain.
+  avx2_ = avx2 && cpuHasAvx2ForDots() && nb >= 16;
+  if (!avx2_) return;
+  nb8_ = nb / 8 * 8;
+  const int panels = (nb8_ + kPanel - 1) / kPanel;
+  packed_.assign(static_cast<size_t>(panels) * kD * kPanel, 0.0f);
+  parallelFor(panels, [&](std::int64_t p) {
+    float* dst = packed_.data() + p * kD * kPanel;
+    const int j0 = static_cast<int>(p) * kPanel, j1 = std::min(j0 + kPanel, nb8_);
+    for (int j = j0; j < j1; ++j) {
+      const float* row = b + static_cast<long>(j) * kD;
+      for (int k = 0; k < kD; ++k) dst[k * kPanel + (j - j0)] = row[k];
+    }
+  });
+}
+
+void DescriptorDots::operator()(const float* a, int na, float* s) const {
+  if (na <= 0 || nb_ <= 0) return;
+#if defined(__x86_64__) && defined(__GNUC__)
+  // One row of A is a matrix-vector product for Eigen (another order): Eigen's then.
+  if (avx2_ && na >= 2) {
+    const int panels = (nb8_ + kPanel - 1) / kPanel;
+    parallelFor(panels, [&](std::int64_t p) {
+      const int j0 = static_cast<int>(p) * kPanel;
+      panelDots(a, na, packed_.data() + p * kD * kPanel, s + j0, nb_, std::min(kPanel, nb8_ - j0));
+    });
+    if (nb8_ < nb_) {
+      // The last nb mod 8 rows of B through Eigen, after the 8 rows before them (their
+      // products are recomputed and dropped) so that they fall where they fall in one product.
+      const int t0 = nb8_ - 8, nt = nb_ - t0;
+      std::vector<float> t(static_cast<size_t>(na) * nt);
+      eigenDots(a, na, b_ + static_cast<long>(t0) * kD, nt, t.data(), nt);
+      for (int i = 0; i < na; ++i)
+        std::copy(t.begin() + static_cast<long>(i) * nt + 8,
+                  t.begin() + static_cast<long>(i + 1) * nt, s + static_cast<long>(i) * nb_ + nb8_);
+    }
+    return;
+  }
+#endif
+  eigenDots(a, na, b_, nb_, s, nb_);
+}
+
+}  // namespace vidmap::features

@@ -3,6 +3,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "vidmap/core/parallel.h"
 #include "vidmap/features/features.h"
@@ -92,9 +95,62 @@ __attribute__((target("avx2"))) void panelDots(const float* a, int na, const flo
       break;
   }
 }
+
+typedef int I8 __attribute__((vector_size(32)));
+
+__attribute__((target("avx2"), always_inline)) inline bool anyLane(I8 mask) {
+  __m256i v;
+  std::memcpy(&v, &mask, sizeof v);
+  return !_mm256_testz_si256(v, v);
+}
+
+__attribute__((target("avx2"))) void scanRowAvx2(const float* s, float normA, const float* normB,
+                                                 int j0, int j1, int i, Top2* t, float* cd,
+                                                 int* ci) {
+  const V8 na = V8{} + normA, zero = V8{};
+  const I8 row = I8{} + i;
+  int j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    V8 dot, nb, c;
+    I8 ic;
+    std::memcpy(&dot, s + j, sizeof dot);
+    std::memcpy(&nb, normB + j, sizeof nb);
+    V8 d = (na + nb) - 2.0f * dot;  // squaredDistance, element by element
+    d = d > zero ? d : zero;
+    std::memcpy(&c, cd + j, sizeof c);
+    const I8 nearer = d < c;
+    if (anyLane(nearer)) {
+      std::memcpy(&ic, ci + j, sizeof ic);
+      c = nearer ? d : c;
+      ic = nearer ? row : ic;
+      std::memcpy(cd + j, &c, sizeof c);
+      std::memcpy(ci + j, &ic, sizeof ic);
+    }
+    const I8 below = d < (V8{} + t->d2);
+    if (anyLane(below))
+      for (int l = 0; l < 8; ++l) top2Push(*t, d[l], j + l);
+  }
+  for (; j < j1; ++j) {
+    const float d = squaredDistance(normA, normB[j], s[j]);
+    top2Push(*t, d, j);
+    if (d < cd[j]) cd[j] = d, ci[j] = i;
+  }
+}
 #endif
 
 }  // namespace
+
+void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
+             float* cd, int* ci, bool avx2) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (avx2 && cpuHasAvx2ForDots()) return scanRowAvx2(s, normA, normB, j0, j1, i, t, cd, ci);
+#endif
+  for (int j = j0; j < j1; ++j) {
+    const float d = squaredDistance(normA, normB[j], s[j]);
+    top2Push(*t, d, j);
+    if (d < cd[j]) cd[j] = d, ci[j] = i;
+  }
+}
 
 bool cpuHasAvx2ForDots() {
 #if defined(__x86_64__) && defined(__GNUC__)

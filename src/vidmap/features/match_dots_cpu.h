@@ -15,6 +15,8 @@
 
 #include <vector>
 
+#include "vidmap/features/match_kernels.h"
+
 namespace vidmap::features {
 
 // Whether this CPU runs the AVX2 products (x86-64 with AVX2; false elsewhere).
@@ -39,5 +41,14 @@ class DescriptorDots {
   bool avx2_ = false;
   std::vector<float> packed_;  // 16-column panels of B^T, k-major (128 x 16 each), zero-padded
 };
+
+// One row i of the product over B's columns [j0, j1): each column's squaredDistance, pushed
+// into the row's top-2 t in increasing j (top2Push), and the nearest row so far of each column
+// (cd, ci: replaced by i where strictly nearer; rows come in increasing order). With avx2 on a
+// CPU that has it, eight columns at a time: the same distances element by element, the
+// columns' minima by a blend, and top2Push for the lanes of a group only when one of them is
+// below t's second distance (the others would change nothing): the same t, cd and ci.
+void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
+             float* cd, int* ci, bool avx2);
 
 }  // namespace vidmap::features

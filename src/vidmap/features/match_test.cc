@@ -481,5 +481,45 @@ TEST(Match, AvxDotsGiveTheSameMatches) {
   }
 }
 
+// The AVX2 row scan against the scalar loop, on values with many exact ties (distances from a
+// few levels, columns equal to others) and NaN products: the same top-2 per segment and the
+// same nearest row of each column, bit for bit.
+TEST(Match, AvxScanEqualsTheScalarScan) {
+  if (!cpuHasAvx2ForDots()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> level(0, 12);
+  const int na = 300, nb = 203;
+  const std::vector<int> segments = {0, 5, 77, 78, 150, 203};
+  std::vector<float> s(static_cast<size_t>(na) * nb), normA(na), normB(nb);
+  for (auto& v : s) v = 0.05f * level(rng);
+  for (int n = 0; n < 20; ++n) s[rng() % s.size()] = std::nanf("");
+  for (auto& v : normA) v = 0.5f + 0.05f * level(rng);
+  for (auto& v : normB) v = 0.5f + 0.05f * level(rng);
+  std::vector<float> cd[2];
+  std::vector<int> ci[2];
+  std::vector<Top2> top[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    cd[pass].assign(nb, kNoDistance);
+    ci[pass].assign(nb, -1);
+    for (int i = 0; i < na; ++i)
+      for (size_t k = 0; k + 1 < segments.size(); ++k) {
+        Top2 t;
+        scanRow(s.data() + static_cast<size_t>(i) * nb, normA[i], normB.data(), segments[k],
+                segments[k + 1], i, &t, cd[pass].data(), ci[pass].data(), pass == 1);
+        top[pass].push_back(t);
+      }
+  }
+  int ties = 0;
+  for (size_t r = 0; r < top[0].size(); ++r) {
+    EXPECT_EQ(top[0][r].j1, top[1][r].j1);
+    EXPECT_EQ(0, std::memcmp(&top[0][r].d1, &top[1][r].d1, sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(&top[0][r].d2, &top[1][r].d2, sizeof(float)));
+    ties += top[0][r].j1 >= 0 && top[0][r].d1 == top[0][r].d2;
+  }
+  EXPECT_GT(ties, 100);  // the tie rule (the lower index) is exercised
+  EXPECT_EQ(ci[0], ci[1]);
+  EXPECT_EQ(0, std::memcmp(cd[0].data(), cd[1].data(), nb * sizeof(float)));
+}
+
 }  // namespace
 }  // namespace vidmap::features

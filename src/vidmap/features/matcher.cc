@@ -96,11 +96,8 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
         const float* s = S.data() + static_cast<long>(li) * p.nb;
         for (int k = 0; k < nseg; ++k) {
           Top2 t;
-          for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
-            const float d = squaredDistance(normA[i], normB[j], s[j]);
-            top2Push(t, d, j);
-            if (d < cd[j]) cd[j] = d, ci[j] = i;
-          }
+          scanRow(s, normA[i], normB.data(), p.segments[k], p.segments[k + 1], i, &t, cd, ci,
+                  o.cpuAvx2);
           rowTop[static_cast<size_t>(i) * nseg + k] = t;
         }
       }

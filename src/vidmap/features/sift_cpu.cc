@@ -20,42 +20,58 @@ double msSince(std::chrono::steady_clock::time_point& t) {
 
 ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}; }
 
+// One pass of the separable blur over n outputs: o[x] = w0 c[x], then o[x] += wi (a_i[x] +
+// b_i[x]) tap by tap (x innermost, so that it vectorises). GCC builds it twice, for the x86-64
+// baseline and for AVX2, and picks one per CPU at load time: only element-wise products and
+// sums vectorise (no FMA: -ffp-contract=off, and "avx2" does not enable it), so each output
+// gets the same operations in the same order and the levels are equal bit for bit. a(i), b(i):
+// the rows (or the padded row shifted) at tap i.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VIDMAP_SIFT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VIDMAP_SIFT_CLONES
+#endif
+VIDMAP_SIFT_CLONES void blurTaps(float* __restrict o, const float* c, const float* const* a,
+                                 const float* const* b, const float* wk, int r, int n) {
+  const float w0 = wk[0];
+  for (int x = 0; x < n; ++x) o[x] = w0 * c[x];
+  for (int i = 1; i <= r; ++i) {
+    const float wi = wk[i];
+    const float* ai = a[i];
+    const float* bi = b[i];
+    for (int x = 0; x < n; ++x) o[x] += wi * (ai[x] + bi[x]);
+  }
+}
+
 // Separable blur: rows of `in` into tmp, columns of tmp into out, and dog = out - in when
 // dog is not null (the DoG level, fused to save a pass over memory). Each pixel gets exactly
-// the float operations of blurRowAt / blurColAt, in their order; the loops run tap by tap over a
-// whole row (x innermost) so that they vectorise. The border is clamped as in those functions:
-// a padded copy of the row, and clamped row indices for the columns.
+// the float operations of blurRowAt / blurColAt, in their order (blurTaps). The border is
+// clamped as in those functions: a padded copy of the row, and clamped row indices for the
+// columns.
 void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& k,
           float* dog = nullptr) {
   const int w = in.width, h = in.height, r = k.radius;
   parallelFor(h, [&](std::int64_t yy) {
     thread_local std::vector<float> pad;
+    thread_local std::vector<const float*> taps;
     if (pad.size() < static_cast<size_t>(w + 2 * r)) pad.resize(w + 2 * r);
+    taps.resize(2 * (r + 1));
     const float* row = in.data + yy * in.stride;
     for (int i = 0; i < w + 2 * r; ++i) pad[i] = row[clampi(i - r, 0, w - 1)];
     const float* c = pad.data() + r;
-    float* t = tmp + yy * w;
-    const float w0 = k.w[0];
-    for (int x = 0; x < w; ++x) t[x] = w0 * c[x];
-    for (int i = 1; i <= r; ++i) {
-      const float wi = k.w[i];
-      const float* a = c - i;
-      const float* b = c + i;
-      for (int x = 0; x < w; ++x) t[x] += wi * (a[x] + b[x]);
-    }
+    for (int i = 0; i <= r; ++i) taps[i] = c - i, taps[r + 1 + i] = c + i;
+    blurTaps(tmp + yy * w, c, taps.data(), taps.data() + r + 1, k.w, r, w);
   });
   parallelFor(h, [&](std::int64_t yy) {
     const int y = static_cast<int>(yy);
-    const float* c = tmp + yy * w;
-    float* o = out + yy * w;
-    const float w0 = k.w[0];
-    for (int x = 0; x < w; ++x) o[x] = w0 * c[x];
-    for (int i = 1; i <= r; ++i) {
-      const float wi = k.w[i];
-      const float* a = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
-      const float* b = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
-      for (int x = 0; x < w; ++x) o[x] += wi * (a[x] + b[x]);
+    thread_local std::vector<const float*> taps;
+    taps.resize(2 * (r + 1));
+    for (int i = 0; i <= r; ++i) {
+      taps[i] = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
+      taps[r + 1 + i] = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
     }
+    float* o = out + yy * w;
+    blurTaps(o, tmp + yy * w, taps.data(), taps.data() + r + 1, k.w, r, w);
     if (dog) {
       const float* prev = in.data + yy * in.stride;
       float* d = dog + yy * w;

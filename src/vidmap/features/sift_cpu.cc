@@ -80,6 +80,66 @@ void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& 
   });
 }
 
+// describeKeypoint (sift_kernels.h) in two passes per row of the window: the per-pixel
+// arithmetic of descriptorPixel for the whole row span (position, window test, orientation,
+// Gaussian weight: element-wise, so the AVX2 clone runs it eight pixels at a time with the same
+// operations), then descriptorAdd for the pixels inside, in increasing dx as before. The
+// same descriptor bit for bit (Sift.CpuDescriptorRowsEqualTheSharedKernel).
+constexpr int kRowSpanMax = 256;
+
+struct RowSamples {
+  float mod[kRowSpanMax], nx[kRowSpanMax], ny[kRowSpanMax], nt[kRowSpanMax];
+  int inside[kRowSpanMax];
+};
+
+VIDMAP_SIFT_CLONES void describeRowSamples(const GradientLevel& gl, const DescriptorWindow& w,
+                                           int lo, int n, int py, RowSamples* r) {
+  const float ry = static_cast<float>(py) - w.y;
+  const Gradient* row = gl.data + static_cast<long>(py) * gl.stride;
+  const int x0 = w.xi + lo;  // the pixel of m = 0
+  // The pixels of columns 1 .. width - 2 (descriptorPixel's bounds); the others add nothing.
+  const int m0 = std::clamp(1 - x0, 0, n), m1 = std::clamp(gl.width - 1 - x0, m0, n);
+  for (int m = 0; m < m0; ++m) r->inside[m] = 0;
+  for (int m = m1; m < n; ++m) r->inside[m] = 0;
+  for (int m = m0; m < m1; ++m) {
+    const int px = x0 + m;
+    const float rx = static_cast<float>(px) - w.x;
+    const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
+    const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
+    float theta = row[px].angle - w.angle;
+    theta = theta < 0 ? theta + kTwoPi : theta;
+    theta = theta >= kTwoPi ? theta - kTwoPi : theta;
+    const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));
+    r->mod[m] = row[px].mag * win;
+    r->nx[m] = nx;
+    r->ny[m] = ny;
+    r->nt[m] = 8.0f * theta * (1.0f / kTwoPi);
+    r->inside[m] = (nx > -2.5f) & (nx < 2.5f) & (ny > -2.5f) & (ny < 2.5f);
+  }
+}
+
+}  // namespace
+
+void describeKeypointCpu(const GradientLevel& gl, float x, float y, float sigma, float angle,
+                         float ct, float st, float desc[128]) {
+  const DescriptorWindow w = descriptorWindow(x, y, sigma, angle, ct, st);
+  if (2 * w.W + 1 > kRowSpanMax) return describeKeypoint(gl, x, y, sigma, angle, ct, st, desc);
+  for (int i = 0; i < 128; ++i) desc[i] = 0;
+  RowSamples r;
+  for (int dy = -w.W; dy <= w.W; ++dy) {
+    const int py = w.yi + dy;
+    if (py < 1 || py > gl.height - 2) continue;
+    int lo, hi;
+    descriptorRowSpan(w, dy, &lo, &hi);
+    if (hi < lo) continue;
+    describeRowSamples(gl, w, lo, hi - lo + 1, py, &r);
+    for (int m = 0; m <= hi - lo; ++m)
+      if (r.inside[m]) descriptorAdd(r.mod[m], r.nx[m], r.ny[m], r.nt[m], desc);
+  }
+}
+
+namespace {
+
 // Builds the Gaussian levels of every octave.
 template <class T>
 void grow(std::vector<T>& v, size_t n) {
@@ -247,7 +307,8 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     float* d = result.descriptors.data() + i * kDescriptorSize;
     float ct, st;
     angleCosSin(p.angle, &ct, &st);
-    describePoint(gl, p, ct, st, l1root, d);
+    describeKeypointCpu(gl, p.x, p.y, p.sigma, p.angle, ct, st, d);
+    normalizeDescriptor(d, l1root);
     result.keypoints[i] = toKeypoint(p, plan);
   });
   st.msDescriptors = msSince(clock);

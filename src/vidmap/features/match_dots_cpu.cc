@@ -20,17 +20,20 @@ constexpr int kPanel = 16;           // columns of B per panel: two AVX2 vectors
 constexpr int kTileRows = 6;         // rows of A per tile: 12 accumulators + 2 of B + 1 of A
 
 // The baseline: Eigen's product, as matcher.cc computed it before.
-void eigenDots(const float* a, int na, const float* b, int nb, float* s, long lds) {
+void eigenDots(const float* a, int na, const float* b, int nb, float* s) {
   Eigen::Map<const RowMatrix> A(a, na, kD);
   Eigen::Map<const RowMatrix> B(b, nb, kD);
-  if (lds == nb) {
-    Eigen::Map<RowMatrix> S(s, na, nb);
-    S.noalias() = A * B.transpose();
-  } else {
-    Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> S(s, na, nb, Eigen::OuterStride<>(lds));
-    S.noalias() = A * B.transpose();
-  }
+  Eigen::Map<RowMatrix> S(s, na, nb);
+  S.noalias() = A * B.transpose();
 }
+
+// The kernel replicates the order of Eigen's SSE2 kernel; a build that gives Eigen wider
+// vectors or FMA (-march=...) has another order, and Eigen's own product is then vectorised.
+#if defined(__AVX__) || defined(__FMA__)
+constexpr bool kEigenIsSse2 = false;
+#else
+constexpr bool kEigenIsSse2 = true;
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 typedef float V8 __attribute__((vector_size(32)));
@@ -164,7 +167,7 @@ bool cpuHasAvx2ForDots() {
 DescriptorDots::DescriptorDots(const float* b, int nb, bool avx2) : b_(b), nb_(nb) {
   // Eigen's product has one column of B at nb = 1 (a matrix-vector product, another order);
   // below 16 rows there is nothing to gain.
-  avx2_ = avx2 && cpuHasAvx2ForDots() && nb >= 16;
+  avx2_ = kEigenIsSse2 && avx2 && cpuHasAvx2ForDots() && nb >= 16;
   if (!avx2_) return;
   nb8_ = nb / 8 * 8;
   const int panels = (nb8_ + kPanel - 1) / kPanel;
@@ -194,7 +197,7 @@ void DescriptorDots::operator()(const float* a, int na, float* s) const {
       // products are recomputed and dropped) so that they fall where they fall in one product.
       const int t0 = nb8_ - 8, nt = nb_ - t0;
       std::vector<float> t(static_cast<size_t>(na) * nt);
-      eigenDots(a, na, b_ + static_cast<long>(t0) * kD, nt, t.data(), nt);
+      eigenDots(a, na, b_ + static_cast<long>(t0) * kD, nt, t.data());
       for (int i = 0; i < na; ++i)
         std::copy(t.begin() + static_cast<long>(i) * nt + 8,
                   t.begin() + static_cast<long>(i + 1) * nt, s + static_cast<long>(i) * nb_ + nb8_);
@@ -202,7 +205,7 @@ void DescriptorDots::operator()(const float* a, int na, float* s) const {
     return;
   }
 #endif
-  eigenDots(a, na, b_, nb_, s, nb_);
+  eigenDots(a, na, b_, nb_, s);
 }
 
 }  // namespace vidmap::features

@@ -10,7 +10,8 @@
 // k; k mod 4): those few rows are left to Eigen itself, with 8 rows before them so that they
 // take the same paths. The AVX2 kernel sums in increasing k for eight columns of B at a time;
 // only the width differs. The test (match_test.cc, Match.AvxDotsEqualEigenBitForBit) holds the
-// claim against Eigen's product on sizes with every remainder.
+// claim against Eigen's product on sizes with every remainder. A build with -march=... (AVX or
+// FMA for Eigen) keeps Eigen's product.
 #pragma once
 
 #include <vector>

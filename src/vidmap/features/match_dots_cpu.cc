@@ -141,6 +141,26 @@ __attribute__((target("avx2"))) void scanRowAvx2(const float* s, float normA, co
 }
 #endif
 
+// The product of row i of A and row j >= nb8 of B in the order of Eigen's SSE2 kernel
+// (GeneralBlockPanelKernel.h, 3.4): row j is in its one-packet block when j < nb4 = nb / 4 * 4,
+// else among the last rows; column i (of its nr = 4 groups) is in a group of 4 when i < na / 4
+// * 4, else among the remaining columns, which always sum in increasing k.
+float tailDot(const float* a, const float* b, int i, int j, int na, int nb) {
+  float c[4] = {0, 0, 0, 0};
+  if (i >= na / 4 * 4) {
+    for (int k = 0; k < kD; ++k) c[0] += a[k] * b[k];
+    return c[0];
+  }
+  if (j < nb / 4 * 4) {  // even k in one accumulator, odd k in another (lhs_process_one_packet)
+    for (int k = 0; k < kD; k += 2) c[0] += a[k] * b[k], c[1] += a[k + 1] * b[k + 1];
+    return c[0] + c[1];
+  }
+  // k mod 4 in four accumulators, then (C0 + C1) + (C2 + C3) (the swapped last-rows path)
+  for (int k = 0; k < kD; k += 4)
+    for (int m = 0; m < 4; ++m) c[m] += a[k + m] * b[k + m];
+  return (c[0] + c[1]) + (c[2] + c[3]);
+}
+
 }  // namespace
 
 void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
@@ -192,16 +212,11 @@ void DescriptorDots::operator()(const float* a, int na, float* s) const {
       const int j0 = static_cast<int>(p) * kPanel;
       panelDots(a, na, packed_.data() + p * kD * kPanel, s + j0, nb_, std::min(kPanel, nb8_ - j0));
     });
-    if (nb8_ < nb_) {
-      // The last nb mod 8 rows of B through Eigen, after the 8 rows before them (their
-      // products are recomputed and dropped) so that they fall where they fall in one product.
-      const int t0 = nb8_ - 8, nt = nb_ - t0;
-      std::vector<float> t(static_cast<size_t>(na) * nt);
-      eigenDots(a, na, b_ + static_cast<long>(t0) * kD, nt, t.data());
+    // The last nb mod 8 rows of B, summed as Eigen's kernel sums them there (header).
+    for (int j = nb8_; j < nb_; ++j)  // at most 7 rows: serial
       for (int i = 0; i < na; ++i)
-        std::copy(t.begin() + static_cast<long>(i) * nt + 8,
-                  t.begin() + static_cast<long>(i + 1) * nt, s + static_cast<long>(i) * nb_ + nb8_);
-    }
+        s[static_cast<long>(i) * nb_ + j] =
+            tailDot(a + static_cast<long>(i) * kD, b_ + static_cast<long>(j) * kD, i, j, na, nb_);
     return;
   }
 #endif

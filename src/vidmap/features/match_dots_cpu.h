@@ -7,8 +7,8 @@
 // dot product a_0 b_0 + a_1 b_1 + ... in increasing k, one rounded product and one rounded sum
 // at a time, for every row of B in a complete group of 8 (B is its kernel's left-hand side: S
 // is row-major). The last nb mod 8 rows of B go through paths that split the sum (even and odd
-// k; k mod 4): those few rows are left to Eigen itself, with 8 rows before them so that they
-// take the same paths. The AVX2 kernel sums in increasing k for eight columns of B at a time;
+// k; k mod 4): those few rows are summed in those orders here (tailDot). The AVX2 kernel sums
+// in increasing k for eight columns of B at a time;
 // only the width differs. The test (match_test.cc, Match.AvxDotsEqualEigenBitForBit) holds the
 // claim against Eigen's product on sizes with every remainder. A build with -march=... (AVX or
 // FMA for Eigen) keeps Eigen's product.

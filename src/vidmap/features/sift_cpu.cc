@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "vidmap/core/parallel.h"
 #include "vidmap/features/sift_plan.h"
@@ -33,13 +34,36 @@ ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}
 #endif
 VIDMAP_SIFT_CLONES void blurTaps(float* __restrict o, const float* c, const float* const* a,
                                  const float* const* b, const float* wk, int r, int n) {
-  const float w0 = wk[0];
-  for (int x = 0; x < n; ++x) o[x] = w0 * c[x];
-  for (int i = 1; i <= r; ++i) {
-    const float wi = wk[i];
-    const float* ai = a[i];
-    const float* bi = b[i];
-    for (int x = 0; x < n; ++x) o[x] += wi * (ai[x] + bi[x]);
+  // 32 outputs at a time, held in four 8-wide vectors across the taps (each output's operations
+  // and their order unchanged). Written as loops over x, GCC -O3 jams two taps into one loop
+  // over x that it leaves scalar (most of the blur's time in the AVX2 build, perf on xyz).
+  typedef float V8 __attribute__((vector_size(32)));
+  constexpr int kBlock = 32;
+  int x0 = 0;
+  for (; x0 + kBlock <= n; x0 += kBlock) {
+    V8 acc[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+      V8 v;
+      std::memcpy(&v, c + x0 + 8 * q, sizeof v);
+      acc[q] = wk[0] * v;
+    }
+    for (int i = 1; i <= r; ++i) {
+      const float wi = wk[i];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) {
+        V8 u, v;
+        std::memcpy(&u, a[i] + x0 + 8 * q, sizeof u);
+        std::memcpy(&v, b[i] + x0 + 8 * q, sizeof v);
+        acc[q] += wi * (u + v);
+      }
+    }
+    std::memcpy(o + x0, acc, sizeof acc);
+  }
+  for (int x = x0; x < n; ++x) {  // the last n mod 32
+    float v = wk[0] * c[x];
+    for (int i = 1; i <= r; ++i) v += wk[i] * (a[i][x] + b[i][x]);
+    o[x] = v;
   }
 }
 

@@ -139,7 +139,6 @@ __attribute__((target("avx2"))) void scanRowAvx2(const float* s, float normA, co
     if (d < cd[j]) cd[j] = d, ci[j] = i;
   }
 }
-#endif
 
 // The product of row i of A and row j >= nb8 of B in the order of Eigen's SSE2 kernel
 // (GeneralBlockPanelKernel.h, 3.4): row j is in its one-packet block when j < nb4 = nb / 4 * 4,
@@ -160,6 +159,7 @@ float tailDot(const float* a, const float* b, int i, int j, int na, int nb) {
     for (int m = 0; m < 4; ++m) c[m] += a[k + m] * b[k + m];
   return (c[0] + c[1]) + (c[2] + c[3]);
 }
+#endif
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/match_cuda.h"
@@ -122,7 +123,18 @@ __global__ void kFill(float* d, int* i, int n) {
 
 }  // namespace
 
+// One features' descriptors kept on the device; `owner` tells when the features are gone (a
+// new Features at the same address is not taken for them).
+struct Resident {
+  std::weak_ptr<const Features> owner;
+  const Features* key = nullptr;
+  int n = 0;
+  gpu::DeviceBuffer<float> d;
+};
+
 struct MatchCuda::Impl {
+  std::deque<Resident> store;  // oldest first
+  std::int64_t uploaded = 0;   // descriptor bytes
   gpu::Context ctx;
   cudaStream_t stream;
   gpu::EventTimer timer;
@@ -157,18 +169,94 @@ struct MatchCuda::Impl {
 MatchCuda::MatchCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 MatchCuda::~MatchCuda() = default;
 
+void MatchCuda::keep(const std::shared_ptr<const Features>& f, const float* deviceDescriptors,
+                     int capacity) {
+  Impl& m = *impl_;
+  require(f != nullptr, "match: keepOnDevice of null features");
+  auto& st = m.store;
+  st.erase(std::remove_if(st.begin(), st.end(),
+                          [&](const Resident& r) { return r.owner.expired() || r.key == f.get(); }),
+           st.end());
+  if (capacity <= 0) return;
+  while (static_cast<int>(st.size()) >= capacity) st.pop_front();
+  m.ctx.makeCurrent();
+  Resident r;
+  r.owner = f;
+  r.key = f.get();
+  r.n = static_cast<int>(f->size());
+  const size_t floats = static_cast<size_t>(r.n) * 128;
+  r.d = gpu::DeviceBuffer<float>(m.ctx, floats ? floats : 1);
+  if (deviceDescriptors) {
+    // From another context's memory too (unified addressing); synchronised below, so the
+    // source may be overwritten once this returns.
+    if (floats)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(r.d.data(), deviceDescriptors, floats * sizeof(float),
+                                        cudaMemcpyDefault, m.stream));
+  } else {
+    cuda::upload(r.d.data(), f->descriptors.data(), floats, m.stream);
+    m.uploaded += static_cast<std::int64_t>(floats * sizeof(float));
+  }
+  m.ctx.synchronize();
+  st.push_back(std::move(r));
+}
+
+const float* MatchCuda::resident(const Features& f) const {
+  for (const Resident& r : impl_->store)
+    if (r.key == &f && !r.owner.expired() && r.n == static_cast<int>(f.size())) return r.d.data();
+  return nullptr;
+}
+
+int MatchCuda::residentCount() const {
+  int n = 0;
+  for (const Resident& r : impl_->store) n += !r.owner.expired();
+  return n;
+}
+
+std::int64_t MatchCuda::uploadedBytes() const { return impl_->uploaded; }
+
 std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,
-                                                 float* gpuMilliseconds) {
+                                                 float* gpuMilliseconds, const float* deviceA,
+                                                 const std::vector<const float*>& deviceB) {
   Impl& m = *impl_;
   m.ctx.makeCurrent();
   const int nseg = static_cast<int>(p.segments.size()) - 1;
   std::vector<std::vector<Match>> out(std::max(nseg, 0));
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
+  require(deviceB.empty() || static_cast<int>(deviceB.size()) == nseg,
+          "match: " + std::to_string(deviceB.size()) + " device descriptor arrays for " +
+              std::to_string(nseg) + " images");
   const cudaStream_t st = m.stream;
-  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
-  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
-  cuda::upload(dA, p.a, static_cast<size_t>(p.na) * 128, st);
-  cuda::upload(dB, p.b, static_cast<size_t>(p.nb) * 128, st);
+  // Resident descriptors are read where they are: the query's, and one image's; those of
+  // several images are copied device to device into one matrix (the GEMM's B).
+  const float* dA = deviceA;
+  if (!dA) {
+    float* a = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
+    cuda::upload(a, p.a, static_cast<size_t>(p.na) * 128, st);
+    m.uploaded += static_cast<std::int64_t>(p.na) * 128 * sizeof(float);
+    dA = a;
+  }
+  const float* dB = nseg == 1 && !deviceB.empty() ? deviceB[0] : nullptr;
+  if (!dB) {
+    float* b = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
+    for (int k = 0; k < nseg; ++k) {
+      // Runs of segments from the host go up in one copy each.
+      const bool onDevice = !deviceB.empty() && deviceB[k];
+      int k1 = k + 1;
+      while (!onDevice && k1 < nseg && !(!deviceB.empty() && deviceB[k1])) ++k1;
+      const size_t off = static_cast<size_t>(p.segments[k]) * 128;
+      const size_t n = static_cast<size_t>(p.segments[k1] - p.segments[k]) * 128;
+      if (onDevice) {
+        if (n)
+          VIDMAP_CUDA_CHECK(cudaMemcpyAsync(b + off, deviceB[k], n * sizeof(float),
+                                            cudaMemcpyDeviceToDevice, st));
+      } else {
+        cuda::upload(b + off, p.b + off, n, st);
+        m.uploaded += static_cast<std::int64_t>(n * sizeof(float));
+      }
+      k = k1 - 1;
+    }
+    dB = b;
+  }
   int* dSeg = m.ensure(m.segments, p.segments.size());
   cuda::upload(dSeg, p.segments.data(), p.segments.size(), st);
   Guide* dGuides = nullptr;

@@ -17,14 +17,14 @@ mkdir -p "$OUT"
 source "${DEVICE_LIB:-$(dirname "$0")/../scripts/device_lib.sh}"
 export OMP_WAIT_POLICY=passive
 device_clock
-tests() {  # tests NAME BINARY [FILTER]: PASSED/FAILED lines and this work's printed lines
-  (cd "$(dirname "$2")" && timeout 150 "./$(basename "$2")" ${3:+"$3"} >"$OUT/$1.full" 2>&1)
+tests() {  # tests NAME SECONDS BINARY: PASSED/FAILED lines and this work's printed lines
+  (cd "$(dirname "$3")" && timeout "$2" "./$(basename "$3")" >"$OUT/$1.full" 2>&1)
   stamp "$1 rc $?"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests ran|\[ (plain|many|resident|sift) \]" \
     "$OUT/$1.full" >>"$OUT/results.txt"
   grep -E -A4 "Failure" "$OUT/$1.full" | head -40 >>"$OUT/results.txt"
 }
-tests features_cuda_test "$BIN/after/build/src/vidmap/features/features_cuda_test"
+tests features_cuda_test 100 "$BIN/after/build/src/vidmap/features/features_cuda_test"
 collect bench_a 60 "$BIN/after/features_bench" --no-cpu --repeat 41
 stamp bench_a
 M=$OUT/runs.txt
@@ -71,6 +71,6 @@ pipeline after_np "$BIN/after/vidmap" --no-profile-kernels
 stamp pipelines
 (cd "$OUT" && tar czf runs.tgz run_*.json && rm -f run_*.json)
 young 170 && collect bench_b 60 "$BIN/after/features_bench" --no-cpu --repeat 41
-young 190 && tests pipeline_gpu_test "$BIN/after/build/src/vidmap/pipeline/pipeline_gpu_test"
+young 160 && tests pipeline_gpu_test 90 "$BIN/after/build/src/vidmap/pipeline/pipeline_gpu_test"
 stamp done
 rm -f "$OUT"/*.full

@@ -123,8 +123,9 @@ __global__ void kFill(float* d, int* i, int n) {
 
 }  // namespace
 
-// One features' descriptors kept on the device; `owner` tells when the features are gone (a
-// new Features at the same address is not taken for them).
+// One features' descriptors kept on the device, then their squared norms (n x 128 + n floats,
+// the norms made by kNorms when kept: the floats match() would make); `owner` tells when the
+// features are gone (a new Features at the same address is not taken for them).
 struct Resident {
   std::weak_ptr<const Features> owner;
   const Features* key = nullptr;
@@ -135,6 +136,13 @@ struct Resident {
 struct MatchCuda::Impl {
   std::deque<Resident> store;  // oldest first
   std::int64_t uploaded = 0;   // descriptor bytes
+  cuda::PinnedStage results;   // the row top-2 and the columns' nearest rows, read back
+  // The norms kept with descriptors d (a kept entry's), else null.
+  const float* normsOf(const float* d) const {
+    for (const Resident& r : store)
+      if (r.d.data() == d) return d + static_cast<size_t>(r.n) * 128;
+    return nullptr;
+  }
   gpu::Context ctx;
   cudaStream_t stream;
   gpu::EventTimer timer;
@@ -185,7 +193,7 @@ void MatchCuda::keep(const std::shared_ptr<const Features>& f, const float* devi
   r.key = f.get();
   r.n = static_cast<int>(f->size());
   const size_t floats = static_cast<size_t>(r.n) * 128;
-  r.d = gpu::DeviceBuffer<float>(m.ctx, floats ? floats : 1);
+  r.d = gpu::DeviceBuffer<float>(m.ctx, floats + r.n + 1);
   if (deviceDescriptors) {
     // From another context's memory too (unified addressing); synchronised below, so the
     // source may be overwritten once this returns.
@@ -195,6 +203,10 @@ void MatchCuda::keep(const std::shared_ptr<const Features>& f, const float* devi
   } else {
     cuda::upload(r.d.data(), f->descriptors.data(), floats, m.stream);
     m.uploaded += static_cast<std::int64_t>(floats * sizeof(float));
+  }
+  if (r.n) {
+    kNorms<<<cuda::blocksFor(r.n, 256), 256, 0, m.stream>>>(r.d.data(), r.n, r.d.data() + floats);
+    VIDMAP_CUDA_CHECK_LAUNCH();
   }
   m.ctx.synchronize();
   st.push_back(std::move(r));
@@ -288,13 +300,38 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
   }
   const bool guided = p.guides != nullptr;
   m.timer.start(st);
-  float* nA = m.ensure(m.normA, p.na);
-  float* nB = m.ensure(m.normB, p.nb);
+  // The norms of kept descriptors were made when they were kept (by kNorms: the same floats,
+  // a row's norm depends on that row only); the others here.
+  const float* nA = deviceA ? m.normsOf(deviceA) : nullptr;
+  const float* nB = nullptr;
+  std::vector<const float*> keptNormsB;
+  for (size_t k = 0; k < deviceB.size(); ++k) keptNormsB.push_back(m.normsOf(deviceB[k]));
+  const bool allKeptB = static_cast<int>(keptNormsB.size()) == nseg &&
+                        std::all_of(keptNormsB.begin(), keptNormsB.end(),
+                                    [](const float* n) { return n != nullptr; });
+  if (allKeptB && nseg == 1) nB = keptNormsB[0];
   {
     auto scope = m.time(guided ? "match_guided_norms" : "match_norms");
-    kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
-    kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
-    VIDMAP_CUDA_CHECK_LAUNCH();
+    if (!nA) {
+      float* n = m.ensure(m.normA, p.na);
+      kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, n);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+      nA = n;
+    }
+    if (!nB) {
+      float* n = m.ensure(m.normB, p.nb);
+      if (allKeptB) {
+        for (int k = 0; k < nseg; ++k)
+          if (p.segments[k + 1] > p.segments[k])
+            VIDMAP_CUDA_CHECK(cudaMemcpyAsync(n + p.segments[k], keptNormsB[k],
+                                              (p.segments[k + 1] - p.segments[k]) * sizeof(float),
+                                              cudaMemcpyDeviceToDevice, st));
+      } else {
+        kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, n);
+        VIDMAP_CUDA_CHECK_LAUNCH();
+      }
+      nB = n;
+    }
   }
   float* colD = m.ensure(m.colD, p.nb);
   int* colI = m.ensure(m.colI, p.nb);
@@ -329,11 +366,16 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
   }
   m.timer.stop(st);
-  std::vector<Top2> top(static_cast<size_t>(p.na) * nseg);
-  std::vector<int> best(p.nb);
-  cuda::download(top.data(), rowTop, top.size(), st);
-  cuda::download(best.data(), colI, best.size(), st);
+  // Read back through pinned memory (a pageable read goes through the driver's staging).
+  const size_t nTop = static_cast<size_t>(p.na) * nseg;
+  char* h = m.results.ensure<char>(nTop * sizeof(Top2) + static_cast<size_t>(p.nb) * sizeof(int));
+  Top2* hTop = reinterpret_cast<Top2*>(h);
+  int* hBest = reinterpret_cast<int*>(h + nTop * sizeof(Top2));
+  cuda::download(hTop, rowTop, nTop, st);
+  cuda::download(hBest, colI, static_cast<size_t>(p.nb), st);
   m.ctx.synchronize();
+  const std::vector<Top2> top(hTop, hTop + nTop);
+  const std::vector<int> best(hBest, hBest + p.nb);
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return decideMatches(top, best, p.segments, p.na, o);
 }

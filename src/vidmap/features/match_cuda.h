@@ -27,8 +27,9 @@ class MatchCuda {
                                         const std::vector<const float*>& deviceB = {});
 
   // The store of device-resident descriptors (Matcher::keepOnDevice): f's descriptors copied
-  // from deviceDescriptors (device memory of any context, complete when called) or uploaded;
-  // at most capacity entries, the oldest evicted; entries whose features are gone are dropped.
+  // from deviceDescriptors (device memory of any context, complete when called) or uploaded,
+  // with their norms (match() then skips that kernel for them); at most capacity entries, the
+  // oldest evicted; entries whose features are gone are dropped.
   void keep(const std::shared_ptr<const Features>& f, const float* deviceDescriptors, int capacity);
   // f's descriptors on the device when f is kept (and still has as many), else null.
   const float* resident(const Features& f) const;

@@ -2,9 +2,10 @@
 # The figures of docs/benchmarks.md, section "Device-resident descriptors for the matcher (issue
 # 15, helper match29)", in one device call, for binaries built on dev: BIN/after (this work:
 # features_cuda_test, pipeline_gpu_test in their build folders' layout, features_bench built
-# without OpenCV, vidmap, reconstruct_eval) and BIN/before/vidmap (main's tip). In order of
+# without OpenCV, vidmap, reconstruct_eval) and BIN/before (main's tip: vidmap, and optionally
+# features_bench without OpenCV). In order of
 # importance, each result appended to OUT/log.txt or OUT/results.txt at once: features_cuda_test;
-# features_bench (4096 x 4096: host-input and device-resident rows, same run); the pipeline on
+# features_bench after and before (4096 x 4096: host-input and device-resident rows); the pipeline on
 # TUM fr1-rpy (DATA/rgb.txt, JPEG q95 of the 150 staged frames, --all-frames --device cuda),
 # before and after alternately, profiled and not: run.json's match and sift stages, the
 # uploaded descriptor bytes and the model's md5; pipeline_gpu_test if time is left.
@@ -25,8 +26,13 @@ tests() {  # tests NAME SECONDS BINARY: PASSED/FAILED lines and this work's prin
   grep -E -A4 "Failure" "$OUT/$1.full" | head -40 >>"$OUT/results.txt"
 }
 tests features_cuda_test 100 "$BIN/after/build/src/vidmap/features/features_cuda_test"
-collect bench_a 60 "$BIN/after/features_bench" --no-cpu --repeat 41
-stamp bench_a
+bench() {  # bench ROUND: after, then before (main's features_bench, when carried)
+  collect "bench_after_$1" 60 "$BIN/after/features_bench" --no-cpu --repeat 41
+  [ -x "$BIN/before/features_bench" ] &&
+    collect "bench_before_$1" 60 "$BIN/before/features_bench" --no-cpu --repeat 41
+  stamp "bench $1"
+}
+bench 1
 M=$OUT/runs.txt
 pipeline() {  # pipeline NAME BINARY FLAGS...: one reconstruction, its figures to runs.txt
   local name=$1 bin=$2
@@ -70,7 +76,7 @@ pipeline before_np "$BIN/before/vidmap" --no-profile-kernels
 pipeline after_np "$BIN/after/vidmap" --no-profile-kernels
 stamp pipelines
 (cd "$OUT" && tar czf runs.tgz run_*.json && rm -f run_*.json)
-young 170 && collect bench_b 60 "$BIN/after/features_bench" --no-cpu --repeat 41
+young 170 && bench 2
 young 160 && tests pipeline_gpu_test 90 "$BIN/after/build/src/vidmap/pipeline/pipeline_gpu_test"
 stamp done
 rm -f "$OUT"/*.full

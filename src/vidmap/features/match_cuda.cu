@@ -218,12 +218,6 @@ const float* MatchCuda::resident(const Features& f) const {
   return nullptr;
 }
 
-int MatchCuda::residentCount() const {
-  int n = 0;
-  for (const Resident& r : impl_->store) n += !r.owner.expired();
-  return n;
-}
-
 std::int64_t MatchCuda::uploadedBytes() const { return impl_->uploaded; }
 
 std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,

@@ -20,7 +20,8 @@ class MatchCuda {
   // selection kernels (not the transfers), when not null.
   // deviceA: the query's descriptors on the device (p.a is then not read); deviceB: one per
   // segment, its descriptors on the device or null (then read from p.b). The GEMM and the
-  // kernels see the same floats either way, so the matches are the same.
+  // kernels see the same floats either way, so the matches are the same. Pointers from
+  // resident() come with their kept norms; other device pointers get theirs computed.
   std::vector<std::vector<Match>> match(const MatchProblem& p, const MatchOptions& options,
                                         float* gpuMilliseconds = nullptr,
                                         const float* deviceA = nullptr,
@@ -33,7 +34,6 @@ class MatchCuda {
   void keep(const std::shared_ptr<const Features>& f, const float* deviceDescriptors, int capacity);
   // f's descriptors on the device when f is kept (and still has as many), else null.
   const float* resident(const Features& f) const;
-  int residentCount() const;
   // Descriptor bytes uploaded by match() and keep() so far.
   std::int64_t uploadedBytes() const;
 

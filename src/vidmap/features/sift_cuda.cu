@@ -3,7 +3,8 @@
 // A frame is one stream of work with one synchronisation, at its end: the extrema are deduped
 // as they are found (a bit per DoG sample claims it), the oriented points ranked by a radix sort
 // of |value| whose ties are ordered by strongerPoint (the order of the CPU's selectStrongest),
-// and the kept points and their descriptors written straight to mapped host memory. The
+// and the kept points and their descriptors written straight to mapped host memory (the
+// descriptors also to device memory, for a matcher on the device). The
 // chain of Gaussian levels runs on the stream; per octave, the levels above S with the extrema
 // and the gradients fork onto side streams as soon as level S is there (the next octave starts
 // from it) and join before the orientations, so the large first octaves' extrema and gradients

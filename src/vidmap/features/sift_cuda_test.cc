@@ -471,8 +471,8 @@ TEST(SiftCuda, DeviceGrayIsTheInput) {
   EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
 }
 
-// The device copy of the descriptors (for Matcher::keepOnDevice) is the host's, bit for bit, on
-// a frame with enough points that kDescribe takes several passes of its grid.
+// The device copy of the descriptors (for Matcher::keepOnDevice) is the host's, bit for bit, in
+// the same order (a 640x480 frame, more than 500 points).
 TEST(SiftCuda, DeviceDescriptorsAreTheHostDescriptors) {
   REQUIRE_DEVICE();
   GrayImage img = testImage(640, 480);

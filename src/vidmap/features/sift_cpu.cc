@@ -22,7 +22,7 @@ double msSince(std::chrono::steady_clock::time_point& t) {
 ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}; }
 
 // One pass of the separable blur over n outputs: o[x] = w0 c[x], then o[x] += wi (a_i[x] +
-// b_i[x]) tap by tap (x innermost, so that it vectorises). GCC builds it twice, for the x86-64
+// b_i[x]) for the taps i = 1 .. r in order. GCC builds it twice, for the x86-64
 // baseline and for AVX2, and picks one per CPU at load time: only element-wise products and
 // sums vectorise (no FMA: -ffp-contract=off, and "avx2" does not enable it), so each output
 // gets the same operations in the same order and the levels are equal bit for bit. a(i), b(i):

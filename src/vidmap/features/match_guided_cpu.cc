@@ -70,8 +70,9 @@ Grid makeGrid(const Keypoint* kp, const float* desc, int j0, int j1, const Epipo
   return grid;
 }
 
-// Calls visit(k) for every keypoint order[k] of the grid within line distance w of the line
-// l0 x + l1 y + l2 = 0 (and possibly a few more); the caller applies the exact test.
+// Calls visit(k0, k1) for runs of keypoints order[k0 .. k1) of the grid (one cell each) that
+// hold every keypoint within line distance w of the line l0 x + l1 y + l2 = 0 (and possibly a
+// few more); the caller applies the exact test.
 template <class Visit>
 void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit&& visit) {
   const double nl = std::sqrt(l0 * l0 + l1 * l1);
@@ -93,7 +94,7 @@ void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit
     const int c1 = std::min(nv - 1, static_cast<int>(std::floor(std::min(vhi, vmax) / grid.cell)));
     for (int cv = c0; cv <= c1; ++cv) {
       const int cell = alongX ? cv * grid.cols + cu : cu * grid.cols + cv;
-      for (int k = grid.start[cell]; k < grid.start[cell + 1]; ++k) visit(k);
+      if (grid.start[cell] < grid.start[cell + 1]) visit(grid.start[cell], grid.start[cell + 1]);
     }
   }
 }
@@ -103,6 +104,21 @@ void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit
 float squaredDistance128(const float* a, const float* b) {
   using V = Eigen::Matrix<float, 128, 1>;
   return (Eigen::Map<const V>(a) - Eigen::Map<const V>(b)).squaredNorm();
+}
+
+// keep[q] = whether keypoint q of a run lies within the band: epipolarDistance() for n points
+// in one loop, element by element (GCC builds it for the x86-64 baseline and for AVX2 and picks
+// one per CPU at load time; no FMA, so each point gets the same operations: the same test).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void bandTest(const double* F, double xa, double ya, const float* xs, const float* ys, int n,
+              bool sampson, double band, unsigned char* keep) {
+  if (sampson) {
+    for (int q = 0; q < n; ++q) keep[q] = epipolarDistance(F, xa, ya, xs[q], ys[q], true) <= band;
+  } else {
+    for (int q = 0; q < n; ++q) keep[q] = epipolarDistance(F, xa, ya, xs[q], ys[q], false) <= band;
+  }
 }
 
 }  // namespace
@@ -155,10 +171,20 @@ std::vector<std::vector<Match>> matchGuidedCpu(const MatchProblem& p, const Matc
           1e-9;
       thread_local std::vector<std::pair<int, int>> js;  // (j, position in the grid)
       js.clear();
-      walkBand(grid, l0, l1, l2, w, [&](int q) {
-        if (epipolarDistance(F, ka.x, ka.y, grid.x[q], grid.y[q], g.sampson) <= g.bandPx)
-          js.emplace_back(grid.order[q], q);
+      // The band's keypoints gathered first (a cell holds about one), then tested in one loop.
+      thread_local std::vector<int> ks;
+      thread_local std::vector<float> xs, ys;
+      thread_local std::vector<unsigned char> keep;
+      ks.clear(), xs.clear(), ys.clear();
+      walkBand(grid, l0, l1, l2, w, [&](int k0, int k1) {
+        for (int q = k0; q < k1; ++q)
+          ks.push_back(q), xs.push_back(grid.x[q]), ys.push_back(grid.y[q]);
       });
+      keep.resize(ks.size());
+      bandTest(F, ka.x, ka.y, xs.data(), ys.data(), static_cast<int>(ks.size()), g.sampson,
+               g.bandPx, keep.data());
+      for (size_t m = 0; m < ks.size(); ++m)
+        if (keep[m]) js.emplace_back(grid.order[ks[m]], ks[m]);
       std::sort(js.begin(), js.end());
       Top2 t;
       for (const auto& [j, q] : js) {

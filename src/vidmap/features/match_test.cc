@@ -6,10 +6,12 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "vidmap/core/error.h"
+#include "vidmap/features/match_dots_cpu.h"
 #include "vidmap/features/match_kernels.h"
 #include "vidmap/features/matcher.h"
 
@@ -415,6 +417,109 @@ TEST(Match, ManyEqualsOneByOne) {
   auto manyGuided = m.matchMany(q, ptrs, guides);
   for (size_t k = 0; k < refs.size(); ++k)
     expectSame(manyGuided[k], m.matchGuided(q, refs[k], guides[k]));
+}
+
+// The AVX2 products against Eigen's float product (the baseline build's, and the oracle's
+// before): equal bit for bit for every remainder of the rows of A (mod 6, the kernel's tile)
+// and of B (mod 8 and 16: Eigen's groups and the kernel's panels), and for a B too small for
+// the kernel. Descriptors as SIFT's: non-negative, unit norm, planted near-copies among them.
+TEST(Match, AvxDotsEqualEigenBitForBit) {
+  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::mt19937 rng(11);
+  const Features a = randomFeatures(520, rng);
+  std::vector<int> truth;
+  const Features b = plantedCopy(a, 300, 1600, 0.02f, rng, &truth);
+  if (!DescriptorDots(b.descriptors.data(), 16, true).usesAvx2())
+    GTEST_SKIP() << "no AVX2 here, or a build whose Eigen is not SSE2 (Eigen's product runs)";
+  int differ = 0;  // products that another summation order changes: the test can tell orders
+  for (int nb : {1, 9, 15, 16, 17, 21, 24, 31, 100, 203, 1835, 1900}) {
+    for (int na : {1, 2, 3, 7, 12, 299, 512}) {
+      Eigen::Map<const RowMatrix> A(a.descriptors.data(), na, 128);
+      Eigen::Map<const RowMatrix> B(b.descriptors.data(), nb, 128);
+      const RowMatrix ref = A * B.transpose();
+      std::vector<float> s(static_cast<size_t>(na) * nb, -1.0f);
+      const DescriptorDots dots(b.descriptors.data(), nb, true);
+      EXPECT_EQ(dots.usesAvx2(), nb >= 16);
+      dots(a.descriptors.data(), na, s.data());
+      ASSERT_EQ(0, std::memcmp(s.data(), ref.data(), s.size() * sizeof(float)))
+          << "na " << na << " nb " << nb;
+      if (nb == 1900 && na == 512)
+        for (int i = 0; i < na; ++i)
+          for (int j = 0; j < nb; ++j) {
+            float pairwise = 0, lo = 0, hi = 0;  // halves summed apart: another order
+            for (int k = 0; k < 64; ++k) lo += a.descriptor(i)[k] * b.descriptor(j)[k];
+            for (int k = 64; k < 128; ++k) hi += a.descriptor(i)[k] * b.descriptor(j)[k];
+            pairwise = lo + hi;
+            differ += pairwise != ref(i, j);
+          }
+    }
+  }
+  EXPECT_GT(differ, 1000);  // of 972800: bit-equality above is not a matter of luck
+}
+
+// The matcher's decisions with the AVX2 products equal those with Eigen's (one query against
+// several images, so that B's segments and remainders fall anywhere).
+TEST(Match, AvxDotsGiveTheSameMatches) {
+  std::mt19937 rng(5);
+  Features q = randomFeatures(700, rng);
+  std::vector<Features> refs;
+  std::vector<int> truth;
+  for (int k = 0; k < 3; ++k) refs.push_back(plantedCopy(q, 300, 301 + 7 * k, 0.03f, rng, &truth));
+  std::vector<const Features*> ptrs;
+  for (auto& r : refs) ptrs.push_back(&r);
+  MatchOptions on = cpu(), off = cpu();
+  off.cpuAvx2 = false;
+  const auto x = Matcher(on).matchMany(q, ptrs), y = Matcher(off).matchMany(q, ptrs);
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t k = 0; k < x.size(); ++k) {
+    ASSERT_EQ(x[k].size(), y[k].size());
+    EXPECT_GT(x[k].size(), 200u);
+    for (size_t m = 0; m < x[k].size(); ++m) {
+      EXPECT_EQ(x[k][m].a, y[k][m].a);
+      EXPECT_EQ(x[k][m].b, y[k][m].b);
+      EXPECT_EQ(0, std::memcmp(&x[k][m].distance, &y[k][m].distance, sizeof(float)));
+    }
+  }
+}
+
+// The AVX2 row scan against the scalar loop, on values with many exact ties (distances from a
+// few levels, columns equal to others) and NaN products: the same top-2 per segment and the
+// same nearest row of each column, bit for bit.
+TEST(Match, AvxScanEqualsTheScalarScan) {
+  if (!cpuHasAvx2ForDots()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> level(0, 12);
+  const int na = 300, nb = 203;
+  const std::vector<int> segments = {0, 5, 77, 78, 150, 203};
+  std::vector<float> s(static_cast<size_t>(na) * nb), normA(na), normB(nb);
+  for (auto& v : s) v = 0.05f * level(rng);
+  for (int n = 0; n < 20; ++n) s[rng() % s.size()] = std::nanf("");
+  for (auto& v : normA) v = 0.5f + 0.05f * level(rng);
+  for (auto& v : normB) v = 0.5f + 0.05f * level(rng);
+  std::vector<float> cd[2];
+  std::vector<int> ci[2];
+  std::vector<Top2> top[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    cd[pass].assign(nb, kNoDistance);
+    ci[pass].assign(nb, -1);
+    for (int i = 0; i < na; ++i)
+      for (size_t k = 0; k + 1 < segments.size(); ++k) {
+        Top2 t;
+        scanRow(s.data() + static_cast<size_t>(i) * nb, normA[i], normB.data(), segments[k],
+                segments[k + 1], i, &t, cd[pass].data(), ci[pass].data(), pass == 1);
+        top[pass].push_back(t);
+      }
+  }
+  int ties = 0;
+  for (size_t r = 0; r < top[0].size(); ++r) {
+    EXPECT_EQ(top[0][r].j1, top[1][r].j1);
+    EXPECT_EQ(0, std::memcmp(&top[0][r].d1, &top[1][r].d1, sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(&top[0][r].d2, &top[1][r].d2, sizeof(float)));
+    ties += top[0][r].j1 >= 0 && top[0][r].d1 == top[0][r].d2;
+  }
+  EXPECT_GT(ties, 100);  // the tie rule (the lower index) is exercised
+  EXPECT_EQ(ci[0], ci[1]);
+  EXPECT_EQ(0, std::memcmp(cd[0].data(), cd[1].data(), nb * sizeof(float)));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
+#include "vidmap/features/match_dots_cpu.h"
 #include "vidmap/features/match_kernels.h"
 #include "vidmap/features/sift.h"
 #if VIDMAP_HAVE_CUDA
@@ -65,7 +66,7 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
   parallelFor(p.na, [&](std::int64_t i) { normA[i] = descriptorSquaredNorm(p.a + i * 128); });
   parallelFor(p.nb, [&](std::int64_t j) { normB[j] = descriptorSquaredNorm(p.b + j * 128); });
 
-  Eigen::Map<const RowMatrix> B(p.b, p.nb, kDescriptorSize);
+  const DescriptorDots dots(p.b, p.nb, o.cpuAvx2);
   std::vector<Top2> rowTop(static_cast<size_t>(p.na) * nseg);
   std::vector<float> colD(p.nb, kNoDistance);
   std::vector<int> colI(p.nb, -1);
@@ -80,8 +81,8 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
   const int colChunks = std::max(1, std::min(p.nb / 256, 4 * maxThreads()));
   for (int r0 = 0; r0 < p.na; r0 += kRowBlock) {
     const int rb = std::min(kRowBlock, p.na - r0);
-    Eigen::Map<const RowMatrix> A(p.a + static_cast<long>(r0) * 128, rb, kDescriptorSize);
-    S.noalias() = A * B.transpose();
+    S.resize(rb, p.nb);
+    dots(p.a + static_cast<long>(r0) * 128, rb, S.data());
     const int chunks = std::min(rowChunks, rb);
     parallelFor(chunks, [&](std::int64_t c) {
       float* cd = chunkD.data() + c * p.nb;
@@ -95,11 +96,8 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
         const float* s = S.data() + static_cast<long>(li) * p.nb;
         for (int k = 0; k < nseg; ++k) {
           Top2 t;
-          for (int j = p.segments[k]; j < p.segments[k + 1]; ++j) {
-            const float d = squaredDistance(normA[i], normB[j], s[j]);
-            top2Push(t, d, j);
-            if (d < cd[j]) cd[j] = d, ci[j] = i;
-          }
+          scanRow(s, normA[i], normB.data(), p.segments[k], p.segments[k + 1], i, &t, cd, ci,
+                  o.cpuAvx2);
           rowTop[static_cast<size_t>(i) * nseg + k] = t;
         }
       }

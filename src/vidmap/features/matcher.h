@@ -3,7 +3,8 @@
 // epipolar geometry of the pair (only candidates within a band of the epipolar line count),
 // and one query image against N earlier images in one call (one matrix product).
 //
-// CPU: an Eigen float matrix product of the descriptors and a top-2 scan (the oracle).
+// CPU: a float matrix product of the descriptors (Eigen's, or its AVX2 twin: match_dots_cpu.h)
+// and a top-2 scan (the oracle).
 // CUDA: a cuBLAS SGEMM and a fused top-2 kernel. Both use match_kernels.h.
 #pragma once
 
@@ -31,6 +32,9 @@ struct MatchOptions {
   bool mutual = true;     // and when A's descriptor is also the nearest of B's (among A)
   float maxDistance = 0;  // and when d1 <= maxDistance; 0 = no limit
   Backend backend = Backend::kAuto;
+  // The CPU's descriptor products on AVX2 where the CPU has it (the same products bit for bit,
+  // match_dots_cpu.h); false: Eigen's product everywhere.
+  bool cpuAvx2 = true;
 
   void check() const {
     checkRange("match.ratio", ratio, 0.0f, 1.0f);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "vidmap/core/parallel.h"
 #include "vidmap/features/sift_plan.h"
@@ -20,42 +21,81 @@ double msSince(std::chrono::steady_clock::time_point& t) {
 
 ImageView<const float> cview(const float* d, int w, int h) { return {d, w, h, w}; }
 
+// One pass of the separable blur over n outputs: o[x] = w0 c[x], then o[x] += wi (a_i[x] +
+// b_i[x]) for the taps i = 1 .. r in order. GCC builds it twice, for the x86-64
+// baseline and for AVX2, and picks one per CPU at load time: only element-wise products and
+// sums vectorise (no FMA: -ffp-contract=off, and "avx2" does not enable it), so each output
+// gets the same operations in the same order and the levels are equal bit for bit. a(i), b(i):
+// the rows (or the padded row shifted) at tap i.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VIDMAP_SIFT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VIDMAP_SIFT_CLONES
+#endif
+VIDMAP_SIFT_CLONES void blurTaps(float* __restrict o, const float* c, const float* const* a,
+                                 const float* const* b, const float* wk, int r, int n) {
+  // 32 outputs at a time, held in four 8-wide vectors across the taps (each output's operations
+  // and their order unchanged). Written as loops over x, GCC -O3 jams two taps into one loop
+  // over x that it leaves scalar (most of the blur's time in the AVX2 build, perf on xyz).
+  typedef float V8 __attribute__((vector_size(32)));
+  constexpr int kBlock = 32;
+  int x0 = 0;
+  for (; x0 + kBlock <= n; x0 += kBlock) {
+    V8 acc[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+      V8 v;
+      std::memcpy(&v, c + x0 + 8 * q, sizeof v);
+      acc[q] = wk[0] * v;
+    }
+    for (int i = 1; i <= r; ++i) {
+      const float wi = wk[i];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) {
+        V8 u, v;
+        std::memcpy(&u, a[i] + x0 + 8 * q, sizeof u);
+        std::memcpy(&v, b[i] + x0 + 8 * q, sizeof v);
+        acc[q] += wi * (u + v);
+      }
+    }
+    std::memcpy(o + x0, acc, sizeof acc);
+  }
+  for (int x = x0; x < n; ++x) {  // the last n mod 32
+    float v = wk[0] * c[x];
+    for (int i = 1; i <= r; ++i) v += wk[i] * (a[i][x] + b[i][x]);
+    o[x] = v;
+  }
+}
+
 // Separable blur: rows of `in` into tmp, columns of tmp into out, and dog = out - in when
 // dog is not null (the DoG level, fused to save a pass over memory). Each pixel gets exactly
-// the float operations of blurRowAt / blurColAt, in their order; the loops run tap by tap over a
-// whole row (x innermost) so that they vectorise. The border is clamped as in those functions:
-// a padded copy of the row, and clamped row indices for the columns.
+// the float operations of blurRowAt / blurColAt, in their order (blurTaps). The border is
+// clamped as in those functions: a padded copy of the row, and clamped row indices for the
+// columns.
 void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& k,
           float* dog = nullptr) {
   const int w = in.width, h = in.height, r = k.radius;
   parallelFor(h, [&](std::int64_t yy) {
     thread_local std::vector<float> pad;
+    thread_local std::vector<const float*> taps;
     if (pad.size() < static_cast<size_t>(w + 2 * r)) pad.resize(w + 2 * r);
+    taps.resize(2 * (r + 1));
     const float* row = in.data + yy * in.stride;
     for (int i = 0; i < w + 2 * r; ++i) pad[i] = row[clampi(i - r, 0, w - 1)];
     const float* c = pad.data() + r;
-    float* t = tmp + yy * w;
-    const float w0 = k.w[0];
-    for (int x = 0; x < w; ++x) t[x] = w0 * c[x];
-    for (int i = 1; i <= r; ++i) {
-      const float wi = k.w[i];
-      const float* a = c - i;
-      const float* b = c + i;
-      for (int x = 0; x < w; ++x) t[x] += wi * (a[x] + b[x]);
-    }
+    for (int i = 0; i <= r; ++i) taps[i] = c - i, taps[r + 1 + i] = c + i;
+    blurTaps(tmp + yy * w, c, taps.data(), taps.data() + r + 1, k.w, r, w);
   });
   parallelFor(h, [&](std::int64_t yy) {
     const int y = static_cast<int>(yy);
-    const float* c = tmp + yy * w;
-    float* o = out + yy * w;
-    const float w0 = k.w[0];
-    for (int x = 0; x < w; ++x) o[x] = w0 * c[x];
-    for (int i = 1; i <= r; ++i) {
-      const float wi = k.w[i];
-      const float* a = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
-      const float* b = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
-      for (int x = 0; x < w; ++x) o[x] += wi * (a[x] + b[x]);
+    thread_local std::vector<const float*> taps;
+    taps.resize(2 * (r + 1));
+    for (int i = 0; i <= r; ++i) {
+      taps[i] = tmp + static_cast<long>(clampi(y - i, 0, h - 1)) * w;
+      taps[r + 1 + i] = tmp + static_cast<long>(clampi(y + i, 0, h - 1)) * w;
     }
+    float* o = out + yy * w;
+    blurTaps(o, tmp + yy * w, taps.data(), taps.data() + r + 1, k.w, r, w);
     if (dog) {
       const float* prev = in.data + yy * in.stride;
       float* d = dog + yy * w;
@@ -63,6 +103,66 @@ void blur(ImageView<const float> in, float* out, float* tmp, const GaussKernel& 
     }
   });
 }
+
+// describeKeypoint (sift_kernels.h) in two passes per row of the window: the per-pixel
+// arithmetic of descriptorPixel for the whole row span (position, window test, orientation,
+// Gaussian weight: element-wise, so the AVX2 clone runs it eight pixels at a time with the same
+// operations), then descriptorAdd for the pixels inside, in increasing dx as before. The
+// same descriptor bit for bit (Sift.CpuDescriptorRowsEqualTheSharedKernel).
+constexpr int kRowSpanMax = 256;
+
+struct RowSamples {
+  float mod[kRowSpanMax], nx[kRowSpanMax], ny[kRowSpanMax], nt[kRowSpanMax];
+  int inside[kRowSpanMax];
+};
+
+VIDMAP_SIFT_CLONES void describeRowSamples(const GradientLevel& gl, const DescriptorWindow& w,
+                                           int lo, int n, int py, RowSamples* r) {
+  const float ry = static_cast<float>(py) - w.y;
+  const Gradient* row = gl.data + static_cast<long>(py) * gl.stride;
+  const int x0 = w.xi + lo;  // the pixel of m = 0
+  // The pixels of columns 1 .. width - 2 (descriptorPixel's bounds); the others add nothing.
+  const int m0 = std::clamp(1 - x0, 0, n), m1 = std::clamp(gl.width - 1 - x0, m0, n);
+  for (int m = 0; m < m0; ++m) r->inside[m] = 0;
+  for (int m = m1; m < n; ++m) r->inside[m] = 0;
+  for (int m = m0; m < m1; ++m) {
+    const int px = x0 + m;
+    const float rx = static_cast<float>(px) - w.x;
+    const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
+    const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
+    float theta = row[px].angle - w.angle;
+    theta = theta < 0 ? theta + kTwoPi : theta;
+    theta = theta >= kTwoPi ? theta - kTwoPi : theta;
+    const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));
+    r->mod[m] = row[px].mag * win;
+    r->nx[m] = nx;
+    r->ny[m] = ny;
+    r->nt[m] = 8.0f * theta * (1.0f / kTwoPi);
+    r->inside[m] = (nx > -2.5f) & (nx < 2.5f) & (ny > -2.5f) & (ny < 2.5f);
+  }
+}
+
+}  // namespace
+
+void describeKeypointCpu(const GradientLevel& gl, float x, float y, float sigma, float angle,
+                         float ct, float st, float desc[128]) {
+  const DescriptorWindow w = descriptorWindow(x, y, sigma, angle, ct, st);
+  if (2 * w.W + 1 > kRowSpanMax) return describeKeypoint(gl, x, y, sigma, angle, ct, st, desc);
+  for (int i = 0; i < 128; ++i) desc[i] = 0;
+  RowSamples r;
+  for (int dy = -w.W; dy <= w.W; ++dy) {
+    const int py = w.yi + dy;
+    if (py < 1 || py > gl.height - 2) continue;
+    int lo, hi;
+    descriptorRowSpan(w, dy, &lo, &hi);
+    if (hi < lo) continue;
+    describeRowSamples(gl, w, lo, hi - lo + 1, py, &r);
+    for (int m = 0; m <= hi - lo; ++m)
+      if (r.inside[m]) descriptorAdd(r.mod[m], r.nx[m], r.ny[m], r.nt[m], desc);
+  }
+}
+
+namespace {
 
 // Builds the Gaussian levels of every octave.
 template <class T>
@@ -231,7 +331,8 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     float* d = result.descriptors.data() + i * kDescriptorSize;
     float ct, st;
     angleCosSin(p.angle, &ct, &st);
-    describePoint(gl, p, ct, st, l1root, d);
+    describeKeypointCpu(gl, p.x, p.y, p.sigma, p.angle, ct, st, d);
+    normalizeDescriptor(d, l1root);
     result.keypoints[i] = toKeypoint(p, plan);
   });
   st.msDescriptors = msSince(clock);

@@ -32,6 +32,11 @@ struct SiftCpuWorkspace {
 Features siftCpu(ImageView<const float> gray, const SiftOptions& options,
                  SiftStats* stats = nullptr, SiftCpuWorkspace* workspace = nullptr);
 
+// describeKeypoint (sift_kernels.h) as the CPU runs it: the same descriptor bit for bit, the
+// per-pixel arithmetic of each window row first (vectorised), then the bin adds in order.
+void describeKeypointCpu(const GradientLevel& gl, float x, float y, float sigma, float angle,
+                         float ct, float st, float desc[128]);
+
 // The Gaussian scale space as the CPU builds it (levels of every octave, row-major, level
 // after level), for tests that compare the CUDA backend level by level.
 std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,

@@ -47,9 +47,12 @@ VIDMAP_HD inline float bitsToFloat(int i) {
 // e^x for x <= 0 (weights of Gaussian windows): 2^(x log2 e) with the fraction's power from its
 // Taylor polynomial of degree 6; relative error < 1e-5 (float rounding of x log2 e). Returns 0
 // below e^-87.
+// Without a branch (integer selects), so that a CPU loop over it vectorises (GCC's AVX2 build
+// of a loop over a float select here does not); the values of a branch that returned 0 early.
 VIDMAP_HD inline float expNeg(float x) {
-  const float t = x * 1.44269504f;
-  if (!(t > -126.0f)) return 0.0f;
+  const float t0 = x * 1.44269504f;
+  const bool under = !(t0 > -126.0f);
+  const float t = under ? 0.0f : t0;  // keeps the conversion below in range
   int i = static_cast<int>(t);
   i -= t < static_cast<float>(i) ? 1 : 0;  // floor
   const float f = t - static_cast<float>(i);
@@ -58,7 +61,7 @@ VIDMAP_HD inline float expNeg(float x) {
                   f * (0.240226507f +
                        f * (0.0555041087f +
                             f * (0.00961812911f + f * (0.00133335581f + f * 0.000154035304f)))));
-  return p * bitsToFloat((i + 127) << 23);
+  return p * bitsToFloat(under ? 0 : (i + 127) << 23);  // p in [1, 2): p * 0 = 0
 }
 
 // atan2(y, x) in [0, 2 pi): an odd minimax polynomial of degree 11 for atan on [0, 1] and the
@@ -442,22 +445,10 @@ VIDMAP_HD inline DescriptorWindow descriptorWindow(float x, float y, float sigma
 }
 
 // Adds the pixel at (xi + dx, yi + dy) to the 128 bins of desc.
-VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
-                                      int dy, float* desc) {
-  const int px = w.xi + dx, py = w.yi + dy;
-  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
-  const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
-  // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
-  const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
-  const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
-  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return;
-  const Gradient gr = gl.at(px, py);
-  float theta = gr.angle - w.angle;
-  if (theta < 0) theta += kTwoPi;
-  if (theta >= kTwoPi) theta -= kTwoPi;
-  const float nt = 8.0f * theta * (1.0f / kTwoPi);
-  const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));  // window sigma = 2 bins
-  const float mod = gr.mag * win;
+// The trilinear spread of one pixel's weight over the 4 x 4 x 8 bins: the bin below (bx, by,
+// bt) and the fractions past it (rx, ry, rt), from the position nx, ny and the orientation nt
+// in bins.
+VIDMAP_HD inline void descriptorAdd(float mod, float nx, float ny, float nt, float* desc) {
   const int bx = static_cast<int>(floorf(nx - 0.5f));
   const int by = static_cast<int>(floorf(ny - 0.5f));
   const int bt = static_cast<int>(floorf(nt));
@@ -477,6 +468,24 @@ VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorW
       desc[base + ((bt + 1) & 7)] += wxy * rt;
     }
   }
+}
+
+VIDMAP_HD inline void descriptorPixel(const GradientLevel& gl, const DescriptorWindow& w, int dx,
+                                      int dy, float* desc) {
+  const int px = w.xi + dx, py = w.yi + dy;
+  if (px < 1 || px > gl.width - 2 || py < 1 || py > gl.height - 2) return;
+  const float rx = static_cast<float>(px) - w.x, ry = static_cast<float>(py) - w.y;
+  // Position in the keypoint frame, in bins; bin centres at -1.5, -0.5, 0.5, 1.5.
+  const float nx = (w.ct * rx + w.st * ry) * w.invSbp;
+  const float ny = (-w.st * rx + w.ct * ry) * w.invSbp;
+  if (!(nx > -2.5f && nx < 2.5f && ny > -2.5f && ny < 2.5f)) return;
+  const Gradient gr = gl.at(px, py);
+  float theta = gr.angle - w.angle;
+  if (theta < 0) theta += kTwoPi;
+  if (theta >= kTwoPi) theta -= kTwoPi;
+  const float nt = 8.0f * theta * (1.0f / kTwoPi);
+  const float win = expNeg((nx * nx + ny * ny) * (-1.0f / 8.0f));  // window sigma = 2 bins
+  descriptorAdd(gr.mag * win, nx, ny, nt, desc);
 }
 
 // The columns dx of row dy that can fall inside the rotated 5 x 5 bin square, widened by one

@@ -1,0 +1,55 @@
+// The descriptor products of plain CPU matching, S = A B^T (|a - b|^2 = |a|^2 + |b|^2 - 2 a.b,
+// match_kernels.h), on AVX2 where the CPU has it, equal bit for bit to the Eigen float product
+// the baseline x86-64 build computes.
+//
+// Why equal: the build has no FMA (-ffp-contract=off, no -march) and Eigen 3.4's SSE2 GEMM
+// (GeneralBlockPanelKernel.h, mr = 8, nr = 4, the whole depth of 128 in one block) sums each
+// dot product a_0 b_0 + a_1 b_1 + ... in increasing k, one rounded product and one rounded sum
+// at a time, for every row of B in a complete group of 8 (B is its kernel's left-hand side: S
+// is row-major). The last nb mod 8 rows of B go through paths that split the sum (even and odd
+// k; k mod 4): those few rows are summed in those orders here (tailDot). The AVX2 kernel sums
+// in increasing k for eight columns of B at a time;
+// only the width differs. The test (match_test.cc, Match.AvxDotsEqualEigenBitForBit) holds the
+// claim against Eigen's product on sizes with every remainder. A build with -march=... (AVX or
+// FMA for Eigen) keeps Eigen's product.
+#pragma once
+
+#include <vector>
+
+#include "vidmap/features/match_kernels.h"
+
+namespace vidmap::features {
+
+// Whether this CPU runs the AVX2 products (x86-64 with AVX2; false elsewhere).
+bool cpuHasAvx2ForDots();
+
+// B's descriptors packed for the products of many rows of A.
+class DescriptorDots {
+ public:
+  // b: nb x 128, row-major, kept by pointer (it must outlive this object). avx2 = false, or a
+  // CPU without AVX2, or a B too small to gain: Eigen's product for every row.
+  DescriptorDots(const float* b, int nb, bool avx2);
+
+  // s (na x nb, row-major) = a (na x 128, row-major) b^T.
+  void operator()(const float* a, int na, float* s) const;
+
+  bool usesAvx2() const { return avx2_; }
+
+ private:
+  const float* b_;
+  int nb_;
+  int nb8_ = 0;  // rows of B in complete groups of 8: the AVX2 kernel's
+  bool avx2_ = false;
+  std::vector<float> packed_;  // 16-column panels of B^T, k-major (128 x 16 each), zero-padded
+};
+
+// One row i of the product over B's columns [j0, j1): each column's squaredDistance, pushed
+// into the row's top-2 t in increasing j (top2Push), and the nearest row so far of each column
+// (cd, ci: replaced by i where strictly nearer; rows come in increasing order). With avx2 on a
+// CPU that has it, eight columns at a time: the same distances element by element, the
+// columns' minima by a blend, and top2Push for the lanes of a group only when one of them is
+// below t's second distance (the others would change nothing): the same t, cd and ci.
+void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
+             float* cd, int* ci, bool avx2);
+
+}  // namespace vidmap::features

@@ -324,8 +324,8 @@ void FrontendRecording::add(FrameOutcome outcome, const KeyframeOutput& kf,
   if (outcome == FrameOutcome::kKeyframe) {
     f.keyframe = kf.keyframe;
     f.guided = kf.guided;
-    // The query's features (later keyframes' candidates share them: counted once) and what is
-    // the keyframe's own.
+    // The query's features (later keyframes' candidates share them: counted once; the first
+    // keyframe has no guided input, so its features go uncounted) and the keyframe's own.
     if (f.guided.query)
       bytes += bytesOf(f.guided.query->keypoints) + bytesOf(f.guided.query->descriptors) +
                bytesOf(*f.guided.queryRaw);

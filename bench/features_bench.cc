@@ -16,6 +16,7 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -420,6 +421,44 @@ int run(int argc, char** argv) {
       samePairs = cudaMatches[i].a == cpuMatches[i].a && cudaMatches[i].b == cpuMatches[i].b;
     std::printf("      \"vidmap_cuda_pairs_equal_cpu\": %s,\n", samePairs ? "true" : "false");
     printKernels(ctx, repeat + 1);
+    // Host input against device-resident descriptors (MatchCuda::keep: the pipeline's CUDA
+    // path keeps SIFT's device copies; here uploaded once before the timing), both with the
+    // kernel profiler off (its event pairs cost wall time), in the same minutes.
+    ctx.profiler().setEnabled(false);
+    std::vector<double> gh, gr;
+    std::vector<Match> hostMatches, residentMatches;
+    auto th = timeIt(repeat, [&] {
+      float ms = 0;
+      hostMatches = gm.match(p, mo, &ms)[0];
+      gh.push_back(ms);
+      return hostMatches.size();
+    });
+    gh.erase(gh.begin());
+    th.gpuMs = medianOf(gh);
+    printTiming("vidmap_cuda_host_input_unprofiled", th);
+    const auto sa = std::make_shared<const Features>(a), sb = std::make_shared<const Features>(b);
+    gm.keep(sa, nullptr, 2);
+    gm.keep(sb, nullptr, 2);
+    const float* da = gm.resident(*sa);
+    const std::vector<const float*> db = {gm.resident(*sb)};
+    const std::int64_t uploadedBefore = gm.uploadedBytes();
+    auto tr = timeIt(repeat, [&] {
+      float ms = 0;
+      residentMatches = gm.match(p, mo, &ms, da, db)[0];
+      gr.push_back(ms);
+      return residentMatches.size();
+    });
+    gr.erase(gr.begin());
+    tr.gpuMs = medianOf(gr);
+    printTiming("vidmap_cuda_device_resident_unprofiled", tr);
+    bool same = hostMatches.size() == residentMatches.size();
+    for (size_t i = 0; same && i < hostMatches.size(); ++i)
+      same = hostMatches[i].a == residentMatches[i].a && hostMatches[i].b == residentMatches[i].b &&
+             hostMatches[i].distance == residentMatches[i].distance;
+    std::printf("      \"device_resident_equals_host_input_bitwise\": %s,\n",
+                same ? "true" : "false");
+    std::printf("      \"device_resident_uploaded_bytes\": %lld,\n",
+                static_cast<long long>(gm.uploadedBytes() - uploadedBefore));
   }
 #endif
 #if VIDMAP_HAVE_OPENCV

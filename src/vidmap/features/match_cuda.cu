@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "vidmap/features/cuda_util.cuh"
 #include "vidmap/features/match_cuda.h"
@@ -122,7 +123,26 @@ __global__ void kFill(float* d, int* i, int n) {
 
 }  // namespace
 
+// One features' descriptors kept on the device, then their squared norms (n x 128 + n floats,
+// the norms made by kNorms when kept: the floats match() would make); `owner` tells when the
+// features are gone (a new Features at the same address is not taken for them).
+struct Resident {
+  std::weak_ptr<const Features> owner;
+  const Features* key = nullptr;
+  int n = 0;
+  gpu::DeviceBuffer<float> d;
+};
+
 struct MatchCuda::Impl {
+  std::deque<Resident> store;  // oldest first
+  std::int64_t uploaded = 0;   // descriptor bytes
+  cuda::PinnedStage results;   // the row top-2 and the columns' nearest rows, read back
+  // The norms kept with descriptors d (a kept entry's), else null.
+  const float* normsOf(const float* d) const {
+    for (const Resident& r : store)
+      if (r.d.data() == d) return d + static_cast<size_t>(r.n) * 128;
+    return nullptr;
+  }
   gpu::Context ctx;
   cudaStream_t stream;
   gpu::EventTimer timer;
@@ -157,18 +177,92 @@ struct MatchCuda::Impl {
 MatchCuda::MatchCuda(const gpu::Context& ctx) : impl_(std::make_unique<Impl>(ctx)) {}
 MatchCuda::~MatchCuda() = default;
 
+void MatchCuda::keep(const std::shared_ptr<const Features>& f, const float* deviceDescriptors,
+                     int capacity) {
+  Impl& m = *impl_;
+  require(f != nullptr, "match: keepOnDevice of null features");
+  auto& st = m.store;
+  st.erase(std::remove_if(st.begin(), st.end(),
+                          [&](const Resident& r) { return r.owner.expired() || r.key == f.get(); }),
+           st.end());
+  if (capacity <= 0) return;
+  while (static_cast<int>(st.size()) >= capacity) st.pop_front();
+  m.ctx.makeCurrent();
+  Resident r;
+  r.owner = f;
+  r.key = f.get();
+  r.n = static_cast<int>(f->size());
+  const size_t floats = static_cast<size_t>(r.n) * 128;
+  r.d = gpu::DeviceBuffer<float>(m.ctx, floats + r.n + 1);
+  if (deviceDescriptors) {
+    // From another context's memory too (unified addressing); synchronised below, so the
+    // source may be overwritten once this returns.
+    if (floats)
+      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(r.d.data(), deviceDescriptors, floats * sizeof(float),
+                                        cudaMemcpyDefault, m.stream));
+  } else {
+    cuda::upload(r.d.data(), f->descriptors.data(), floats, m.stream);
+    m.uploaded += static_cast<std::int64_t>(floats * sizeof(float));
+  }
+  if (r.n) {
+    kNorms<<<cuda::blocksFor(r.n, 256), 256, 0, m.stream>>>(r.d.data(), r.n, r.d.data() + floats);
+    VIDMAP_CUDA_CHECK_LAUNCH();
+  }
+  m.ctx.synchronize();
+  st.push_back(std::move(r));
+}
+
+const float* MatchCuda::resident(const Features& f) const {
+  for (const Resident& r : impl_->store)
+    if (r.key == &f && !r.owner.expired() && r.n == static_cast<int>(f.size())) return r.d.data();
+  return nullptr;
+}
+
+std::int64_t MatchCuda::uploadedBytes() const { return impl_->uploaded; }
+
 std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,
-                                                 float* gpuMilliseconds) {
+                                                 float* gpuMilliseconds, const float* deviceA,
+                                                 const std::vector<const float*>& deviceB) {
   Impl& m = *impl_;
   m.ctx.makeCurrent();
   const int nseg = static_cast<int>(p.segments.size()) - 1;
   std::vector<std::vector<Match>> out(std::max(nseg, 0));
   if (nseg <= 0 || p.na == 0 || p.nb == 0) return out;
+  require(deviceB.empty() || static_cast<int>(deviceB.size()) == nseg,
+          "match: " + std::to_string(deviceB.size()) + " device descriptor arrays for " +
+              std::to_string(nseg) + " images");
   const cudaStream_t st = m.stream;
-  float* dA = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
-  float* dB = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
-  cuda::upload(dA, p.a, static_cast<size_t>(p.na) * 128, st);
-  cuda::upload(dB, p.b, static_cast<size_t>(p.nb) * 128, st);
+  // Resident descriptors are read where they are: the query's, and one image's; those of
+  // several images are copied device to device into one matrix (the GEMM's B).
+  const float* dA = deviceA;
+  if (!dA) {
+    float* a = m.ensure(m.a, static_cast<size_t>(p.na) * 128);
+    cuda::upload(a, p.a, static_cast<size_t>(p.na) * 128, st);
+    m.uploaded += static_cast<std::int64_t>(p.na) * 128 * sizeof(float);
+    dA = a;
+  }
+  const float* dB = nseg == 1 && !deviceB.empty() ? deviceB[0] : nullptr;
+  if (!dB) {
+    float* b = m.ensure(m.b, static_cast<size_t>(p.nb) * 128);
+    for (int k = 0; k < nseg; ++k) {
+      // Runs of segments from the host go up in one copy each.
+      const bool onDevice = !deviceB.empty() && deviceB[k];
+      int k1 = k + 1;
+      while (!onDevice && k1 < nseg && !(!deviceB.empty() && deviceB[k1])) ++k1;
+      const size_t off = static_cast<size_t>(p.segments[k]) * 128;
+      const size_t n = static_cast<size_t>(p.segments[k1] - p.segments[k]) * 128;
+      if (onDevice) {
+        if (n)
+          VIDMAP_CUDA_CHECK(cudaMemcpyAsync(b + off, deviceB[k], n * sizeof(float),
+                                            cudaMemcpyDeviceToDevice, st));
+      } else {
+        cuda::upload(b + off, p.b + off, n, st);
+        m.uploaded += static_cast<std::int64_t>(n * sizeof(float));
+      }
+      k = k1 - 1;
+    }
+    dB = b;
+  }
   int* dSeg = m.ensure(m.segments, p.segments.size());
   cuda::upload(dSeg, p.segments.data(), p.segments.size(), st);
   Guide* dGuides = nullptr;
@@ -200,13 +294,38 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
   }
   const bool guided = p.guides != nullptr;
   m.timer.start(st);
-  float* nA = m.ensure(m.normA, p.na);
-  float* nB = m.ensure(m.normB, p.nb);
+  // The norms of kept descriptors were made when they were kept (by kNorms: the same floats,
+  // a row's norm depends on that row only); the others here.
+  const float* nA = deviceA ? m.normsOf(deviceA) : nullptr;
+  const float* nB = nullptr;
+  std::vector<const float*> keptNormsB;
+  for (size_t k = 0; k < deviceB.size(); ++k) keptNormsB.push_back(m.normsOf(deviceB[k]));
+  const bool allKeptB = static_cast<int>(keptNormsB.size()) == nseg &&
+                        std::all_of(keptNormsB.begin(), keptNormsB.end(),
+                                    [](const float* n) { return n != nullptr; });
+  if (allKeptB && nseg == 1) nB = keptNormsB[0];
   {
     auto scope = m.time(guided ? "match_guided_norms" : "match_norms");
-    kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, nA);
-    kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, nB);
-    VIDMAP_CUDA_CHECK_LAUNCH();
+    if (!nA) {
+      float* n = m.ensure(m.normA, p.na);
+      kNorms<<<cuda::blocksFor(p.na, 256), 256, 0, st>>>(dA, p.na, n);
+      VIDMAP_CUDA_CHECK_LAUNCH();
+      nA = n;
+    }
+    if (!nB) {
+      float* n = m.ensure(m.normB, p.nb);
+      if (allKeptB) {
+        for (int k = 0; k < nseg; ++k)
+          if (p.segments[k + 1] > p.segments[k])
+            VIDMAP_CUDA_CHECK(cudaMemcpyAsync(n + p.segments[k], keptNormsB[k],
+                                              (p.segments[k + 1] - p.segments[k]) * sizeof(float),
+                                              cudaMemcpyDeviceToDevice, st));
+      } else {
+        kNorms<<<cuda::blocksFor(p.nb, 256), 256, 0, st>>>(dB, p.nb, n);
+        VIDMAP_CUDA_CHECK_LAUNCH();
+      }
+      nB = n;
+    }
   }
   float* colD = m.ensure(m.colD, p.nb);
   int* colI = m.ensure(m.colI, p.nb);
@@ -241,11 +360,16 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     }
   }
   m.timer.stop(st);
-  std::vector<Top2> top(static_cast<size_t>(p.na) * nseg);
-  std::vector<int> best(p.nb);
-  cuda::download(top.data(), rowTop, top.size(), st);
-  cuda::download(best.data(), colI, best.size(), st);
+  // Read back through pinned memory (a pageable read goes through the driver's staging).
+  const size_t nTop = static_cast<size_t>(p.na) * nseg;
+  char* h = m.results.ensure<char>(nTop * sizeof(Top2) + static_cast<size_t>(p.nb) * sizeof(int));
+  Top2* hTop = reinterpret_cast<Top2*>(h);
+  int* hBest = reinterpret_cast<int*>(h + nTop * sizeof(Top2));
+  cuda::download(hTop, rowTop, nTop, st);
+  cuda::download(hBest, colI, static_cast<size_t>(p.nb), st);
   m.ctx.synchronize();
+  const std::vector<Top2> top(hTop, hTop + nTop);
+  const std::vector<int> best(hBest, hBest + p.nb);
   if (gpuMilliseconds) *gpuMilliseconds = m.timer.elapsedMs();
   return decideMatches(top, best, p.segments, p.na, o);
 }

@@ -2,6 +2,7 @@
 // descriptors and a fused top-2 kernel. Compiled only when the build has CUDA.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -17,8 +18,24 @@ class MatchCuda {
   ~MatchCuda();
   // Same contract as matchCpu. gpuMilliseconds: CUDA-event time of the GEMM and the
   // selection kernels (not the transfers), when not null.
+  // deviceA: the query's descriptors on the device (p.a is then not read); deviceB: one per
+  // segment, its descriptors on the device or null (then read from p.b). The GEMM and the
+  // kernels see the same floats either way, so the matches are the same. Pointers from
+  // resident() come with their kept norms; other device pointers get theirs computed.
   std::vector<std::vector<Match>> match(const MatchProblem& p, const MatchOptions& options,
-                                        float* gpuMilliseconds = nullptr);
+                                        float* gpuMilliseconds = nullptr,
+                                        const float* deviceA = nullptr,
+                                        const std::vector<const float*>& deviceB = {});
+
+  // The store of device-resident descriptors (Matcher::keepOnDevice): f's descriptors copied
+  // from deviceDescriptors (device memory of any context, complete when called) or uploaded,
+  // with their norms (match() then skips that kernel for them); at most capacity entries, the
+  // oldest evicted; entries whose features are gone are dropped.
+  void keep(const std::shared_ptr<const Features>& f, const float* deviceDescriptors, int capacity);
+  // f's descriptors on the device when f is kept (and still has as many), else null.
+  const float* resident(const Features& f) const;
+  // Descriptor bytes uploaded by match() and keep() so far.
+  std::int64_t uploadedBytes() const;
 
  private:
   struct Impl;

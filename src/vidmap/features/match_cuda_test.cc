@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -175,6 +177,108 @@ TEST(MatchCuda, SiftFeaturesAgreeWithTheCpu) {
   auto b = sift.extract(testing::renderBlobs(scene, 640, 480, H)).features;
   Matcher cpu(with(Backend::kCpu)), gpu(with(Backend::kCuda));
   expectSameExceptNearTies(cpu.match(a, b), gpu.match(a, b), a, b, cpu.options(), "sift");
+}
+
+void expectBitEqual(const std::vector<std::vector<Match>>& x,
+                    const std::vector<std::vector<Match>>& y, const char* name) {
+  ASSERT_EQ(x.size(), y.size()) << name;
+  size_t total = 0;
+  for (size_t k = 0; k < x.size(); ++k) {
+    ASSERT_EQ(x[k].size(), y[k].size()) << name << " image " << k;
+    total += x[k].size();
+    for (size_t i = 0; i < x[k].size(); ++i) {
+      EXPECT_EQ(x[k][i].a, y[k][i].a) << name;
+      EXPECT_EQ(x[k][i].b, y[k][i].b) << name;
+      EXPECT_EQ(x[k][i].distance, y[k][i].distance) << name;  // bit for bit
+    }
+  }
+  EXPECT_GT(total, 100u) << name;  // not a vacuous comparison
+}
+
+// Descriptors kept on the device (Matcher::keepOnDevice) give the host-input path's matches bit
+// for bit (plain, guided, limited to the strongest, one image), with no descriptor uploaded
+// when all are resident and exactly the missing image's bytes when one is not; the CPU oracle
+// agrees as in the tests above. Eviction of the oldest, replacement, and a kept image whose
+// descriptor count changed (read from the host again).
+TEST(MatchCuda, DeviceResidentDescriptorsGiveTheHostInputsMatches) {
+  REQUIRE_DEVICE();
+  auto q = std::make_shared<Features>(randomFeatures(2000, 3));
+  std::vector<std::shared_ptr<Features>> refs;
+  for (unsigned k = 0; k < 3; ++k)
+    refs.push_back(std::make_shared<Features>(noisyCopy(*q, 0.02f + 0.01f * k, 30 + k)));
+  std::vector<const Features*> ptrs;
+  for (auto& r : refs) ptrs.push_back(r.get());
+  EpipolarGuide g;
+  g.F = {0, -1e-3, 0.2, 1e-3, 0, -0.3, -0.2, 0.3, 0};
+  g.bandPx = 60;
+  const std::vector<EpipolarGuide> guides(refs.size(), g);
+  const int limit = 700;
+  Matcher cpu(with(Backend::kCpu)), gpu(with(Backend::kCuda));
+  const auto all = [&](Matcher& m) {
+    return std::vector{m.matchMany(*q, ptrs), m.matchMany(*q, ptrs, guides),
+                       m.matchMany(*q, ptrs, {}, limit), m.matchMany(*q, {ptrs[1]})};
+  };
+  const std::int64_t image = 2000 * 128 * 4, limited = limit * 128 * 4;
+  const auto host = all(gpu);  // nothing kept yet: every descriptor uploaded
+  EXPECT_EQ(gpu.uploadedDescriptorBytes(), 4 * image + 4 * image + 4 * limited + 2 * image);
+
+  gpu.keepOnDevice(q);
+  for (auto& r : refs) gpu.keepOnDevice(r);
+  EXPECT_TRUE(gpu.onDevice(*q));
+  for (auto& r : refs) EXPECT_TRUE(gpu.onDevice(*r));
+  const std::int64_t afterKeep = gpu.uploadedDescriptorBytes();
+  EXPECT_EQ(afterKeep, 10 * image + 4 * limited + 4 * image);  // each image once
+  const auto resident = all(gpu);
+  EXPECT_EQ(gpu.uploadedDescriptorBytes(), afterKeep);  // nothing uploaded
+  const char* names[] = {"plain", "guided", "limited", "one"};
+  for (int c = 0; c < 4; ++c) expectBitEqual(host[c], resident[c], names[c]);
+  const auto oracle = cpu.matchMany(*q, ptrs);
+  for (size_t k = 0; k < refs.size(); ++k)
+    expectSameExceptNearTies(oracle[k], resident[0][k], *q, *refs[k], cpu.options(), "resident");
+
+  // Capacity 3 and a fifth image: the two oldest (the query, refs[0]) go; keeping refs[2]
+  // again replaces its copy (no eviction).
+  gpu.setResidentCapacity(3);
+  auto extra = std::make_shared<Features>(noisyCopy(*q, 0.05f, 40));
+  gpu.keepOnDevice(extra);
+  EXPECT_FALSE(gpu.onDevice(*q));
+  EXPECT_FALSE(gpu.onDevice(*refs[0]));
+  EXPECT_TRUE(gpu.onDevice(*refs[1]) && gpu.onDevice(*refs[2]) && gpu.onDevice(*extra));
+  gpu.keepOnDevice(refs[2]);
+  EXPECT_TRUE(gpu.onDevice(*refs[1]) && gpu.onDevice(*refs[2]) && gpu.onDevice(*extra));
+  // Fallback: the query and refs[0] from the host, the others from the device.
+  const std::int64_t before = gpu.uploadedDescriptorBytes();
+  expectBitEqual(host[0], gpu.matchMany(*q, ptrs), "mixed");
+  EXPECT_EQ(gpu.uploadedDescriptorBytes() - before, 2 * image);
+  // A kept image whose descriptors grew is not read from its stale copy.
+  refs[1]->keypoints.push_back(refs[1]->keypoints.front());
+  refs[1]->descriptors.insert(refs[1]->descriptors.end(), refs[1]->descriptors.begin(),
+                              refs[1]->descriptors.begin() + 128);
+  EXPECT_FALSE(gpu.onDevice(*refs[1]));
+  Matcher fresh(with(Backend::kCuda));
+  expectBitEqual(fresh.matchMany(*q, ptrs), gpu.matchMany(*q, ptrs), "grown");
+  // Capacity 0 keeps nothing; a negative one is an error.
+  gpu.setResidentCapacity(0);
+  gpu.keepOnDevice(q);
+  EXPECT_FALSE(gpu.onDevice(*q));
+  EXPECT_THROW(gpu.setResidentCapacity(-1), Error);
+  EXPECT_THROW(gpu.keepOnDevice(nullptr), Error);
+}
+
+// Kept features that are destroyed leave the store: new features at the same address, with as
+// many descriptors, are read from the host, not from the old copy.
+TEST(MatchCuda, DestroyedKeptFeaturesAreNotRead) {
+  REQUIRE_DEVICE();
+  Matcher gpu(with(Backend::kCuda)), fresh(with(Backend::kCuda));
+  const Features other = noisyCopy(randomFeatures(500, 5), 0.02f, 7);
+  std::optional<Features> slot(randomFeatures(500, 5));
+  auto owner = std::make_shared<int>(0);
+  gpu.keepOnDevice(std::shared_ptr<const Features>(owner, &*slot));  // alive while owner is
+  EXPECT_TRUE(gpu.onDevice(*slot));
+  owner.reset();
+  slot.emplace(noisyCopy(other, 0.02f, 8));  // new features in the same place
+  EXPECT_FALSE(gpu.onDevice(*slot));
+  expectBitEqual(fresh.matchMany(*slot, {&other}), gpu.matchMany(*slot, {&other}), "reused");
 }
 
 }  // namespace

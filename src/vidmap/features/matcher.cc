@@ -150,6 +150,36 @@ Matcher::~Matcher() = default;
 Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 
+void Matcher::keepOnDevice(const std::shared_ptr<const Features>& f,
+                           const float* deviceDescriptors) {
+  require(f != nullptr, "match: keepOnDevice of null features");
+  checkFeatures(*f, "kept");
+#if VIDMAP_HAVE_CUDA
+  if (cuda_) cuda_->keep(f, deviceDescriptors, residentCapacity_);
+#else
+  (void)deviceDescriptors;
+#endif
+}
+
+void Matcher::setResidentCapacity(int n) {
+  require(n >= 0, "match: resident capacity " + std::to_string(n) + " < 0");
+  residentCapacity_ = n;
+}
+
+bool Matcher::onDevice([[maybe_unused]] const Features& f) const {
+#if VIDMAP_HAVE_CUDA
+  if (cuda_) return cuda_->resident(f) != nullptr;
+#endif
+  return false;
+}
+
+std::int64_t Matcher::uploadedDescriptorBytes() const {
+#if VIDMAP_HAVE_CUDA
+  if (cuda_) return cuda_->uploadedBytes();
+#endif
+  return 0;
+}
+
 std::vector<Match> Matcher::match(const Features& a, const Features& b) {
   return matchMany(a, {&b}).front();
 }
@@ -178,32 +208,50 @@ std::vector<std::vector<Match>> Matcher::matchMany(const Features& query,
   p.na = used(query);
   p.keypointsA = query.keypoints.data();
   p.segments.push_back(0);
-  std::vector<float> bcat;
-  std::vector<Keypoint> kcat;
   for (const Features* f : refs) {
     require(f != nullptr, "match: a null reference image");
     checkFeatures(*f, "B");
     p.segments.push_back(p.segments.back() + used(*f));
   }
+  // CUDA: the descriptors kept on the device (keepOnDevice) are not uploaded, nor copied into
+  // the host's concatenation.
+  [[maybe_unused]] const float* deviceA = nullptr;
+  [[maybe_unused]] std::vector<const float*> deviceB;
+  bool allResident = false;
+#if VIDMAP_HAVE_CUDA
+  if (cuda_) {
+    deviceA = cuda_->resident(query);
+    allResident = true;
+    for (const Features* f : refs) {
+      deviceB.push_back(cuda_->resident(*f));
+      allResident = allResident && deviceB.back();
+    }
+    if (std::none_of(deviceB.begin(), deviceB.end(), [](const float* d) { return d; }))
+      deviceB.clear();
+  }
+#endif
+  std::vector<float> bcat;
+  std::vector<Keypoint> kcat;
   if (refs.size() == 1) {
     p.b = refs[0]->descriptors.data();
     p.keypointsB = refs[0]->keypoints.data();
   } else {
-    bcat.reserve(static_cast<size_t>(p.segments.back()) * kDescriptorSize);
+    if (!allResident) bcat.reserve(static_cast<size_t>(p.segments.back()) * kDescriptorSize);
     kcat.reserve(p.segments.back());
     for (const Features* f : refs) {
       const int n = used(*f);
-      bcat.insert(bcat.end(), f->descriptors.begin(),
-                  f->descriptors.begin() + static_cast<long>(n) * kDescriptorSize);
+      if (!allResident)
+        bcat.insert(bcat.end(), f->descriptors.begin(),
+                    f->descriptors.begin() + static_cast<long>(n) * kDescriptorSize);
       kcat.insert(kcat.end(), f->keypoints.begin(), f->keypoints.begin() + n);
     }
-    p.b = bcat.data();
+    p.b = allResident ? nullptr : bcat.data();
     p.keypointsB = kcat.data();
   }
   p.nb = p.segments.back();
   p.guides = guides.empty() ? nullptr : guides.data();
 #if VIDMAP_HAVE_CUDA
-  if (backend_ == Backend::kCuda) return cuda_->match(p, options_);
+  if (backend_ == Backend::kCuda) return cuda_->match(p, options_, nullptr, deviceA, deviceB);
 #endif
   return matchCpu(p, options_);
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -76,11 +77,28 @@ class Matcher {
                                             const std::vector<EpipolarGuide>& guides = {},
                                             int maxFeatures = 0);
 
+  // Device-resident descriptors (CUDA backend; the CPU backend ignores these): keeps a device
+  // copy of f's descriptors, copied device to device from deviceDescriptors when given (f.size()
+  // x 128 floats, e.g. Sift::deviceDescriptors() right after the extract() that made f), else
+  // uploaded once. The match calls then read f's descriptors there instead of uploading them,
+  // with the same matches. At most residentCapacity features are kept, the oldest evicted;
+  // keeping f again replaces its copy; an entry is dropped when f is destroyed. f's descriptors
+  // must not change while it is kept.
+  void keepOnDevice(const std::shared_ptr<const Features>& f,
+                    const float* deviceDescriptors = nullptr);
+  // Default 8; 0 keeps none.
+  void setResidentCapacity(int n);
+  // Whether the match calls read f's descriptors from the device.
+  bool onDevice(const Features& f) const;
+  // Descriptor bytes the CUDA backend has uploaded so far (0 on the CPU).
+  std::int64_t uploadedDescriptorBytes() const;
+
   Backend backend() const { return backend_; }
   const MatchOptions& options() const { return options_; }
 
  private:
   MatchOptions options_;
+  int residentCapacity_ = 8;
   Backend backend_ = Backend::kCpu;
   std::unique_ptr<MatchCuda> cuda_;
 };

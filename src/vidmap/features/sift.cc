@@ -103,6 +103,13 @@ void checkRgbInput(ImageView<const Rgb8> rgb) {
 
 }  // namespace
 
+const float* Sift::deviceDescriptors() const {
+#if VIDMAP_HAVE_CUDA
+  if (cuda_) return cuda_->deviceDescriptors();
+#endif
+  return nullptr;
+}
+
 bool Sift::lumaOnDevice() const { return backend_ == Backend::kCuda && !options_.clahe; }
 
 SiftResult Sift::extract(ImageView<const Rgb8> rgb) {

@@ -75,6 +75,9 @@ class Sift {
   SiftResult extract(const RgbImage& rgb) { return extract(rgb.view()); }
 
   Backend backend() const { return backend_; }
+  // CUDA backend: the last extract()'s descriptors on the device (SiftCuda::deviceDescriptors),
+  // valid until the next extract(), for Matcher::keepOnDevice; null on the CPU backend.
+  const float* deviceDescriptors() const;
   // True when extract(rgb, ...) uploads the RGB8 pixels (CUDA backend, no CLAHE).
   bool lumaOnDevice() const;
   const SiftOptions& options() const { return options_; }

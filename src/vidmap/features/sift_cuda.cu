@@ -3,7 +3,8 @@
 // A frame is one stream of work with one synchronisation, at its end: the extrema are deduped
 // as they are found (a bit per DoG sample claims it), the oriented points ranked by a radix sort
 // of |value| whose ties are ordered by strongerPoint (the order of the CPU's selectStrongest),
-// and the kept points and their descriptors written straight to mapped host memory. The
+// and the kept points and their descriptors written straight to mapped host memory (the
+// descriptors also to device memory, for a matcher on the device). The
 // chain of Gaussian levels runs on the stream; per octave, the levels above S with the extrema
 // and the gradients fork onto side streams as soon as level S is there (the next octave starts
 // from it) and join before the orientations, so the large first octaves' extrema and gradients
@@ -298,10 +299,10 @@ __global__ void kDescribeOrder(const SiftPoint* points, const float2* cs, const 
 }
 
 // Grid-stride over the kept points in kDescribeOrder's order; the descriptors go straight to
-// (mapped) host memory.
+// (mapped) host memory, and to the device (deviceDesc) for a matcher on the device.
 __global__ void kDescribe(const SiftPoint* points, const float2* cs, const int* order,
                           const Counters* counters, int maxFeatures, const GradientLevel* levels,
-                          int scales, bool l1root, float* desc) {
+                          int scales, bool l1root, float* desc, float* deviceDesc) {
   __shared__ float partial[kDescribeWarps][32][kDescStride];
   const int wib = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int m = counters->oriented;
@@ -317,7 +318,8 @@ __global__ void kDescribe(const SiftPoint* points, const float2* cs, const int* 
     if (lane == 0) normalizeDescriptor(hist, l1root);
     __syncwarp();
     float* o = desc + static_cast<long>(i) * kDescriptorSize;
-    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = hist[b];
+    float* od = deviceDesc + static_cast<long>(i) * kDescriptorSize;
+    for (int b = lane; b < kDescriptorSize; b += 32) o[b] = od[b] = hist[b];
     __syncwarp();
   }
 }
@@ -383,7 +385,8 @@ struct SiftCuda::Impl {
   gpu::DeviceBuffer<unsigned char> sortTemp;
   gpu::DeviceBuffer<float2> cs;
   gpu::DeviceBuffer<int> describeOrder;
-  cuda::PinnedStage imageIn;  // the frame, staged by the host before the frame's work
+  gpu::DeviceBuffer<float> descriptors;  // the kept points' descriptors, as out's, on the device
+  cuda::PinnedStage imageIn;             // the frame, staged by the host before the frame's work
   // What imageIn holds: float gray (4 bytes a pixel), 8-bit gray (1) or RGB8 (3).
   enum Source { kFloat, kBytes, kRgb } source = kFloat;
   int uploadBands = 0;  // 0: from the frame's size (bandsFor)
@@ -625,6 +628,7 @@ struct SiftCuda::Impl {
     ensure(kept, keptCapacity);
     ensure(cs, keptCapacity);
     ensure(describeOrder, keptCapacity);
+    ensure(descriptors, static_cast<size_t>(keptCapacity) * kDescriptorSize);
     const char* outBefore = out.host();
     out.ensure(sizeof(HostCounts) +
                static_cast<size_t>(keptCapacity) * (sizeof(SiftPoint) + kDescriptorSize * 4));
@@ -827,7 +831,7 @@ struct SiftCuda::Impl {
       kDescribe<<<blocks, kDescribeWarps * 32, 0, stream>>>(
           kept.data(), cs.data(), describeOrder.data(), counters.data(), opt.maxFeatures,
           levels.data(), S, opt.normalization == DescriptorNormalization::kL1Root,
-          hostDescriptors(dev));
+          hostDescriptors(dev), descriptors.data());
       VIDMAP_CUDA_CHECK_LAUNCH();
     }
   }
@@ -885,6 +889,8 @@ void SiftCuda::setInitialExtremaCapacity(int n) {
 ImageView<const float> SiftCuda::deviceGray() const {
   return {impl_->input.data(), impl_->grayWidth, impl_->grayHeight, impl_->grayWidth};
 }
+
+const float* SiftCuda::deviceDescriptors() const { return impl_->descriptors.data(); }
 
 std::vector<std::vector<float>> SiftCuda::gaussians(ImageView<const float> gray,
                                                     const SiftOptions& options) {

@@ -44,6 +44,10 @@ class SiftCuda {
   // takes (docs/architecture.md, KLT: the tracker), so a caller on the same context can copy it
   // device to device instead of uploading the frame again; with CLAHE it is the equalised image.
   ImageView<const float> deviceGray() const;
+  // The descriptors of the last extract() on the device: its features' descriptors, the same
+  // floats in the same order (size() x 128, row-major), valid until the next call; for a
+  // matcher on the device (Matcher::keepOnDevice), which then uploads none.
+  const float* deviceDescriptors() const;
   // The upload in this many row bands, the first octave's chain made band by band as they
   // arrive (sift_cuda_bands.h; the same features for any count); 0, the default: from the
   // frame's size (one band per 1.5 MiB over the bus, rounded, at most 8: 4 for an RGB8 frame

@@ -470,6 +470,25 @@ TEST(SiftCuda, DeviceGrayIsTheInput) {
   tmp.download(std::span<float>(back));
   EXPECT_TRUE(std::equal(back.begin(), back.end(), img.vec().begin()));
 }
+
+// The device copy of the descriptors (for Matcher::keepOnDevice) is the host's, bit for bit, in
+// the same order (a 640x480 frame, more than 500 points).
+TEST(SiftCuda, DeviceDescriptorsAreTheHostDescriptors) {
+  REQUIRE_DEVICE();
+  GrayImage img = testImage(640, 480);
+  SiftCuda gpu{gpu::Context(0)};
+  SiftOptions o;
+  const Features f = gpu.extract(constView(img.view()), o, nullptr);
+  ASSERT_GT(f.size(), 500u);
+  gpu::Context ctx(0);
+  std::vector<float> back(f.descriptors.size());
+  gpu::DeviceBuffer<float> tmp(ctx, back.size());
+  ctx.makeCurrent();
+  gpu::rt::copyDeviceToDevice(tmp.data(), gpu.deviceDescriptors(), back.size() * sizeof(float),
+                              ctx.stream().handle());
+  tmp.download(std::span<float>(back));
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), f.descriptors.begin()));
+}
 #endif
 
 TEST(SiftCuda, BadInputAsOnTheCpu) {

@@ -45,6 +45,7 @@ void FrontendStats::writeTo(io::RunRecord& r) const {
     if (k != static_cast<int>(sfm::GateReason::kUnknown))
       r.setCount(std::string("track_gate_") + sfm::gateReasonName(static_cast<sfm::GateReason>(k)),
                  trackGateReasons[k]);
+  r.setCount("match_uploaded_descriptor_bytes", matchUploadedBytes);
   r.setCount("guides", guides);
   r.setCount("guide_failures", guideFailures);
   r.setCount("guide_full_rematches", guideFullRematches);
@@ -61,7 +62,12 @@ Frontend::Frontend(const FrontendOptions& options, io::RunRecord& record,
       matcher_(options.match, matchContext),
       siftContext_(siftContext),
       recheckContext_(recheckContext),
-      gate_(options.gate) {}
+      gate_(options.gate) {
+  // The query and the keyframes it may be matched against (a subset of active_), at most 256
+  // (about 1 GB at 8192 features; older ones are uploaded when matched).
+  matcher_.setResidentCapacity(
+      std::min(std::max(options_.activeKeyframes, options_.historyKeyframes), 256) + 1);
+}
 
 Frontend::~Frontend() = default;
 
@@ -137,6 +143,7 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
   }
   ++stats_.siftCalls;
   features::SiftResult sr;
+  const features::Sift* made = &sift_;  // the extractor of sr (its descriptors on the device)
   {
     auto t = record_.stage("sift");
     // An 8-bit frame goes to SIFT with its luma: the CUDA backend uploads the RGB8 pixels
@@ -163,6 +170,7 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       }
       const int before = static_cast<int>(sr.features.size());
       sr = extract(*lowSift_[step - 1]);
+      made = lowSift_[step - 1].get();
       ++stats_.siftLoweredCalls;
       if (options_.verbose)
         std::fprintf(
@@ -180,6 +188,10 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
   Active query;
   query.raw = std::make_shared<const std::vector<features::Keypoint>>(sr.features.keypoints);
   query.features = std::make_shared<features::Features>(std::move(sr.features));
+  // CUDA: the matcher keeps the query's descriptors from SIFT's device copy, so neither this
+  // frame's matches nor, as a keyframe, the next frames' upload them (Matcher::keepOnDevice).
+  if (matcher_.backend() == features::Backend::kCuda)
+    matcher_.keepOnDevice(query.features, made->deviceDescriptors());
   const std::vector<features::Keypoint>& raw = *query.raw;
 
   GuidedInput& in = out->guided;
@@ -208,6 +220,7 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       auto t = record_.stage("match");
       plain.back() = matcher_.matchMany(*query.features, {last.features.get()}).front();
     }
+    stats_.matchUploadedBytes = matcher_.uploadedDescriptorBytes();
     stats_.plainMatches += static_cast<std::int64_t>(plain.back().size());
     const auto& ml = plain.back();
     std::vector<double> motion;
@@ -272,6 +285,7 @@ FrameOutcome Frontend::produce(const io::Frame& frame, const sfm::Camera& camera
       candFeatures.push_back(c->features.get());
     }
     out->result = guidedPairs(in, *query.features, candFeatures, camera, matcher_, id);
+    stats_.matchUploadedBytes = matcher_.uploadedDescriptorBytes();
   }
   out->pairs.clear();
   sfm::Keyframe& kf = out->keyframe;
@@ -453,7 +467,9 @@ GuidedResult Frontend::refreshGuide(const KeyframeOutput& out, const sfm::Camera
   std::vector<const features::Features*> refs;
   for (const GuidedInput::Candidate& c : in.cands)
     refs.push_back(features(c.id, c.features, c.raw));
-  return guidedPairs(in, *query, refs, camera, matcher_, out.keyframe.id);
+  GuidedResult r = guidedPairs(in, *query, refs, camera, matcher_, out.keyframe.id);
+  stats_.matchUploadedBytes = matcher_.uploadedDescriptorBytes();
+  return r;
 }
 
 GuidedResult Frontend::guidedOnCopies(const KeyframeOutput& out, const sfm::Camera& camera,

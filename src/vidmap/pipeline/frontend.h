@@ -98,6 +98,8 @@ struct FrontendStats {
   // had changed since produce, by the front end's thread while the keyframe waited for the
   // mapper (refreshes), or by the mapper's thread in finishKeyframe (rechecks).
   int guideRefreshes = 0, guideRechecks = 0;
+  // Descriptor bytes the CUDA matcher uploaded (those kept on the device are not; 0 on the CPU).
+  std::int64_t matchUploadedBytes = 0;
 
   // The counts into a run record: a new stat is one line there.
   void writeTo(io::RunRecord& record) const;

@@ -472,24 +472,48 @@ GuidedResult Frontend::refreshGuide(const KeyframeOutput& out, const sfm::Camera
   return r;
 }
 
+GuidedResult Frontend::guidedOnCopies(const KeyframeOutput& out, const sfm::Camera& camera,
+                                      features::Matcher& matcher) {
+  const GuidedInput& in = out.guided;
+  const features::Features query = undistortedCopy(*in.query, *in.queryRaw, camera);
+  std::vector<features::Features> cands;
+  cands.reserve(in.cands.size());
+  for (const GuidedInput::Candidate& c : in.cands)
+    cands.push_back(undistortedCopy(*c.features, *c.raw, camera));
+  std::vector<const features::Features*> refs;
+  for (const features::Features& c : cands) refs.push_back(&c);
+  return guidedPairs(in, query, refs, camera, matcher, out.keyframe.id);
+}
+
 void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
   GuidedResult& res = out->result;
   if (res.dependsOnCamera && res.cameraParams != camera.params()) {
     // The camera changed since produce: the guided matching again, on copies undistorted with
     // this camera (produce's thread may be undistorting the shared keypoints meanwhile).
     ++stats_.guideRechecks;
-    const GuidedInput& in = out->guided;
-    const features::Features query = undistortedCopy(*in.query, *in.queryRaw, camera);
-    std::vector<features::Features> cands;
-    cands.reserve(in.cands.size());
-    for (const GuidedInput::Candidate& c : in.cands)
-      cands.push_back(undistortedCopy(*c.features, *c.raw, camera));
-    std::vector<const features::Features*> refs;
-    for (const features::Features& c : cands) refs.push_back(&c);
     if (!recheckMatcher_)
       recheckMatcher_ = std::make_unique<features::Matcher>(options_.match, recheckContext_);
-    res = guidedPairs(in, query, refs, camera, *recheckMatcher_, out->keyframe.id);
+    res = guidedOnCopies(*out, camera, *recheckMatcher_);
   }
+  collect(out);
+}
+
+void Frontend::finishRecordedKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
+  // The first keyframe has no candidates (and no guided input): nothing to match.
+  out->result = {};
+  if (!out->guided.cands.empty()) out->result = guidedOnCopies(*out, camera, matcher_);
+  collect(out);
+}
+
+void Frontend::resumeStats(const FrontendStats& recorded) {
+  stats_ = recorded;
+  stats_.guides = stats_.guideFailures = stats_.guideFullRematches = 0;
+  stats_.guideRefreshes = stats_.guideRechecks = 0;
+  stats_.guidedMatches = stats_.sourceMatches = stats_.sourceOnlyMatches = 0;
+}
+
+void Frontend::collect(KeyframeOutput* out) {
+  GuidedResult& res = out->result;
   stats_.guides += res.guides;
   stats_.guideFailures += res.guideFailures;
   stats_.guideFullRematches += res.fullRematches;

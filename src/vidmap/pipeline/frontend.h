@@ -214,11 +214,23 @@ class Frontend {
   // undistorted in place (its next keyframes need them so), the others copied.
   GuidedResult refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera);
 
+  // A second pass over recorded frames (pipeline/frontend_worker.h, FrontendRecording): the
+  // stats of the pass that recorded them, less those finishKeyframe counts (it counts them again).
+  void resumeStats(const FrontendStats& recorded);
+  // finishKeyframe for a recorded keyframe: its guided matching made with `camera` (on copies of
+  // the features undistorted with it), whatever camera the recording was made with.
+  void finishRecordedKeyframe(KeyframeOutput* out, const sfm::Camera& camera);
+
   const FrontendStats& stats() const { return stats_; }
   features::Backend siftBackend() const { return sift_.backend(); }
 
  private:
   using Active = ActiveKeyframe;
+  // The guided matching of `out` made with `camera` on copies of its features.
+  GuidedResult guidedOnCopies(const KeyframeOutput& out, const sfm::Camera& camera,
+                              features::Matcher& matcher);
+  // finishKeyframe's end: the result's stats counted, the pairs and the sources' merged.
+  void collect(KeyframeOutput* out);
   GuidedResult guidedPairs(const GuidedInput& in, const features::Features& query,
                            const std::vector<const features::Features*>& cands,
                            const sfm::Camera& camera, features::Matcher& matcher, int keyframeId);

@@ -58,8 +58,14 @@ void mapItem(Item& it, Frontend& frontend, sfm::Mapper& mapper, io::RunRecord& r
   }
 }
 
+template <class T>
+std::size_t bytesOf(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
 int runSerial(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
-              io::RunRecord& record, const std::function<void(int)>& checkpoint,
+              io::RunRecord& record, FrontendRecording* recording,
+              const std::function<void(int)>& checkpoint,
               const std::function<void(int, int)>& afterFrame) {
   int frames = 0, keyframes = 0;
   io::Frame frame;
@@ -74,6 +80,7 @@ int runSerial(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
     if (!more) break;
     ++frames;
     it.outcome = frontend.produce(frame, mapper.camera(), &it.keyframe, &it.tracked);
+    if (recording) recording->add(it.outcome, it.keyframe, it.tracked);
     if (it.outcome == FrameOutcome::kKeyframe) ++keyframes;
     mapItem(it, frontend, mapper, record);
     afterFrame(frames, keyframes);
@@ -196,6 +203,7 @@ class Producer {
       }
       auto it = std::make_shared<Item>();
       it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
+      if (o_.recording) o_.recording->add(it->outcome, it->keyframe, it->tracked);
       const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
       produced += keyframe;
       {
@@ -308,14 +316,75 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
 
 }  // namespace
 
+void FrontendRecording::add(FrameOutcome outcome, const KeyframeOutput& kf,
+                            const sfm::TrackedFrame& tracked) {
+  if (overflowed) return;
+  Frame f;
+  f.outcome = outcome;
+  if (outcome == FrameOutcome::kKeyframe) {
+    f.keyframe = kf.keyframe;
+    f.guided = kf.guided;
+    // The query's features (later keyframes' candidates share them: counted once; the first
+    // keyframe has no guided input, so its features go uncounted) and the keyframe's own.
+    if (f.guided.query)
+      bytes += bytesOf(f.guided.query->keypoints) + bytesOf(f.guided.query->descriptors) +
+               bytesOf(*f.guided.queryRaw);
+    bytes += bytesOf(f.keyframe.keypoints) + bytesOf(f.keyframe.colors);
+    for (const auto& p : f.guided.plain) bytes += bytesOf(p);
+  } else if (outcome == FrameOutcome::kDropped) {
+    f.tracked = tracked;
+    bytes += bytesOf(f.tracked.keypoints) + bytesOf(f.tracked.keyframeKeypoint);
+  }
+  bytes += sizeof(Frame);
+  frames.push_back(std::move(f));
+  if (bytes > maxBytes) {
+    // Let the memory go now: the second pass, if any, starts from the frames.
+    overflowed = true;
+    frames = {};
+  }
+}
+
 int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
                     io::RunRecord& record, const FrontendLoopOptions& options,
                     const std::function<void(int)>& checkpoint,
                     const std::function<void(int, int)>& afterFrame) {
   require(options.depth >= 0, "pipeline depth " + std::to_string(options.depth) + " < 0");
-  if (options.depth == 0)
-    return runSerial(source, frontend, mapper, record, checkpoint, afterFrame);
-  return runPipelined(source, frontend, mapper, record, options, checkpoint, afterFrame);
+  const int frames =
+      options.depth == 0
+          ? runSerial(source, frontend, mapper, record, options.recording, checkpoint, afterFrame)
+          : runPipelined(source, frontend, mapper, record, options, checkpoint, afterFrame);
+  if (options.recording) {
+    options.recording->stats = frontend.stats();
+    options.recording->input = source.report();
+  }
+  return frames;
+}
+
+int runRecordedLoop(FrontendRecording& recording, Frontend& frontend, sfm::Mapper& mapper,
+                    io::RunRecord& record, const std::function<void(int)>& checkpoint,
+                    const std::function<void(int, int)>& afterFrame) {
+  require(recording.usable(), "a second pass over a recording that holds no frames");
+  frontend.resumeStats(recording.stats);
+  int frames = 0, keyframes = 0;
+  Item it;
+  for (FrontendRecording::Frame& f : recording.frames) {
+    checkpoint(frames);
+    ++frames;
+    if (f.outcome == FrameOutcome::kKeyframe) {
+      ++keyframes;
+      it.keyframe.keyframe = std::move(f.keyframe);
+      it.keyframe.guided = std::move(f.guided);
+      it.keyframe.sourcePairs.clear();
+      frontend.finishRecordedKeyframe(&it.keyframe, mapper.camera());
+      auto t = record.stage("mapper");
+      mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs);
+    } else if (f.outcome == FrameOutcome::kDropped) {
+      mapper.addTrackedFrame(std::move(f.tracked));
+    }
+    afterFrame(frames, keyframes);
+  }
+  recording.frames = {};
+  return frames;
 }
 
 }  // namespace vidmap::pipeline

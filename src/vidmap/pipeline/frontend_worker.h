@@ -37,7 +37,9 @@
 // next frame, the calling thread's checkpoint throws Interrupted.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/run_record.h"
@@ -46,11 +48,42 @@
 
 namespace vidmap::pipeline {
 
+// What the front end produced for every sampled frame of a pass, kept for a second pass over
+// the same frames with another start camera (pipeline/reconstruct.h, rerunFocalChange): the
+// keyframe gate, SIFT and plain matching read no camera (see above), so without a
+// PairMatchSource (KLT: its tracks end at the mapper's outliers) a second pass makes the same
+// decisions, features and plain matches. Only the guided matching (and the mapper) are made
+// again (runRecordedLoop). Memory: the features of every keyframe (0.5 KiB a feature: 80
+// keyframes of 3000 features hold 125 MiB; the front end's history keeps the last
+// FrontendOptions::historyKeyframes of them anyway), the keyframes' keypoints and colours, the
+// plain matches and the dropped frames' matches; a recording that grows beyond maxBytes is
+// dropped (`overflowed`) and the second pass decodes and extracts again.
+struct FrontendRecording {
+  struct Frame {
+    FrameOutcome outcome = FrameOutcome::kSkipped;
+    sfm::Keyframe keyframe;  // kKeyframe: what produce made, and its guided matching's input
+    GuidedInput guided;
+    sfm::TrackedFrame tracked;  // kDropped
+  };
+  std::size_t maxBytes = 0;
+  std::size_t bytes = 0;
+  bool overflowed = false;
+  std::vector<Frame> frames;
+  FrontendStats stats;     // the front end's at the end of the pass
+  io::SourceReport input;  // the source's damage report
+
+  // Appends a copy of what produce made (nothing once overflowed).
+  void add(FrameOutcome outcome, const KeyframeOutput& keyframe, const sfm::TrackedFrame& tracked);
+  bool usable() const { return !overflowed && !frames.empty(); }
+};
+
 struct FrontendLoopOptions {
   int depth = 2;  // keyframes the front end may run ahead of the mapper; 0: one thread
   // A PairMatchSource reads the mapper's outliers (KLT): the producer waits for the
   // verification of its keyframes before each frame.
   bool outliersFeedBack = false;
+  // Where to record what the front end produces (null: nowhere); only without a PairMatchSource.
+  FrontendRecording* recording = nullptr;
 };
 
 // Runs the frames of `source` through `frontend` into `mapper` to the end of the source.
@@ -61,6 +94,14 @@ struct FrontendLoopOptions {
 int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
                     io::RunRecord& record, const FrontendLoopOptions& options,
                     const std::function<void(int frames)>& checkpoint,
+                    const std::function<void(int frames, int keyframes)>& afterFrame);
+
+// A second pass over `recording` (its frames consumed): each recorded keyframe's guided matching
+// is made with the mapper's camera of the moment, as a serial pass would (the same model, bit
+// for bit, as decoding and extracting again: pipeline_test). No decoding, SIFT nor plain
+// matching; one thread. Returns the frames.
+int runRecordedLoop(FrontendRecording& recording, Frontend& frontend, sfm::Mapper& mapper,
+                    io::RunRecord& record, const std::function<void(int frames)>& checkpoint,
                     const std::function<void(int frames, int keyframes)>& afterFrame);
 
 }  // namespace vidmap::pipeline

@@ -59,6 +59,7 @@ void ReconstructOptions::check() const {
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
   checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
   checkRange("rerun_guess_focal_change", rerunGuessFocalChange, 0.0, 100.0);
+  checkRange("rerun_reuse_mib", rerunReuseMiB, 0, 1 << 20);
   if (width > 0 && width < 64)
     throw Error("option width = " + std::to_string(width) +
                 " is below 64 (0 = native, -1 = automatic)");
@@ -226,15 +227,31 @@ bool secondPassDue(const ReconstructSummary& s, const ReconstructOptions& o) {
          std::abs(s.endFocalPx / s.startFocalPx - 1) > bound;
 }
 
-// One pass of the pipeline (reconstruct() makes a second with a refined camera).
+// One pass of the pipeline (reconstruct() makes a second with a refined camera). A video's
+// front end records what it produced into `recording` when given; with `recorded` (a first
+// pass's recording of the same input) the pass reads that instead of the frames.
 ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
-                                   const ReconstructOptions& options0, io::RunRecord& record);
+                                   const ReconstructOptions& options0, io::RunRecord& record,
+                                   FrontendRecording* recording = nullptr,
+                                   FrontendRecording* recorded = nullptr);
 }  // namespace
 
 ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                                const ReconstructOptions& options, io::RunRecord& record) {
-  ReconstructSummary first = reconstructOnce(input, outDir, options, record);
+  // A second pass is possible: the first records its front end's output for it.
+  std::unique_ptr<FrontendRecording> recording;
+  if (!options.camera.known() && !options.klt && options.rerunReuseMiB > 0 &&
+      (options.rerunFocalChange > 0 || options.rerunGuessFocalChange > 0)) {
+    recording = std::make_unique<FrontendRecording>();
+    recording->maxBytes = static_cast<std::size_t>(options.rerunReuseMiB) << 20;
+  }
+  ReconstructSummary first = reconstructOnce(input, outDir, options, record, recording.get());
   if (first.models.empty() || !secondPassDue(first, options)) return first;
+  if (recording && !recording->usable()) recording.reset();
+  record.setCount("rerun_reused_frames",
+                  recording ? static_cast<std::int64_t>(recording->frames.size()) : 0);
+  record.setMetric("rerun_recording_mib",
+                   recording ? static_cast<double>(recording->bytes) / (1 << 20) : 0.0);
   const double start = first.startFocalPx, end = first.endFocalPx;
   // The largest model's camera (native pixels, COLMAP's convention), the second pass's start.
   const ModelSummary& largest =
@@ -253,7 +270,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setMetric("rerun_focal_px", end);
   ReconstructSummary second;
   try {
-    second = reconstructOnce(input, outDir, again, record);
+    second = reconstructOnce(input, outDir, again, record, nullptr, recording.get());
   } catch (const Interrupted&) {
     throw;
   } catch (const Error& e) {
@@ -272,7 +289,8 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
 namespace {
 
 ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
-                                   const ReconstructOptions& options0, io::RunRecord& record) {
+                                   const ReconstructOptions& options0, io::RunRecord& record,
+                                   FrontendRecording* recording, FrontendRecording* recorded) {
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
@@ -428,17 +446,22 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   };
   // Decode, front end and mapper, the front end running ahead of the mapper by up to
   // pipelineDepth keyframes (pipeline/frontend_worker.h: the same model as serial).
+  // A second pass over a first's recording (reconstruct()) reads no frames.
   FrontendLoopOptions lo;
   lo.depth = pipelineDepth;
   lo.outliersFeedBack = klt != nullptr;
-  sum.frames = runFrontendLoop(
-      *source, frontend, mapper, record, lo,
-      [&](int frames) { throwIfInterrupted("at frame " + std::to_string(frames) + untouched); },
-      [&](int frames, int keyframes) {
-        keyframesMapped = keyframes;
-        bar.update(frames, status());
-        if (options.onProgress) options.onProgress(frames, info.frameCount, status());
-      });
+  lo.recording = options.frontend.photos || klt ? nullptr : recording;
+  const auto checkpoint = [&](int frames) {
+    throwIfInterrupted("at frame " + std::to_string(frames) + untouched);
+  };
+  const auto afterFrame = [&](int frames, int keyframes) {
+    keyframesMapped = keyframes;
+    bar.update(frames, status());
+    if (options.onProgress) options.onProgress(frames, info.frameCount, status());
+  };
+  sum.frames = recorded && !klt
+                   ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame)
+                   : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);
   throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
   {
     auto t = record.stage("mapper");
@@ -524,7 +547,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     sum.unjoined.push_back(u.name + " (" + u.reason + ")");
 
   // Damaged input: reported, or under --strict refused.
-  const io::SourceReport damage = source->report();
+  const io::SourceReport damage = recorded && !klt ? recorded->input : source->report();
   sum.inputDamage = damage.describe();
   record.setCount("input.decode_errors", damage.decodeErrors);
   record.setCount("input.ended_early", damage.endedEarly ? 1 : 0);

@@ -122,6 +122,14 @@ struct ReconstructOptions {
   // fr1-desk moves by 24.0%. 0: never.
   double rerunFocalChange = 0.2;
   double rerunGuessFocalChange = 0;
+  // The second pass reuses what the first made that reads no camera: the keyframe gate's
+  // decisions, the SIFT features and the plain matches of every frame (not decoded nor
+  // extracted again; pipeline/frontend_worker.h, FrontendRecording); the guided matching and
+  // the mapper are made again. The same model as a second pass from the frames, bit for bit.
+  // The first pass keeps them in up to this many MiB (about 1.6 MiB a keyframe of 3000
+  // features); beyond, and with --klt (its tracks read the mapper), the second pass decodes
+  // and extracts again. 0: never kept.
+  int rerunReuseMiB = 2048;
   // A photo set (unknown camera, focal check on): the principal point refined in each model
   // whose focal length is determined and which determines the point (pipeline/principal_point.h).
   PrincipalPointOptions principalPoint;

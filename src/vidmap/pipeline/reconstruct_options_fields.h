@@ -164,6 +164,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "width) (0: never)",
               0, 100},
     o.rerunGuessFocalChange);
+  v(FieldInfo{"", "rerun_reuse_mib",
+              "A second pass (rerun_focal_change) reuses the first's keyframes, SIFT features and "
+              "plain matches, kept in up to this many MiB (beyond: decoded and extracted again; "
+              "0: never kept)",
+              0, 1 << 20},
+    o.rerunReuseMiB);
   v(FieldInfo{"", "focal_sweep",
               "Photos whose models are suspect (focal length undetermined although the views "
               "turn) or none: map again from 2, 4 and 8 x the starting focal length, keep the run "

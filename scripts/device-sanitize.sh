@@ -19,7 +19,7 @@ cd "$root"
 OUT=${OUT:-/tmp/vidmap_out}
 limit=${1:-420}
 mkdir -p "$OUT"
-source .device/setup.sh >> "$OUT/summary.txt" 2>&1
+[ -f .device/setup.sh ] && source .device/setup.sh >> "$OUT/summary.txt" 2>&1
 export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2
 tests=${TESTS:-"ba_cuda_test features_cuda_test geometry_cuda_test gpu_smoke_test io_gpu_test
   klt_cuda_test mvs_cuda_test pipeline_gpu_test"}

@@ -124,15 +124,22 @@ TEST(Sift, CpuBlurEqualsTheSharedFunctions) {
   }
 }
 
+// The gradients of a 120 x 100 scene of random blobs, the input of the descriptor tests.
+struct BlobGradients {
+  std::vector<Gradient> grad;
+  BlobGradients() : grad(120 * 100) {
+    const GrayImage img = renderBlobs(testing::randomBlobScene(120, 100, 80, 1.5, 6, 12), 120, 100);
+    for (int y = 0; y < 100; ++y)
+      for (int x = 0; x < 120; ++x) grad[y * 120 + x] = gradientAt(constView(img.view()), x, y);
+  }
+  GradientLevel level() const { return {grad.data(), 120, 100, 120}; }
+};
+
 // The row spans of the descriptor window only skip pixels that add nothing: the descriptor
 // equals the one summed over the full square window.
 TEST(Sift, DescriptorRowSpansDropNoPixel) {
-  auto scene = testing::randomBlobScene(120, 100, 80, 1.5, 6, 12);
-  GrayImage img = renderBlobs(scene, 120, 100);
-  std::vector<Gradient> grad(120 * 100);
-  for (int y = 0; y < 100; ++y)
-    for (int x = 0; x < 120; ++x) grad[y * 120 + x] = gradientAt(constView(img.view()), x, y);
-  const GradientLevel gl{grad.data(), 120, 100, 120};
+  const BlobGradients blobs;
+  const GradientLevel gl = blobs.level();
   for (int k = 0; k < 200; ++k) {
     const float angle = 6.2831853f * k / 200, sigma = 1.6f + 0.01f * k;
     const float ct = std::cos(angle), st = std::sin(angle), x = 60.3f + 0.01f * k, y = 49.7f;
@@ -149,12 +156,8 @@ TEST(Sift, DescriptorRowSpansDropNoPixel) {
 // then the bin adds in order) against the shared kernel the CUDA backend runs: equal bit for
 // bit, for windows inside the image, across its borders and at every angle.
 TEST(Sift, CpuDescriptorRowsEqualTheSharedKernel) {
-  auto scene = testing::randomBlobScene(120, 100, 80, 1.5, 6, 12);
-  GrayImage img = renderBlobs(scene, 120, 100);
-  std::vector<Gradient> grad(120 * 100);
-  for (int y = 0; y < 100; ++y)
-    for (int x = 0; x < 120; ++x) grad[y * 120 + x] = gradientAt(constView(img.view()), x, y);
-  const GradientLevel gl{grad.data(), 120, 100, 120};
+  const BlobGradients blobs;
+  const GradientLevel gl = blobs.level();
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> u(0, 1);
   int nonzero = 0;

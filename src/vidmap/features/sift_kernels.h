@@ -579,11 +579,4 @@ VIDMAP_HD inline int orientPoint(const GradientLevel& gl, const SiftPoint& p, in
   return orientFromHistogram(hist, p, maxOut, out);
 }
 
-// The normalised descriptor of an oriented point; ct, st = angleCosSin(p.angle).
-VIDMAP_HD inline void describePoint(const GradientLevel& gl, const SiftPoint& p, float ct, float st,
-                                    bool l1root, float desc[128]) {
-  describeKeypoint(gl, p.x, p.y, p.sigma, p.angle, ct, st, desc);
-  normalizeDescriptor(desc, l1root);
-}
-
 }  // namespace vidmap::features

@@ -46,11 +46,16 @@ struct Item {
   bool refreshing = false;  // pipelined: the producer is making its guide again (under mutex)
 };
 
-// The mapper's side of one frame: the guided matching checked against its camera, then the
-// keyframe (or the dropped frame) into the mapper.
-void mapItem(Item& it, Frontend& frontend, sfm::Mapper& mapper, io::RunRecord& record) {
+// The mapper's side of one frame: the guided matching checked against its camera (made with it,
+// for a recorded frame of a second pass), then the keyframe (or the dropped frame) into the
+// mapper.
+void mapItem(Item& it, Frontend& frontend, sfm::Mapper& mapper, io::RunRecord& record,
+             bool recorded = false) {
   if (it.outcome == FrameOutcome::kKeyframe) {
-    frontend.finishKeyframe(&it.keyframe, mapper.camera());
+    if (recorded)
+      frontend.finishRecordedKeyframe(&it.keyframe, mapper.camera());
+    else
+      frontend.finishKeyframe(&it.keyframe, mapper.camera());
     auto t = record.stage("mapper");
     mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs);
   } else if (it.outcome == FrameOutcome::kDropped) {
@@ -370,17 +375,16 @@ int runRecordedLoop(FrontendRecording& recording, Frontend& frontend, sfm::Mappe
   for (FrontendRecording::Frame& f : recording.frames) {
     checkpoint(frames);
     ++frames;
+    it.outcome = f.outcome;
     if (f.outcome == FrameOutcome::kKeyframe) {
       ++keyframes;
       it.keyframe.keyframe = std::move(f.keyframe);
       it.keyframe.guided = std::move(f.guided);
       it.keyframe.sourcePairs.clear();
-      frontend.finishRecordedKeyframe(&it.keyframe, mapper.camera());
-      auto t = record.stage("mapper");
-      mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs);
     } else if (f.outcome == FrameOutcome::kDropped) {
-      mapper.addTrackedFrame(std::move(f.tracked));
+      it.tracked = std::move(f.tracked);
     }
+    mapItem(it, frontend, mapper, record, true);
     afterFrame(frames, keyframes);
   }
   recording.frames = {};

@@ -398,6 +398,22 @@ TEST(Match, ManyOnTheStrongestEqualsTheTruncatedLists) {
   EXPECT_THROW(m.matchMany(q, ptrs, {}, -1), Error);
 }
 
+// The device-resident store's bad inputs are clear errors on every backend (the CPU backend
+// keeps nothing on a device, uploads nothing and ignores good calls).
+TEST(Match, KeepOnDeviceBadInputIsAClearErrorOnTheCpu) {
+  Matcher m(cpu());
+  EXPECT_THROW(m.setResidentCapacity(-1), Error);
+  EXPECT_THROW(m.keepOnDevice(nullptr), Error);
+  auto f = std::make_shared<Features>();
+  f->keypoints.resize(2);
+  f->descriptors.resize(128);  // one descriptor for two keypoints
+  EXPECT_THROW(m.keepOnDevice(f), Error);
+  f->descriptors.resize(256);
+  m.keepOnDevice(f);
+  EXPECT_FALSE(m.onDevice(*f));
+  EXPECT_EQ(m.uploadedDescriptorBytes(), 0);
+}
+
 TEST(Match, ManyEqualsOneByOne) {
   std::mt19937 rng(7);
   Features q = randomFeatures(400, rng);

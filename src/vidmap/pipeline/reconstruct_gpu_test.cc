@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "vidmap/ba/backend.h"
 #include "vidmap/core/temp_dir.h"
@@ -25,6 +27,11 @@ namespace vidmap::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
+
+bool underSanitizer() {
+  const char* v = std::getenv("VIDMAP_UNDER_SANITIZER");
+  return v != nullptr && std::string(v) == "1";
+}
 
 TEST(ReconstructGpu, OrbitOnCudaMatchesTheCpuBounds) {
   if (!features::cudaDeviceAvailable()) GTEST_SKIP() << "no CUDA device";
@@ -118,7 +125,13 @@ TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
       EXPECT_GT(st["gpu_ms"].get<double>(), 0.0);
       EXPECT_NEAR(st["gpu_ms"].get<double>(), sum, 1e-6 * sum + 1e-9);
       // The GPU time of a stage's kernels is within its host time (the host waits for them).
-      EXPECT_LE(st["gpu_ms"].get<double>(), st["wall_ms"].get<double>() * 1.05 + 1.0);
+      // Not under compute-sanitizer (scripts/device-sanitize.sh sets VIDMAP_UNDER_SANITIZER):
+      // it serialises every launch, so a kernel's events also time the queue ahead of it.
+      if (underSanitizer()) {
+        std::printf("  %s: kernel time within host time not checked under the sanitizer\n", stage);
+      } else {
+        EXPECT_LE(st["gpu_ms"].get<double>(), st["wall_ms"].get<double>() * 1.05 + 1.0);
+      }
     }
     if (ba::cudaBackendAvailable()) {
       EXPECT_GT(j["stages"]["mapper.local_ba"]["device_bytes"].get<std::int64_t>(), 0);

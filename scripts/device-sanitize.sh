@@ -51,6 +51,10 @@ if [ -n "${LAUNCH_SPLIT:-}" ]; then
   done
   ranges+=("--launch-skip $((first + pieces * per))")
 fi
+# Processes go round-robin over the machine's GPUs (CUDA_VISIBLE_DEVICES), so a machine of
+# several GPUs checks more ranges at once.
+gpus=$(nvidia-smi -L 2> /dev/null | wc -l)
+[ "$gpus" -ge 1 ] || gpus=1
 bins=${BIN_DIR:-build-san/src}
 if [ -z "${BIN_DIR:-}" ]; then
   cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -79,12 +83,13 @@ for t in $tests; do
             start=$(date +%s)
             # --error-exitcode: a finding fails the run; $f is word-split on purpose (flags).
             # shellcheck disable=SC2086
-            timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 9 $f "$bin" \
-              --gtest_filter="$c" > "$log" 2>&1
+            CUDA_VISIBLE_DEVICES=$((n % gpus)) timeout "$limit" compute-sanitizer --tool $tool \
+              --error-exitcode 9 $f "$bin" --gtest_filter="$c" > "$log" 2>&1
             rc=$?
             end=$(date +%s)
-            echo "[$t $tool $n: $c ${f:-all kernels}] rc=$rc $((end - start)) s; $(grep -E \
-              'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); $(grep -E \
+            echo "[$t $tool $n: $c ${f:-all kernels}] gpu $((n % gpus)) rc=$rc $((end - start)) s; $(grep -E \
+              'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1); internal errors: $(grep -c \
+              'Internal Sanitizer Error' "$log"); $(grep -E \
               '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')" >> "$OUT/summary.txt"
           ) &
         done

@@ -496,8 +496,13 @@ int run(int argc, char** argv) {
         const double wall = nowMs() - t0;
         if (r == 0) continue;  // warm-up
         const MatchCuda::Breakdown& b = gm.lastBreakdown();
-        const double v[8] = {wall,        b.setupMs,   b.enqueueMs, b.waitMs,
-                             b.finishMs,  b.gemmMs,    b.rowTop2Ms + b.colBestMs,
+        const double v[8] = {wall,
+                             b.setupMs,
+                             b.enqueueMs,
+                             b.waitMs,
+                             b.finishMs,
+                             b.gemmMs,
+                             b.rowTop2Ms + b.colBestMs,
                              b.decideMs};
         for (int k = 0; k < 8; ++k) f[k].push_back(v[k]);
       }

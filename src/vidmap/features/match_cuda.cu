@@ -122,50 +122,61 @@ __global__ void __launch_bounds__(32 * kColChunks)
 }
 
 // decideMatches on the device, in one block: entry e = k * na + i (image k, row i: the order of
-// decideMatches' output) is a match when isMatch says so. Each thread decides a contiguous run
-// of entries, an exclusive block scan of the runs' counts places each thread's matches, and image
-// k's matches start at segStart[k] (segStart[nseg]: the total). One block because the entries are
-// few (na x images, a few tens of thousands at most) and a grid-wide scan costs a launch more.
+// decideMatches' output) is a match when isMatch says so. The block takes 1024 entries at a
+// time (thread t entry e0 + t), places its matches by a block scan of the hits, stages them in
+// shared memory and writes them out as consecutive words: out is mapped host memory, and
+// scattered 12-byte stores cross the link as many partial writes (a first form, one run of
+// entries per thread written in place, took 0.024 ms (CUDA events) for 4096 rows on the H200,
+// docs/benchmarks.md, match30). Image k's matches start at segStart[k]; segStart[nseg] is the
+// total. One block because the entries are few (na x images, tens of thousands at most) and a
+// grid-wide scan costs a launch more.
 constexpr int kDecideThreads = 1024;
+static_assert(sizeof(Match) == 3 * sizeof(int), "Match is written as three words");
 __global__ void __launch_bounds__(kDecideThreads)
     kDecide(const Top2* rowTop, const int* colBest, const int* segments, int na, int nseg,
             float ratio, float maxDistance, bool mutual, Match* out, int* segStart) {
-  __shared__ int warpSums[kDecideThreads / 32];
+  __shared__ int warpHits[kDecideThreads / 32];
+  __shared__ int staged[3 * kDecideThreads];
   const long n = static_cast<long>(na) * nseg;
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
-  const long per = (n + kDecideThreads - 1) / kDecideThreads;
-  const long e0 = min(n, t * per), e1 = min(n, e0 + per);
-  int count = 0;
-  for (long e = e0; e < e1; ++e) {
-    const int k = static_cast<int>(e / na), i = static_cast<int>(e % na);
-    count += isMatch(rowTop[static_cast<long>(i) * nseg + k], colBest, i, ratio, maxDistance,
-                     mutual);
-  }
-  int x = count;  // inclusive scan within the warp, then over the warps' sums
-  for (int off = 1; off < 32; off <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, x, off);
-    if (lane >= off) x += y;
-  }
-  if (lane == 31) warpSums[w] = x;
-  __syncthreads();
-  if (w == 0) {
-    int s = warpSums[lane];
-    for (int off = 1; off < 32; off <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, s, off);
-      if (lane >= off) s += y;
+  int* words = reinterpret_cast<int*>(out);
+  long base = 0;  // matches of the earlier tiles
+  for (long e0 = 0; e0 < n; e0 += kDecideThreads) {
+    const long e = e0 + t;
+    int k = 0, i = -1;
+    Top2 r;
+    bool hit = false;
+    if (e < n) {
+      k = static_cast<int>(e / na), i = static_cast<int>(e % na);
+      r = rowTop[static_cast<long>(i) * nseg + k];
+      hit = isMatch(r, colBest, i, ratio, maxDistance, mutual);
     }
-    warpSums[lane] = s;
+    const unsigned ballot = __ballot_sync(0xffffffffu, hit);
+    if (lane == 0) warpHits[w] = __popc(ballot);
+    __syncthreads();
+    if (w == 0) {  // inclusive scan of the warps' counts
+      int s = warpHits[lane];
+      for (int off = 1; off < 32; off <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, s, off);
+        if (lane >= off) s += y;
+      }
+      warpHits[lane] = s;
+    }
+    __syncthreads();
+    const int before = (w > 0 ? warpHits[w - 1] : 0) + __popc(ballot & ((1u << lane) - 1u));
+    const int hits = warpHits[kDecideThreads / 32 - 1];
+    if (i == 0) segStart[k] = static_cast<int>(base + before);
+    if (hit) {
+      staged[3 * before] = i;
+      staged[3 * before + 1] = r.j1 - segments[k];
+      staged[3 * before + 2] = __float_as_int(sqrtf(r.d1));  // correctly rounded, as std::sqrt
+    }
+    __syncthreads();
+    for (int x = t; x < 3 * hits; x += kDecideThreads) words[3 * base + x] = staged[x];
+    base += hits;
+    __syncthreads();  // staged and warpHits are reused
   }
-  __syncthreads();
-  int o = x - count + (w > 0 ? warpSums[w - 1] : 0);
-  for (long e = e0; e < e1; ++e) {
-    const int k = static_cast<int>(e / na), i = static_cast<int>(e % na);
-    if (i == 0) segStart[k] = o;
-    const Top2 r = rowTop[static_cast<long>(i) * nseg + k];
-    if (isMatch(r, colBest, i, ratio, maxDistance, mutual))
-      out[o++] = Match{i, r.j1 - segments[k], sqrtf(r.d1)};  // correctly rounded, as std::sqrt
-  }
-  if (t == kDecideThreads - 1) segStart[nseg] = o;
+  if (t == 0) segStart[nseg] = static_cast<int>(base);
 }
 
 double hostMs() {
@@ -302,7 +313,6 @@ void MatchCuda::setBreakdown(bool on) {
 const MatchCuda::Breakdown& MatchCuda::lastBreakdown() const { return impl_->breakdown; }
 
 void MatchCuda::setHostDecision(bool on) { impl_->hostDecision = on; }
-
 
 std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const MatchOptions& o,
                                                  float* gpuMilliseconds, const float* deviceA,
@@ -460,8 +470,7 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
   Match* hMatches = nullptr;
   if (m.hostDecision) {
     // Read back through pinned memory (a pageable read goes through the driver's staging).
-    char* h =
-        m.results.ensure<char>(nTop * sizeof(Top2) + static_cast<size_t>(p.nb) * sizeof(int));
+    char* h = m.results.ensure<char>(nTop * sizeof(Top2) + static_cast<size_t>(p.nb) * sizeof(int));
     hTop = reinterpret_cast<Top2*>(h);
     hBest = reinterpret_cast<int*>(h + nTop * sizeof(Top2));
     cuda::download(hTop, rowTop, nTop, st);
@@ -475,8 +484,8 @@ std::vector<std::vector<Match>> MatchCuda::match(const MatchProblem& p, const Ma
     hMatches = reinterpret_cast<Match*>(h + skip);
     auto scope = m.time(guided ? "match_guided_decide" : "match_decide");
     kDecide<<<1, kDecideThreads, 0, st>>>(rowTop, colI, dSeg, p.na, nseg, o.ratio, o.maxDistance,
-                                         o.mutual, m.matches.device(hMatches),
-                                         m.matches.device(hStart));
+                                          o.mutual, m.matches.device(hMatches),
+                                          m.matches.device(hStart));
     VIDMAP_CUDA_CHECK_LAUNCH();
   }
   m.mark(4);

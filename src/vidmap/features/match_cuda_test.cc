@@ -318,8 +318,8 @@ TEST(MatchCuda, DeviceDecisionsEqualTheHostDecisions) {
     bool guided;
     MatchOptions options;
   };
-  const Case cases[] = {{"one", 2000, 1, 0, false, o},        {"many", 2000, 4, 0, false, o},
-                        {"guided many", 2000, 4, 0, true, o}, {"limited", 700, 4, 700, false, o},
+  const Case cases[] = {{"one", 2000, 1, 0, false, o},           {"many", 2000, 4, 0, false, o},
+                        {"guided many", 2000, 4, 0, true, o},    {"limited", 700, 4, 700, false, o},
                         {"no mutual", 2000, 4, 0, false, loose}, {"few rows", 300, 2, 0, false, o}};
   for (const Case& c : cases) {
     const MatchProblem p = problem(c.na, c.count, c.nb, c.guided);

@@ -459,6 +459,65 @@ int run(int argc, char** argv) {
                 same ? "true" : "false");
     std::printf("      \"device_resident_uploaded_bytes\": %lld,\n",
                 static_cast<long long>(gm.uploadedBytes() - uploadedBefore));
+    // The former path in the same minutes: the row top-2 and the columns' nearest rows read
+    // back, the decisions on the host (MatchCuda::setHostDecision); its matches must be the same.
+    std::vector<double> gd;
+    std::vector<Match> hostDecided;
+    gm.setHostDecision(true);
+    auto td = timeIt(repeat, [&] {
+      float ms = 0;
+      hostDecided = gm.match(p, mo, &ms, da, db)[0];
+      gd.push_back(ms);
+      return hostDecided.size();
+    });
+    gm.setHostDecision(false);
+    gd.erase(gd.begin());
+    td.gpuMs = medianOf(gd);
+    printTiming("vidmap_cuda_device_resident_host_decisions_unprofiled", td);
+    bool sameDecisions = hostDecided.size() == residentMatches.size();
+    for (size_t i = 0; sameDecisions && i < hostDecided.size(); ++i)
+      sameDecisions = hostDecided[i].a == residentMatches[i].a &&
+                      hostDecided[i].b == residentMatches[i].b &&
+                      hostDecided[i].distance == residentMatches[i].distance;
+    std::printf("      \"device_decisions_equal_host_decisions_bitwise\": %s,\n",
+                sameDecisions ? "true" : "false");
+    // Where the wall goes (MatchCuda::Breakdown), medians over the repeats: host input and
+    // resident with the decisions on the device, resident with them on the host.
+    gm.setBreakdown(true);
+    const auto breakdown = [&](const char* name, bool resident, bool hostDecisions) {
+      gm.setHostDecision(hostDecisions);
+      std::vector<double> f[8];
+      for (int r = 0; r <= repeat; ++r) {
+        const double t0 = nowMs();
+        if (resident)
+          gm.match(p, mo, nullptr, da, db);
+        else
+          gm.match(p, mo);
+        const double wall = nowMs() - t0;
+        if (r == 0) continue;  // warm-up
+        const MatchCuda::Breakdown& b = gm.lastBreakdown();
+        const double v[8] = {wall,
+                             b.setupMs,
+                             b.enqueueMs,
+                             b.waitMs,
+                             b.finishMs,
+                             b.gemmMs,
+                             b.rowTop2Ms + b.colBestMs,
+                             b.decideMs};
+        for (int k = 0; k < 8; ++k) f[k].push_back(v[k]);
+      }
+      std::printf(
+          "      \"%s\": {\"wall_ms\": %.4f, \"host_setup_ms\": %.4f, \"host_enqueue_ms\": %.4f, "
+          "\"host_wait_ms\": %.4f, \"host_finish_ms\": %.4f, \"gpu_gemm_ms\": %.4f, "
+          "\"gpu_row_col_ms\": %.4f, \"gpu_decide_or_readback_ms\": %.4f},\n",
+          name, medianOf(f[0]), medianOf(f[1]), medianOf(f[2]), medianOf(f[3]), medianOf(f[4]),
+          medianOf(f[5]), medianOf(f[6]), medianOf(f[7]));
+    };
+    breakdown("breakdown_host_input", false, false);
+    breakdown("breakdown_resident", true, false);
+    breakdown("breakdown_resident_host_decisions", true, true);
+    gm.setHostDecision(false);
+    gm.setBreakdown(false);
   }
 #endif
 #if VIDMAP_HAVE_OPENCV

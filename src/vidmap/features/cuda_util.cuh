@@ -23,9 +23,10 @@ T* ensure(gpu::Context& ctx, gpu::DeviceBuffer<T>& buf, std::size_t n) {
 // Pinned host memory (cudaHostAlloc, portable) that grows on demand (contents not kept): a
 // copy from or to it runs at the link's rate, where a copy from pageable memory is staged
 // through the driver's bounce buffers (about 0.5 ms for a 1280 x 720 float frame on the H200).
+// With cudaHostAllocMapped among the flags, kernels may write it directly (device()).
 class PinnedStage {
  public:
-  PinnedStage() = default;
+  explicit PinnedStage(unsigned flags = cudaHostAllocPortable) : flags_(flags) {}
   ~PinnedStage() { release(); }
   PinnedStage(const PinnedStage&) = delete;
   PinnedStage& operator=(const PinnedStage&) = delete;
@@ -35,10 +36,17 @@ class PinnedStage {
     const std::size_t bytes = n * sizeof(T);
     if (bytes > bytes_ || !data_) {
       release();
-      VIDMAP_CUDA_CHECK(cudaHostAlloc(&data_, bytes ? bytes : 1, cudaHostAllocPortable));
+      VIDMAP_CUDA_CHECK(cudaHostAlloc(&data_, bytes ? bytes : 1, flags_));
       bytes_ = bytes;
     }
     return static_cast<T*>(data_);
+  }
+  // The device's address of host address h in a mapped stage.
+  template <class T>
+  T* device(T* h) const {
+    void* d = nullptr;
+    VIDMAP_CUDA_CHECK(cudaHostGetDevicePointer(&d, h, 0));
+    return static_cast<T*>(d);
   }
 
  private:
@@ -47,6 +55,7 @@ class PinnedStage {
     data_ = nullptr;
     bytes_ = 0;
   }
+  unsigned flags_;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
 };

@@ -37,6 +37,23 @@ class MatchCuda {
   // Descriptor bytes uploaded by match() and keep() so far.
   std::int64_t uploadedBytes() const;
 
+  // Where the wall time of the last match() went (docs/benchmarks.md, match30), when
+  // setBreakdown(true): host milliseconds from entry to the first GPU work queued (setup), to the
+  // last queued (enqueue), in the stream synchronisation (wait), and after it (finish: the
+  // matches copied out, or the host's decisions); CUDA-event milliseconds of the GEMM, the row
+  // top-2, the columns' nearest rows (0 when the distance matrix takes several row blocks) and
+  // the decisions with the read-back.
+  struct Breakdown {
+    double setupMs = 0, enqueueMs = 0, waitMs = 0, finishMs = 0;
+    float gemmMs = 0, rowTop2Ms = 0, colBestMs = 0, decideMs = 0;
+  };
+  void setBreakdown(bool on);
+  const Breakdown& lastBreakdown() const;
+  // true: read the row top-2 and the columns' nearest rows back and decide on the host
+  // (decideMatches), the former path, kept as the reference of the device's decisions in tests
+  // and benchmarks; false (default): decide on the device.
+  void setHostDecision(bool on);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

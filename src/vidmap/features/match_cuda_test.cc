@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "vidmap/features/match_cuda.h"
 #include "vidmap/features/matcher.h"
 #include "vidmap/features/sift.h"
 #include "vidmap/features/testing/blob_scene.h"
@@ -263,6 +264,82 @@ TEST(MatchCuda, DeviceResidentDescriptorsGiveTheHostInputsMatches) {
   EXPECT_FALSE(gpu.onDevice(*q));
   EXPECT_THROW(gpu.setResidentCapacity(-1), Error);
   EXPECT_THROW(gpu.keepOnDevice(nullptr), Error);
+}
+
+// The decisions taken on the device (kDecide) equal the host's decideMatches on the same row
+// top-2s and columns' nearest rows (MatchCuda::setHostDecision, the former path) bit for bit:
+// one image, four (one empty) plain and guided, the strongest 700 of each, no mutual check with
+// a distance limit, a query of 300 (fewer rows than threads), and from kept descriptors.
+TEST(MatchCuda, DeviceDecisionsEqualTheHostDecisions) {
+  REQUIRE_DEVICE();
+  gpu::Context ctx(0);
+  MatchCuda dev(ctx), host(ctx);
+  host.setHostDecision(true);
+  const auto q = std::make_shared<const Features>(randomFeatures(2000, 50));
+  std::vector<std::shared_ptr<const Features>> refs;
+  for (unsigned k = 0; k < 3; ++k)
+    refs.push_back(std::make_shared<const Features>(noisyCopy(*q, 0.02f + 0.01f * k, 51 + k)));
+  refs.push_back(std::make_shared<const Features>());
+  EpipolarGuide g;
+  g.F = {0, -1e-3, 0.2, 1e-3, 0, -0.3, -0.2, 0.3, 0};
+  g.bandPx = 60;
+  const std::vector<EpipolarGuide> guides(refs.size(), g);
+  // The problem of q's first na rows against each ref's first nb (all when 0).
+  std::vector<float> bcat;
+  std::vector<Keypoint> kcat;
+  const auto problem = [&](int na, int count, int nb, bool guided) {
+    MatchProblem p;
+    p.a = q->descriptors.data();
+    p.na = na;
+    p.keypointsA = q->keypoints.data();
+    p.segments = {0};
+    bcat.clear();
+    kcat.clear();
+    for (int k = 0; k < count; ++k) {
+      const int n = nb ? std::min<int>(nb, refs[k]->size()) : static_cast<int>(refs[k]->size());
+      bcat.insert(bcat.end(), refs[k]->descriptors.begin(),
+                  refs[k]->descriptors.begin() + static_cast<long>(n) * 128);
+      kcat.insert(kcat.end(), refs[k]->keypoints.begin(), refs[k]->keypoints.begin() + n);
+      p.segments.push_back(p.segments.back() + n);
+    }
+    p.b = bcat.data();
+    p.nb = p.segments.back();
+    p.keypointsB = kcat.data();
+    p.guides = guided ? guides.data() : nullptr;
+    return p;
+  };
+  MatchOptions o;
+  MatchOptions loose = o;
+  loose.mutual = false;
+  loose.maxDistance = 0.5f;
+  struct Case {
+    const char* name;
+    int na, count, nb;
+    bool guided;
+    MatchOptions options;
+  };
+  const Case cases[] = {{"one", 2000, 1, 0, false, o},           {"many", 2000, 4, 0, false, o},
+                        {"guided many", 2000, 4, 0, true, o},    {"limited", 700, 4, 700, false, o},
+                        {"no mutual", 2000, 4, 0, false, loose}, {"few rows", 300, 2, 0, false, o}};
+  for (const Case& c : cases) {
+    const MatchProblem p = problem(c.na, c.count, c.nb, c.guided);
+    expectBitEqual(host.match(p, c.options), dev.match(p, c.options), c.name);
+  }
+  // From kept descriptors: the query's and each image's read in place.
+  dev.keep(q, nullptr, 8);
+  host.keep(q, nullptr, 8);
+  std::vector<const float*> devB, hostB;
+  for (int k = 0; k < 3; ++k) {
+    dev.keep(refs[k], nullptr, 8);
+    host.keep(refs[k], nullptr, 8);
+    devB.push_back(dev.resident(*refs[k]));
+    hostB.push_back(host.resident(*refs[k]));
+  }
+  const MatchProblem p = problem(2000, 3, 0, false);
+  expectBitEqual(host.match(p, o, nullptr, host.resident(*q), hostB),
+                 dev.match(p, o, nullptr, dev.resident(*q), devB), "kept");
+  expectBitEqual(host.match(p, o), dev.match(p, o, nullptr, dev.resident(*q), devB),
+                 "kept against host input");
 }
 
 // Kept features that are destroyed leave the store: new features at the same address, with as

@@ -66,6 +66,14 @@ VIDMAP_HD inline bool acceptBest(const Top2& t, float ratio, float maxDistance) 
   return true;
 }
 
+// The whole decision on row i's best candidate in one image (Top2 t over that image's columns):
+// acceptBest, then with mutual that the column's nearest row (colBest, over all rows of A) is
+// i. Both backends' last step (decideMatches on the host, kDecide on the device).
+VIDMAP_HD inline bool isMatch(const Top2& t, const int* colBest, int i, float ratio,
+                              float maxDistance, bool mutual) {
+  return acceptBest(t, ratio, maxDistance) && (!mutual || colBest[t.j1] == i);
+}
+
 // Distance of a pair (point a in image A, point b in image B) from the epipolar geometry
 // x_b^T F x_a = 0, F row-major, in pixels.
 //   sampson: the first-order geometric (Sampson) distance, sqrt of

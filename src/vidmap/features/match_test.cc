@@ -498,6 +498,56 @@ TEST(Match, AvxDotsGiveTheSameMatches) {
   }
 }
 
+// The decisions from given row top-2s and columns' nearest rows (the step both backends share:
+// decideMatches, and the CUDA matcher's kDecide through isMatch), on values chosen by hand: 3
+// query rows against two images (columns 0-3 and 4-5), ratio 0.8 (0.64 on squared distances).
+TEST(Match, DecisionsFromTheRowTop2AndTheColumnsNearestRows) {
+  auto top = [](float d1, float d2, int j1) {
+    Top2 t;
+    t.d1 = d1, t.d2 = d2, t.j1 = j1;
+    return t;
+  };
+  const std::vector<int> segments = {0, 4, 6};
+  const std::vector<Top2> rowTop = {
+      top(0.25f, 1.0f, 2),         // row 0, image 0: passes, column 2's nearest is row 0
+      top(0.5f, 0.7f, 5),          // row 0, image 1: 0.5 >= 0.64 * 0.7, ambiguous
+      top(0.16f, kNoDistance, 3),  // row 1, image 0: one candidate, but column 3 prefers row 2
+      top(kNoDistance, kNoDistance, -1),  // row 1, image 1: no candidate (guided)
+      top(0.09f, 0.5f, 3),                // row 2, image 0: passes, mutual
+      top(0.36f, 4.0f, 4)};               // row 2, image 1: passes, mutual; distance 0.6
+  const std::vector<int> colBest = {1, 1, 0, 2, 2, 0};
+  MatchOptions o;
+  auto m = decideMatches(rowTop, colBest, segments, 3, o);
+  ASSERT_EQ(m.size(), 2u);
+  ASSERT_EQ(m[0].size(), 2u);
+  EXPECT_EQ(m[0][0].a, 0);
+  EXPECT_EQ(m[0][0].b, 2);
+  EXPECT_EQ(m[0][0].distance, 0.5f);
+  EXPECT_EQ(m[0][1].a, 2);
+  EXPECT_EQ(m[0][1].b, 3);
+  EXPECT_FLOAT_EQ(m[0][1].distance, 0.3f);
+  ASSERT_EQ(m[1].size(), 1u);
+  EXPECT_EQ(m[1][0].a, 2);
+  EXPECT_EQ(m[1][0].b, 0);  // column 4 is the second image's first
+  EXPECT_FLOAT_EQ(m[1][0].distance, 0.6f);
+  // Without the mutual check row 1 matches column 3 too; a limit of 0.55 drops the 0.6 match.
+  o.mutual = false;
+  o.maxDistance = 0.55f;
+  m = decideMatches(rowTop, colBest, segments, 3, o);
+  ASSERT_EQ(m[0].size(), 3u);
+  EXPECT_EQ(m[0][1].a, 1);
+  EXPECT_EQ(m[0][1].b, 3);
+  EXPECT_FLOAT_EQ(m[0][1].distance, 0.4f);
+  EXPECT_TRUE(m[1].empty());
+  // A wider ratio admits the ambiguous one.
+  o.ratio = 0.9f;
+  o.maxDistance = 0;
+  m = decideMatches(rowTop, colBest, segments, 3, o);
+  ASSERT_EQ(m[1].size(), 2u);
+  EXPECT_EQ(m[1][0].a, 0);
+  EXPECT_EQ(m[1][0].b, 1);
+}
+
 // The AVX2 row scan against the scalar loop, on values with many exact ties (distances from a
 // few levels, columns equal to others) and NaN products: the same top-2 per segment and the
 // same nearest row of each column, bit for bit.

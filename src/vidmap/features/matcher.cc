@@ -125,8 +125,7 @@ std::vector<std::vector<Match>> decideMatches(const std::vector<Top2>& rowTop,
   for (int k = 0; k < nseg; ++k) {
     for (int i = 0; i < na; ++i) {
       const Top2& t = rowTop[static_cast<size_t>(i) * nseg + k];
-      if (!acceptBest(t, o.ratio, o.maxDistance)) continue;
-      if (o.mutual && colBest[t.j1] != i) continue;
+      if (!isMatch(t, colBest.data(), i, o.ratio, o.maxDistance, o.mutual)) continue;
       out[k].push_back({i, t.j1 - segments[k], std::sqrt(t.d1)});
     }
   }

@@ -316,7 +316,9 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               90},
     m.initMinAngleDeg);
   v(FieldInfo{"mapper", "init_max_pending_keyframes",
-              "Keyframes waited for before the relaxed initialisation", 2, 1e6},
+              "Sampled frames (from a segment's first keyframe) waited for before the relaxed "
+              "initialisation",
+              2, 1e6},
     m.initMaxPendingKeyframes);
   v(FieldInfo{"mapper", "init_relaxed_angle",
               "Median triangulation angle an initial pair needs after waiting (deg)", 0, 90},

@@ -441,6 +441,15 @@ Mapper::PairInfo Mapper::pairInfo(const geometry::TwoViewGeometry& g) const {
   return info;
 }
 
+bool Mapper::waitedLong(int newest) const {
+  // Counted in sampled frames, not keyframes: a gate that keeps few keyframes (the KLT gate
+  // keeps one every 3-4 frames of a turn) must not make the wait longer in time and in angle,
+  // or the strict rule meets the wide pairs of little overlap whose poses are wrong
+  // (docs/benchmarks.md, "Why the synthetic pan breaks under --klt gate at 640 px").
+  return keyframes_[newest].frameIndex - keyframes_[segmentStart_].frameIndex + 1 >=
+         options_.initMaxPendingKeyframes;
+}
+
 bool Mapper::selfCalibrate(int newest) {
   std::vector<FocalObservation> obs;
   for (const auto& [key, p] : pairs_) {
@@ -463,8 +472,8 @@ bool Mapper::selfCalibrate(int newest) {
     }
     obs.push_back(o);
   }
-  const bool waitedLong = newest - segmentStart_ + 1 >= options_.initMaxPendingKeyframes;
-  if (static_cast<int>(obs.size()) < options_.selfCalibrationMinPairs && !waitedLong) return false;
+  if (static_cast<int>(obs.size()) < options_.selfCalibrationMinPairs && !waitedLong(newest))
+    return false;
   focalKnown_ = true;
   const geometry::Pinhole pin = camera_.pinhole();
   const double side = std::max(camera_.width(), camera_.height());
@@ -521,7 +530,7 @@ bool Mapper::tryInitialize(int newest) {
         bestPoints = p.triangulated;
       }
     // The relaxed rule once enough keyframes waited: the largest median angle so far.
-    if (best.first < 0 && newest - segmentStart_ + 1 >= options_.initMaxPendingKeyframes) {
+    if (best.first < 0 && waitedLong(newest)) {
       double bestAngle = -1;
       for (const auto& [key, p] : pairs_)
         if (key.second <= newest && usable(key, p, options_.initRelaxedMinAngleDeg) &&

@@ -6,7 +6,9 @@
 //   self-calibrate         an unknown focal length from the first pairs (focal_estimation.h);
 //   initialise             from the pair of the current segment with the most triangulated
 //                          points whose median triangulation angle passes initMinAngleDeg;
-//                          after initMaxPendingKeyframes keyframes without one (a start by
+//                          after initMaxPendingKeyframes sampled frames (from the segment's
+//                          first keyframe to the newest, dropped frames included) without one
+//                          (a start by
 //                          pure rotation or a crawl), from the pair of the largest median angle
 //                          above initRelaxedMinAngleDeg; the waiting keyframes register later;
 //   register               every keyframe of the segment with enough 2D-3D correspondences, the
@@ -96,9 +98,11 @@ struct MapperOptions {
   bool selfCalibrateFocal = true;
   int selfCalibrationMinPairs = 3;
 
-  int initMinPoints = 50;           // points triangulated by the initial pair
-  double initMinAngleDeg = 4.0;     // median triangulation angle of the initial pair
-  int initMaxPendingKeyframes = 8;  // then the relaxed rule
+  int initMinPoints = 50;        // points triangulated by the initial pair
+  double initMinAngleDeg = 4.0;  // median triangulation angle of the initial pair
+  // Then the relaxed rule; counted in sampled frames from the segment's first keyframe (with
+  // every frame a keyframe, keyframes), so that a sparse keyframe gate does not wait longer.
+  int initMaxPendingKeyframes = 8;
   double initRelaxedMinAngleDeg = 0.75;
 
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
@@ -334,6 +338,8 @@ class Mapper {
   // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
   bool selfCalibrate(int newest);
   bool tryInitialize(int newest);
+  // Whether the segment has waited initMaxPendingKeyframes sampled frames up to `newest`.
+  bool waitedLong(int newest) const;
   bool initializeFrom(int a, int b);
   // Registers keyframes of the current segment (or only those in `only`) while any can be.
   void registerPending(const std::vector<int>* only = nullptr);

@@ -46,6 +46,13 @@ struct Options {
   int maxNumIterations = 50;
   double maxSolverTimeSeconds = 1e6;
   double functionTolerance = 1e-6;
+  // Also stop when an iteration lowers the cost by no more than riseTolerance times the cost's
+  // excess over riseBase (0: off). For a profile of the cost (pipeline/focal_check.h), whose
+  // statistic is that excess: it is then known to about this fraction of itself, where a
+  // tolerance relative to the whole cost asks the same absolute precision of a rise of
+  // thousands of sigma^2 as of one near the decision.
+  double riseTolerance = 0.0;
+  double riseBase = 0.0;
   double gradientTolerance = 1e-10;
   double parameterTolerance = 1e-8;
   double initialTrustRegionRadius = 1e4;

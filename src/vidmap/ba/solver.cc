@@ -66,6 +66,8 @@ void Options::check() const {
   checkRange("ba.maxNumIterations", maxNumIterations, 0, 1 << 30);
   checkRange("ba.maxSolverTimeSeconds", maxSolverTimeSeconds, 0.0, 1e300);
   checkRange("ba.functionTolerance", functionTolerance, 0.0, 1.0);
+  checkRange("ba.riseTolerance", riseTolerance, 0.0, 1.0);
+  checkRange("ba.riseBase", riseBase, 0.0, 1e300);
   checkRange("ba.gradientTolerance", gradientTolerance, 0.0, 1e300);
   checkRange("ba.parameterTolerance", parameterTolerance, 0.0, 1.0);
   checkRange("ba.initialTrustRegionRadius", initialTrustRegionRadius, 1e-300, 1e300);
@@ -248,6 +250,10 @@ Summary solve(Problem& problem, const Options& options) {
     it.costChange = xCost - candCost;
     if (std::fabs(it.costChange) <= options.functionTolerance * xCost)
       return finish(TerminationType::kConvergence, "Function tolerance reached.");
+    if (options.riseTolerance > 0.0 &&
+        std::fabs(it.costChange) <=
+            options.riseTolerance * std::max(0.0, candCost + sum.fixedCost - options.riseBase))
+      return finish(TerminationType::kConvergence, "Rise tolerance reached.");
     it.relativeDecrease = candCost >= std::numeric_limits<double>::max()
                               ? std::numeric_limits<double>::lowest()
                               : (xCost - candCost) / step.modelCostChange;

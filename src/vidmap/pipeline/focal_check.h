@@ -41,6 +41,13 @@ struct FocalCheckOptions {
   // against (step / maxRelUncertainty)^2 = 6.25. A relative tolerance of 1e-10 of the cost
   // (the former stop, the floor here) asked 1e-4 sigma^2 of a 100-image model. 0: that floor.
   double chi2Precision = 0.01;
+  // And each side (f (1 -+ step)) stops when an iteration lowers its cost by less than this
+  // fraction of its rise over the centre's cost (ba::Options::riseTolerance; 0: off). LM's
+  // tail shrinks the change about geometrically, by half or more an iteration, so what is left
+  // of the descent is about the last change: the rise, and so sigma_f / f, to about 0.1%. A
+  // rise near the decision, a few sigma^2, is held to chi2Precision instead (the larger stop
+  // of the two applies).
+  double riseTolerance = 1e-3;
   ba::BackendType backend = ba::BackendType::kCpu;
 
   void check() const;  // throws vidmap::Error naming the bad field

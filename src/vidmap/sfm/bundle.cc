@@ -146,6 +146,8 @@ void BundleOptions::check() const {
   checkRange("bundle.lossScale", lossScale, 1e-300, 1e300);
   checkRange("bundle.maxIterations", maxIterations, 0, 1 << 20);
   checkRange("bundle.functionTolerance", functionTolerance, 0.0, 1.0);
+  checkRange("bundle.riseTolerance", riseTolerance, 0.0, 1.0);
+  checkRange("bundle.riseBase", riseBase, 0.0, 1e300);
   checkRange("bundle.numThreads", numThreads, 0, 4096);
   checkRange("bundle.cudaMinObservations", cudaMinObservations, 0, 1 << 30);
   checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
@@ -293,6 +295,8 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   bo.context = options.gpuContext;
   bo.gauge = constant.size() >= 2 ? ba::Gauge::kNone : ba::Gauge::kFirstImageAndScale;
   bo.functionTolerance = options.functionTolerance;
+  bo.riseTolerance = options.riseTolerance;
+  bo.riseBase = options.riseBase;
   bo.parameterTolerance = 1e-8;
 
   rep.ran = true;

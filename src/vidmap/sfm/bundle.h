@@ -30,6 +30,9 @@ struct BundleOptions {
   // Stop when an iteration lowers the cost by less than this fraction (Ceres' default 1e-6;
   // the mapper loosens it for the global adjustments made while the model grows).
   double functionTolerance = 1e-6;
+  // ba::Options::riseTolerance and riseBase (a profile's stop: pipeline/focal_check.h).
+  double riseTolerance = 0.0;
+  double riseBase = 0.0;
   ba::BackendType backend = ba::BackendType::kCpu;
   // With backend kCuda, a problem of fewer observations runs on the CPU, where the CUDA
   // backend's fixed cost per solve (allocations, uploads, graph capture) would exceed the CPU's

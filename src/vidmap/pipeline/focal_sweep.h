@@ -10,6 +10,17 @@
 // its models; fewer suspect models, then the lower mean reprojection error break ties) is kept:
 // a wrong start explains fewer of the matches in fewer images (docs/benchmarks.md, "Photo sets:
 // the rings against COLMAP").
+//
+// A video under the KLT gate (camera unknown, focal length self-calibrated) whose gate kept
+// at most half of the sampled frames is swept too, near the self-calibrated focal length: that
+// estimate treats the first pairs as rotations (sfm/focal_estimation.h), and a camera that
+// translates as it turns (a pan walked sideways) biases it by the translation's share of the
+// motion, 2-3% on the synthetic pans. Keyframes far apart in angle turn that error into a
+// parallax that is not there: the initial pair's pose and the first registrations are wrong
+// and no adjustment recovers (the pan at 75 degrees: good from 409 to 425 px, broken at the
+// self-calibrated 428.7; truth 417). Dense keyframes (every sampled frame, `--klt off`) are a
+// few degrees apart and tolerate it. docs/benchmarks.md, "The KLT gate's pans: the focal
+// length's start swept (issues 12 and 13, helper pan31)".
 #pragma once
 
 #include <memory>
@@ -23,14 +34,27 @@ namespace vidmap::pipeline {
 struct FocalSweepOptions {
   bool enabled = true;
   std::vector<double> factors = {2, 4, 8};  // starting focal lengths: the guess times these
+  // A video under the KLT gate: the self-calibrated focal length times these, when the gate
+  // kept at most videoMaxKeyframeFraction of the sampled frames (empty: never).
+  std::vector<double> videoFactors = {0.97, 1.03};
+  double videoMaxKeyframeFraction = 0.5;
+  // A video's sweep keeps, of the runs explaining at least this fraction of the most
+  // observations, the one of the lowest mean reprojection error: on a pan, a start 3% above
+  // the truth settles where a larger focal length trades rotation for translation and explains
+  // as many observations (22699 against 22611) at a higher error (0.13 against 0.10 px), while
+  // a broken start explains a third of them.
+  double videoNearMost = 0.9;
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
 
-// The keyframes and pairs fed to the mapper, kept to run it again (photo sets: small).
+// The keyframes and pairs fed to the mapper, kept to run it again (photo sets: small), and a
+// video's tracked frames, each after the keyframes that came before it.
 struct MapperInput {
   std::vector<sfm::Keyframe> keyframes;
   std::vector<std::vector<sfm::PairMatches>> pairs;
+  std::vector<std::pair<size_t, sfm::TrackedFrame>> tracked;  // (keyframes before it, frame)
+  std::size_t bytes = 0;                                      // what it holds, about
 };
 
 struct FocalSweepTrial {
@@ -58,5 +82,17 @@ FocalSweepTrial scoreTrial(const sfm::Mapper& mapper, const std::vector<FocalChe
 FocalSweep sweepFocal(const MapperInput& input, const sfm::Camera& camera0,
                       const sfm::MapperOptions& mapperOptions, const FocalSweepTrial& first,
                       const FocalCheckOptions& check, const FocalSweepOptions& options = {});
+// The same with the given factors (a video's: FocalSweepOptions::videoFactors). nearMost 0:
+// the photos' rule above; > 0 (a video's, FocalSweepOptions::videoNearMost): of the runs that
+// explain at least nearMost times the most observations of any run, the lowest mean
+// reprojection error (the first run on a tie).
+FocalSweep sweepFocal(const MapperInput& input, const sfm::Camera& camera0,
+                      const sfm::MapperOptions& mapperOptions, const FocalSweepTrial& first,
+                      const FocalCheckOptions& check, const std::vector<double>& factors,
+                      double nearMost);
+
+// Records what `mapper` is fed into `input` (keyframes, pairs, tracked frames); beyond maxBytes
+// the recording stops and `input` is emptied (*full set): no sweep then.
+void recordMapperInput(sfm::Mapper& mapper, MapperInput* input, std::size_t maxBytes, bool* full);
 
 }  // namespace vidmap::pipeline

@@ -422,12 +422,22 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   if (options.frontend.photos && !options.camera.known() && options.checkFocal &&
       options.focalSweep.enabled)
     replay = std::make_unique<MapperInput>();
-  if (replay)
+  // A video under the KLT gate, camera unknown: its input too, for a sweep near the
+  // self-calibrated focal length when the gate kept few keyframes (pipeline/focal_sweep.h).
+  bool replayFull = false;
+  if (!options.frontend.photos && options.klt && !options.camera.known() &&
+      options.focalSweep.enabled && !options.focalSweep.videoFactors.empty() &&
+      options.rerunReuseMiB > 0) {
+    replay = std::make_unique<MapperInput>();
+    recordMapperInput(mapper, replay.get(), static_cast<std::size_t>(options.rerunReuseMiB) << 20,
+                      &replayFull);
+  } else if (replay) {
     mapper.setKeyframeSink(
         [&replay](const sfm::Keyframe& kf, const std::vector<sfm::PairMatches>& p) {
           replay->keyframes.push_back(kf);
           replay->pairs.push_back(p);
         });
+  }
 
   ReconstructSummary sum;
   sum.outDir = out.dir();
@@ -489,9 +499,13 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // point refined): their files are written on a thread of their own while it runs. Both read
   // the models only; the write is joined before the summary (and, on an error, before `out`
   // removes the temporary folder: `written` goes first).
-  const bool refinesModels =
-      replay != nullptr || (options.frontend.photos && options.principalPoint.enabled &&
-                            options.checkFocal && !options.camera.known());
+  const bool videoSweep =
+      replay && !options.frontend.photos && !replayFull && !mapper.models().empty() &&
+      mapper.stats().selfCalibratedFocal > 0 &&
+      frontend.stats().keyframes <= options.focalSweep.videoMaxKeyframeFraction * sum.frames;
+  const bool refinesModels = (replay != nullptr && (options.frontend.photos || videoSweep)) ||
+                             (options.frontend.photos && options.principalPoint.enabled &&
+                              options.checkFocal && !options.camera.known());
   std::future<void> written;
   if (!refinesModels) written = std::async(std::launch::async, writeModels, mapper.models());
 
@@ -520,8 +534,20 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   }
   throwIfInterrupted("after the focal length's check" + untouched);
   FocalSweep sweep;
-  if (replay && (focal.empty() || std::any_of(focal.begin(), focal.end(),
-                                              [](const FocalCheck& c) { return c.suspect; }))) {
+  if (videoSweep) {
+    auto t = record.stage("focal_sweep");
+    sfm::Camera start = camera0;
+    auto& p = start.mutableParams();
+    p[0] = mapper.stats().selfCalibratedFocal;
+    if (modelNumFocals(start.model()) > 1) p[1] = p[0];
+    sweep = sweepFocal(*replay, start, options.mapper, scoreTrial(mapper, focal), fco,
+                       options.focalSweep.videoFactors, options.focalSweep.videoNearMost);
+    if (sweep.mapper) focal = sweep.focal;
+    sum.focalSweep = sweep.trials;
+    throwIfInterrupted("after the focal sweep" + untouched);
+  } else if (replay && options.frontend.photos &&
+             (focal.empty() || std::any_of(focal.begin(), focal.end(),
+                                           [](const FocalCheck& c) { return c.suspect; }))) {
     auto t = record.stage("focal_sweep");
     sweep = sweepFocal(*replay, camera0, options.mapper, scoreTrial(mapper, focal), fco,
                        options.focalSweep);
@@ -732,7 +758,8 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // The focal length as self-calibrated from the first pairs (before any adjustment; 0: the
   // pairs did not determine it) and as refined (model 0's final camera), both in native pixels
   // (COLMAP's convention, as the written cameras); and the one flag the warnings read.
-  record.setMetric("self_calibrated_focal_px", ms.selfCalibratedFocal / camera0.scale());
+  record.setMetric("self_calibrated_focal_px",
+                   mapper.stats().selfCalibratedFocal / camera0.scale());  // the first run's
   record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
   record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
   for (size_t i = 0; i < sum.focalSweep.size(); ++i) {
@@ -837,8 +864,7 @@ std::string formatSummary(const ReconstructSummary& s) {
     o << buf;
   }
   if (!s.focalSweep.empty()) {
-    o << "  focal sweep (models suspect or none: the mapper again from other starting focal "
-         "lengths, working px):";
+    o << "  focal sweep (the mapper again from other starting focal lengths, working px):";
     for (const FocalSweepTrial& t : s.focalSweep)
       o << ' ' << t.startFocalPx << (t.chosen ? " (kept)" : "") << ": " << t.registered
         << " images, " << t.observations << " observations, " << t.meanErrorPx << " px, "

@@ -104,7 +104,9 @@ struct ReconstructOptions {
   bool checkFocal = true;
   FocalCheckOptions focalCheck;
   // A photo set (unknown camera, focal check on) whose models are suspect or none: the mapper
-  // again from longer starting focal lengths, the best run kept (pipeline/focal_sweep.h).
+  // again from longer starting focal lengths, the best run kept; a video under the KLT gate
+  // whose focal length was self-calibrated and whose gate kept at most half the frames: again
+  // from near that focal length (pipeline/focal_sweep.h).
   FocalSweepOptions focalSweep;
   // A video with an unknown camera whose focal length was self-calibrated from the first
   // pairs, and whose largest model ends with a focal length more than this fraction away from

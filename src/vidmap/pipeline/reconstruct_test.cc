@@ -49,9 +49,13 @@ fs::path tempRoot() { return testCacheFolder("reconstruct"); }
 
 // Renders (once per test binary) a 320 x 240 (or width x height) sequence of the room.
 fs::path sequence(const std::string& path, int frames, double fps, int width = 320,
-                  int height = 240) {
-  const fs::path dir = tempRoot() / ("seq_" + path + "_" + std::to_string(frames) +
-                                     (width == 320 ? "" : "_" + std::to_string(width)));
+                  int height = 240, double hfovDeg = 60, std::uint32_t seed = 1) {
+  const fs::path dir =
+      tempRoot() / ("seq_" + path + "_" + std::to_string(frames) +
+                    (width == 320 ? "" : "_" + std::to_string(width)) +
+                    (hfovDeg == 60 && seed == 1 ? ""
+                                                : "_h" + std::to_string(static_cast<int>(hfovDeg)) +
+                                                      "_s" + std::to_string(seed)));
   if (fs::exists(dir / "rgb.txt")) return dir;
   synth::SequenceOptions o;
   o.scene = "room";
@@ -60,6 +64,8 @@ fs::path sequence(const std::string& path, int frames, double fps, int width = 3
   o.fps = fps;
   o.width = width;
   o.height = height;
+  o.hfovDeg = hfovDeg;
+  o.seed = seed;
   synth::writeSequence(dir, o);
   return dir;
 }
@@ -435,6 +441,36 @@ TEST(Reconstruct, APanUnderTheKltGateWithAnUnknownCameraHolds) {
   ASSERT_EQ(s.models.size(), 1u);
   EXPECT_EQ(s.registered, s.keyframes);
   EXPECT_LT(s.keyframes, s.frames / 2);  // the gate drops most frames of the turn
+  const synth::SequenceTruth t = synth::readSequenceTruth(seq);
+  EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.01 * t.camera.fx);
+  const Accuracy a = accuracy(out / "sparse" / "0", seq);
+  EXPECT_EQ(a.evaluated, s.frames);
+  EXPECT_LT(a.ateRel, 0.03);
+  EXPECT_LT(a.rotDeg, 0.05);
+}
+
+// The pan at a 75-degree field of view (another texture): the self-calibration from the first
+// pairs, which takes them for rotations, reads the sideways walk as a longer lens (428.7 px,
+// truth 417.0), and with the gate's keyframes 10 degrees apart that 2.8% makes a parallax that
+// is not there: the model started from it broke (ATE 80% of the spread, one keyframe refused).
+// The sweep near the self-calibrated focal length (pipeline/focal_sweep.h) runs the mapper
+// again from 0.97 and 1.03 times it and keeps the run of the lowest error among those that
+// explain nearly the most observations. Measured at commit time: ATE 1.2% of the spread, 0.028
+// deg, focal 417.9 px.
+TEST(Reconstruct, APanAt75DegreesUnderTheKltGateHoldsByTheFocalSweep) {
+  const fs::path seq = sequence("pan", 48, 8, 640, 480, 75, 4);
+  ReconstructOptions o;
+  o.progress = false;
+  o.device = Device::kCpu;
+  o.klt = true;
+  o.kltSource.matches = false;  // --klt gate
+  io::RunRecord record;
+  const fs::path out = tempRoot() / "out_pan75_gate";
+  const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
+  ASSERT_EQ(s.models.size(), 1u);
+  EXPECT_EQ(s.registered, s.keyframes);
+  EXPECT_LT(s.keyframes, s.frames / 2);
+  EXPECT_EQ(s.focalSweep.size(), 3u);  // the first run and two starts
   const synth::SequenceTruth t = synth::readSequenceTruth(seq);
   EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.01 * t.camera.fx);
   const Accuracy a = accuracy(out / "sparse" / "0", seq);

@@ -855,6 +855,7 @@ void Mapper::finishModel() {
 }
 
 void Mapper::addTrackedFrame(TrackedFrame frame) {
+  if (trackedSink_) trackedSink_(frame);
   require(frame.keyframe >= 0 && frame.keyframe < static_cast<int>(keyframes_.size()),
           "mapper: a tracked frame names an unknown keyframe");
   require(frame.keypoints.size() == frame.keyframeKeypoint.size(),

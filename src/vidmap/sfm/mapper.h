@@ -283,6 +283,11 @@ class Mapper {
   void setVerifiedSink(std::function<void(int)> sink) { verifiedSink_ = std::move(sink); }
   // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
   void addTrackedFrame(TrackedFrame frame);
+  // Called with each tracked frame as addTrackedFrame receives it, to map a video again
+  // (pipeline/focal_sweep.h).
+  void setTrackedSink(std::function<void(const TrackedFrame&)> sink) {
+    trackedSink_ = std::move(sink);
+  }
   // Finishes the current model (global BA, filtering, re-triangulation), then localises the
   // tracked frames in the models of their keyframes. Idempotent.
   void finish();
@@ -368,6 +373,7 @@ class Mapper {
   Camera camera_;
   KeyframeStore keyframes_;
   std::function<void(const Keyframe&, const std::vector<PairMatches>&)> keyframeSink_;
+  std::function<void(const TrackedFrame&)> trackedSink_;
   CorrespondenceGraph graph_;
   Triangulator triangulator_;                            // on graph_
   Registration registration_;                            // on graph_

@@ -7,6 +7,10 @@
 //     (Frontend::produce then finishKeyframe), or made again by the front end
 //     (Frontend::refreshGuide), is the one made with the second camera: the paths a pipelined
 //     run takes when the mapper refines the camera while the front end runs ahead;
+//   - the model does not depend on when either side runs (issue 12: a command run twice on the
+//     CPU gives the same model): the front end or the mapper held back at chosen frames, so
+//     that guides are made with a camera the mapper then refines, the queue fills or empties
+//     and the threads go to either side, against serial runs on 1 and 4 OpenMP threads;
 //   - an error in the front end's thread (an unreadable frame mid-run) ends the run with that
 //     error, once; an error on the mapper's side (a progress callback that throws) ends it too,
 //     and the producer thread is joined in both cases (the test would hang or terminate).
@@ -14,10 +18,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(_OPENMP)
@@ -26,7 +34,9 @@
 
 #include "vidmap/core/error.h"
 #include "vidmap/core/temp_dir.h"
+#include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
+#include "vidmap/pipeline/klt_source.h"
 #include "vidmap/pipeline/reconstruct.h"
 #include "vidmap/synth/sequence.h"
 
@@ -37,13 +47,13 @@ namespace fs = std::filesystem;
 
 fs::path tempRoot() { return testCacheFolder("frontend_worker"); }
 
-// A 320 x 240 orbit of the synthetic room (rendered once per test binary).
-fs::path orbit(int frames, double fps) {
-  const fs::path dir = tempRoot() / ("orbit_" + std::to_string(frames));
+// A 320 x 240 video of the synthetic room along `path` (rendered once per test binary).
+fs::path rendered(const std::string& path, int frames, double fps) {
+  const fs::path dir = tempRoot() / (path + "_" + std::to_string(frames));
   if (fs::exists(dir / "rgb.txt")) return dir;
   synth::SequenceOptions o;
   o.scene = "room";
-  o.path = "orbit";
+  o.path = path;
   o.frames = frames;
   o.fps = fps;
   o.width = 320;
@@ -51,6 +61,8 @@ fs::path orbit(int frames, double fps) {
   synth::writeSequence(dir, o);
   return dir;
 }
+
+fs::path orbit(int frames, double fps) { return rendered("orbit", frames, fps); }
 
 std::string fileBytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -267,6 +279,131 @@ class FailingSource : public io::FrameSource {
   int failAt_;
   int read_ = 0;
 };
+
+// The frames of a source, the front end's thread held back before those `slow` names.
+class SlowSource : public io::FrameSource {
+ public:
+  SlowSource(std::unique_ptr<io::FrameSource> inner, std::function<bool(int)> slow)
+      : inner_(std::move(inner)), slow_(std::move(slow)) {}
+  const io::FrameSourceInfo& info() const override { return inner_->info(); }
+  bool next(io::Frame& f) override {
+    if (slow_(read_++)) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    return inner_->next(f);
+  }
+
+ private:
+  std::unique_ptr<io::FrameSource> inner_;
+  std::function<bool(int)> slow_;
+  int read_ = 0;
+};
+
+// When each side of the loop runs: the frames before which the front end is held back, the
+// frames after which the mapper is (40 ms each: longer than a frame's work at 320 px).
+struct Timing {
+  std::string name;
+  int depth = 0;
+  int threads = 1;  // the caller's OpenMP threads
+  std::function<bool(int)> slowFrontend = [](int) { return false; };
+  std::function<bool(int)> slowMapper = [](int) { return false; };
+};
+
+struct LoopRun {
+  std::string model;  // every model's cameras.bin, images.bin, points3D.bin
+  FrontendStats stats;
+};
+
+// The loop over every frame of the orbit, the camera unknown (self-calibrated and refined as
+// the frames come), wired as reconstruct() wires it; with `klt`, KLT tracks give matches and
+// the mapper's outliers end them (--klt on).
+LoopRun runTimed(bool klt, const Timing& t) {
+  const fs::path seq = orbit(24, 8);
+  io::FrameSourceOptions so;
+  so.allFrames = true;
+  FrontendOptions fo;
+  fo.sift.backend = features::Backend::kCpu;
+  fo.match.backend = features::Backend::kCpu;
+  io::RunRecord record;
+  Frontend frontend(fo, record);
+  sfm::Mapper mapper(camera("SIMPLE_RADIAL"), sfm::MapperOptions{});
+  std::unique_ptr<KltSource> tracks;
+  if (klt) {
+    KltSourceOptions ko;
+    tracks = std::make_unique<KltSource>(ko);
+    frontend.addSource(tracks.get());
+    mapper.setOutlierSink([src = tracks.get()](const sfm::PairMatches& o) { src->onOutliers(o); });
+  }
+  SlowSource src(io::openFrameSource(seq / "rgb.txt", so), t.slowFrontend);
+  FrontendLoopOptions lo;
+  lo.depth = t.depth;
+  lo.outliersFeedBack = klt;
+#if defined(_OPENMP)
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(t.threads);
+#endif
+  runFrontendLoop(
+      src, frontend, mapper, record, lo, [](int) {},
+      [&](int frames, int) {
+        if (t.slowMapper(frames - 1)) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      });
+  mapper.finish();
+#if defined(_OPENMP)
+  omp_set_num_threads(before);
+#endif
+  LoopRun r;
+  r.stats = frontend.stats();
+  const std::vector<const sfm::Reconstruction*> models = mapper.models();
+  for (size_t i = 0; i < models.size(); ++i) {
+    const fs::path dir = tempRoot() / "timed" / std::to_string(i);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    io::writeColmapModel(models[i]->toColmap(), dir, io::ColmapFormat::kBinary);
+    r.model += fileBytes(dir / "cameras.bin") + fileBytes(dir / "images.bin") +
+               fileBytes(dir / "points3D.bin");
+  }
+  return r;
+}
+
+void expectTheModelOfEveryTiming(bool klt) {
+  const auto every = [](int) { return true; };
+  const std::vector<Timing> timings{
+      {"serial, 1 thread", 0, 1},
+      {"serial, 4 threads", 0, 4},
+      // The front end runs ahead to its depth: its guides wait in the queue while the mapper
+      // refines the camera (made again by the front end as it waits, or by the mapper), and
+      // the front end, waited on less, computes on one thread.
+      {"depth 2, the mapper held back", 2, 2, [](int) { return false; }, every},
+      // The mapper waits for each frame and the front end gets the threads.
+      {"depth 2, the front end held back", 2, 4, every},
+      // Either side behind by turns, the queue filling and emptying.
+      {"depth 3, by turns, 1 thread", 3, 1, [](int f) { return f / 3 % 2 == 0; },
+       [](int f) { return f / 3 % 2 == 1; }},
+  };
+  const LoopRun first = runTimed(klt, timings[0]);
+  ASSERT_FALSE(first.model.empty());
+  ASSERT_GE(first.stats.keyframes, 5);
+  std::int64_t madeAgain = 0;
+  for (size_t k = 1; k < timings.size(); ++k) {
+    const LoopRun r = runTimed(klt, timings[k]);
+    EXPECT_TRUE(r.model == first.model) << timings[k].name << ": not the serial model";
+    EXPECT_EQ(r.stats.keyframes, first.stats.keyframes) << timings[k].name;
+    EXPECT_EQ(r.stats.dropped, first.stats.dropped) << timings[k].name;
+    EXPECT_EQ(r.stats.guidedMatches, first.stats.guidedMatches) << timings[k].name;
+    madeAgain += r.stats.guideRechecks + r.stats.guideRefreshes;
+    std::printf(
+        "  %s: %d keyframes, %d dropped, guides made again: %d by the mapper, %d by the "
+        "front end\n",
+        timings[k].name.c_str(), r.stats.keyframes, r.stats.dropped, r.stats.guideRechecks,
+        r.stats.guideRefreshes);
+  }
+  // The timings took the paths where the camera crosses between the threads.
+  EXPECT_GT(madeAgain, 0);
+}
+
+TEST(FrontendLoop, TheModelDoesNotDependOnTheTiming) { expectTheModelOfEveryTiming(false); }
+
+TEST(FrontendLoop, TheModelDoesNotDependOnTheTimingWithKltTracks) {
+  expectTheModelOfEveryTiming(true);
+}
 
 TEST(FrontendLoop, AnErrorInEitherThreadEndsTheRunOnce) {
   const fs::path seq = orbit(24, 8);

@@ -855,7 +855,6 @@ void Mapper::finishModel() {
 }
 
 void Mapper::addTrackedFrame(TrackedFrame frame) {
-  if (trackedSink_) trackedSink_(frame);
   require(frame.keyframe >= 0 && frame.keyframe < static_cast<int>(keyframes_.size()),
           "mapper: a tracked frame names an unknown keyframe");
   require(frame.keypoints.size() == frame.keyframeKeypoint.size(),
@@ -863,6 +862,7 @@ void Mapper::addTrackedFrame(TrackedFrame frame) {
   const int n = static_cast<int>(keyframes_[frame.keyframe].keypoints.size());
   for (int k : frame.keyframeKeypoint)
     require(k >= 0 && k < n, "mapper: a tracked frame's match names a keypoint out of range");
+  if (trackedSink_) trackedSink_(frame);  // a frame refused above is not recorded
   ++stats_.trackedFrames;
   tracked_.push_back(std::move(frame));
 }

@@ -421,6 +421,31 @@ TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
   EXPECT_LT(a.rotDeg, 0.1);
 }
 
+// The CLI's defaults with --klt gate on the CPU, camera unknown, from `seq` into `out`, and what
+// a pan that holds shows: one model, every keyframe registered, fewer keyframes than half the
+// frames (the gate drops most frames of the turn), the focal within 1% of the truth, every frame
+// evaluated, ATE below 3% of the spread and rotation below 0.05 deg.
+ReconstructSummary expectGatePanHolds(const fs::path& seq, const fs::path& out) {
+  ReconstructOptions o;
+  o.progress = false;
+  o.device = Device::kCpu;
+  o.klt = true;
+  o.kltSource.matches = false;  // --klt gate
+  io::RunRecord record;
+  const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
+  EXPECT_EQ(s.models.size(), 1u);
+  if (s.models.size() != 1) return s;
+  EXPECT_EQ(s.registered, s.keyframes);
+  EXPECT_LT(s.keyframes, s.frames / 2);
+  const synth::SequenceTruth t = synth::readSequenceTruth(seq);
+  EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.01 * t.camera.fx);
+  const Accuracy a = accuracy(out / "sparse" / "0", seq);
+  EXPECT_EQ(a.evaluated, s.frames);
+  EXPECT_LT(a.ateRel, 0.03);
+  EXPECT_LT(a.rotDeg, 0.05);
+  return s;
+}
+
 // The pan (a +-35 degree yaw over 0.3 m) at 640 x 480 with the camera unknown and the KLT gate,
 // the CLI's defaults otherwise (24 of the 48 frames sampled): the gate keeps 7 keyframes about
 // 10 degrees apart. Waiting 8 keyframes for the relaxed start (the rule before, counted in
@@ -429,24 +454,7 @@ TEST(Reconstruct, ForwardWithKnownCameraAndTheGate) {
 // long); counted in sampled frames the wait starts the model as --klt off does. Measured at
 // commit time: ATE 1.4% of the spread, 0.010 deg, focal 554.1 px (truth 554.3).
 TEST(Reconstruct, APanUnderTheKltGateWithAnUnknownCameraHolds) {
-  const fs::path seq = sequence("pan", 48, 8, 640, 480);
-  ReconstructOptions o;
-  o.progress = false;
-  o.device = Device::kCpu;
-  o.klt = true;
-  o.kltSource.matches = false;  // --klt gate
-  io::RunRecord record;
-  const fs::path out = tempRoot() / "out_pan_gate";
-  const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
-  ASSERT_EQ(s.models.size(), 1u);
-  EXPECT_EQ(s.registered, s.keyframes);
-  EXPECT_LT(s.keyframes, s.frames / 2);  // the gate drops most frames of the turn
-  const synth::SequenceTruth t = synth::readSequenceTruth(seq);
-  EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.01 * t.camera.fx);
-  const Accuracy a = accuracy(out / "sparse" / "0", seq);
-  EXPECT_EQ(a.evaluated, s.frames);
-  EXPECT_LT(a.ateRel, 0.03);
-  EXPECT_LT(a.rotDeg, 0.05);
+  expectGatePanHolds(sequence("pan", 48, 8, 640, 480), tempRoot() / "out_pan_gate");
 }
 
 // The pan at a 75-degree field of view (another texture): the self-calibration from the first
@@ -458,25 +466,9 @@ TEST(Reconstruct, APanUnderTheKltGateWithAnUnknownCameraHolds) {
 // explain nearly the most observations. Measured at commit time: ATE 1.2% of the spread, 0.028
 // deg, focal 417.9 px.
 TEST(Reconstruct, APanAt75DegreesUnderTheKltGateHoldsByTheFocalSweep) {
-  const fs::path seq = sequence("pan", 48, 8, 640, 480, 75, 4);
-  ReconstructOptions o;
-  o.progress = false;
-  o.device = Device::kCpu;
-  o.klt = true;
-  o.kltSource.matches = false;  // --klt gate
-  io::RunRecord record;
-  const fs::path out = tempRoot() / "out_pan75_gate";
-  const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
-  ASSERT_EQ(s.models.size(), 1u);
-  EXPECT_EQ(s.registered, s.keyframes);
-  EXPECT_LT(s.keyframes, s.frames / 2);
+  const ReconstructSummary s =
+      expectGatePanHolds(sequence("pan", 48, 8, 640, 480, 75, 4), tempRoot() / "out_pan75_gate");
   EXPECT_EQ(s.focalSweep.size(), 3u);  // the first run and two starts
-  const synth::SequenceTruth t = synth::readSequenceTruth(seq);
-  EXPECT_NEAR(s.models[0].cameraParams[0], t.camera.fx, 0.01 * t.camera.fx);
-  const Accuracy a = accuracy(out / "sparse" / "0", seq);
-  EXPECT_EQ(a.evaluated, s.frames);
-  EXPECT_LT(a.ateRel, 0.03);
-  EXPECT_LT(a.rotDeg, 0.05);
 }
 
 // Renders the room through `cam` from each pose into tempRoot()/NAME: the frames as

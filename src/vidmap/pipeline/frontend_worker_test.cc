@@ -47,13 +47,13 @@ namespace fs = std::filesystem;
 
 fs::path tempRoot() { return testCacheFolder("frontend_worker"); }
 
-// A 320 x 240 video of the synthetic room along `path` (rendered once per test binary).
-fs::path rendered(const std::string& path, int frames, double fps) {
-  const fs::path dir = tempRoot() / (path + "_" + std::to_string(frames));
+// A 320 x 240 orbit of the synthetic room (rendered once per test binary).
+fs::path orbit(int frames, double fps) {
+  const fs::path dir = tempRoot() / ("orbit_" + std::to_string(frames));
   if (fs::exists(dir / "rgb.txt")) return dir;
   synth::SequenceOptions o;
   o.scene = "room";
-  o.path = path;
+  o.path = "orbit";
   o.frames = frames;
   o.fps = fps;
   o.width = 320;
@@ -62,11 +62,22 @@ fs::path rendered(const std::string& path, int frames, double fps) {
   return dir;
 }
 
-fs::path orbit(int frames, double fps) { return rendered("orbit", frames, fps); }
-
 std::string fileBytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// A binary model's three files, one after the other.
+std::string modelBytes(const fs::path& m) {
+  return fileBytes(m / "cameras.bin") + fileBytes(m / "images.bin") + fileBytes(m / "points3D.bin");
+}
+
+// The front end on the CPU, defaults otherwise.
+FrontendOptions cpuFrontend() {
+  FrontendOptions fo;
+  fo.sift.backend = features::Backend::kCpu;
+  fo.match.backend = features::Backend::kCpu;
+  return fo;
 }
 
 ReconstructOptions quiet() {
@@ -88,9 +99,7 @@ Run reconstructWith(const fs::path& seq, ReconstructOptions o, const std::string
   io::RunRecord record;
   Run r;
   r.summary = reconstruct(seq / "rgb.txt", out, o, record);
-  const fs::path m = out / "sparse" / "0";
-  r.model =
-      fileBytes(m / "cameras.bin") + fileBytes(m / "images.bin") + fileBytes(m / "points3D.bin");
+  r.model = modelBytes(out / "sparse" / "0");
   r.rechecks = record.counts().at("guide_rechecks");
   r.refreshes = record.counts().at("guide_refreshes");
   return r;
@@ -180,9 +189,7 @@ TEST(FrontendLoop, ARecordingBeyondItsBoundIsDropped) {
   EXPECT_FALSE(r.usable());
   r.add(FrameOutcome::kKeyframe, kf, none);
   EXPECT_TRUE(r.frames.empty());
-  FrontendOptions fo;
-  fo.sift.backend = features::Backend::kCpu;
-  fo.match.backend = features::Backend::kCpu;
+  const FrontendOptions fo = cpuFrontend();
   io::RunRecord record;
   Frontend frontend(fo, record);
   sfm::Mapper mapper(camera("SIMPLE_RADIAL 300,160,120,0"), {});
@@ -212,9 +219,7 @@ TEST(Frontend, AGuideMadeWithAnOldCameraIsMadeAgainWithTheNewOne) {
   // length and distortion (the guide's E and band, and the undistorted keypoints, change).
   const sfm::Camera before = camera("SIMPLE_RADIAL 300,160,120,0");
   const sfm::Camera after = camera("SIMPLE_RADIAL 280,160,120,-0.08");
-  FrontendOptions fo;
-  fo.sift.backend = features::Backend::kCpu;
-  fo.match.backend = features::Backend::kCpu;
+  const FrontendOptions fo = cpuFrontend();
   io::RunRecord r1, r2, r3, r4;
   Frontend serialAfter(fo, r1), serialBefore(fo, r2), rechecked(fo, r3), refreshed(fo, r4);
   int keyframes = 0, differ = 0;
@@ -319,9 +324,7 @@ LoopRun runTimed(bool klt, const Timing& t) {
   const fs::path seq = orbit(24, 8);
   io::FrameSourceOptions so;
   so.allFrames = true;
-  FrontendOptions fo;
-  fo.sift.backend = features::Backend::kCpu;
-  fo.match.backend = features::Backend::kCpu;
+  const FrontendOptions fo = cpuFrontend();
   io::RunRecord record;
   Frontend frontend(fo, record);
   sfm::Mapper mapper(camera("SIMPLE_RADIAL"), sfm::MapperOptions{});
@@ -357,8 +360,7 @@ LoopRun runTimed(bool klt, const Timing& t) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     io::writeColmapModel(models[i]->toColmap(), dir, io::ColmapFormat::kBinary);
-    r.model += fileBytes(dir / "cameras.bin") + fileBytes(dir / "images.bin") +
-               fileBytes(dir / "points3D.bin");
+    r.model += modelBytes(dir);
   }
   return r;
 }
@@ -409,9 +411,7 @@ TEST(FrontendLoop, AnErrorInEitherThreadEndsTheRunOnce) {
   const fs::path seq = orbit(24, 8);
   io::FrameSourceOptions so;
   so.allFrames = true;
-  FrontendOptions fo;
-  fo.sift.backend = features::Backend::kCpu;
-  fo.match.backend = features::Backend::kCpu;
+  const FrontendOptions fo = cpuFrontend();
   const sfm::Camera cam = camera("SIMPLE_RADIAL");
   for (int depth : {0, 2}) {
     // The front end's thread: the source fails at frame 10.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <type_traits>
@@ -417,26 +418,23 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     record.setOption("klt_source.cuda", ko.cuda);
   }
   ProgressBar bar(info.frameCount, options.progress);
-  // A photo set of an unknown camera keeps the mapper's input for a focal sweep.
+  // A photo set of an unknown camera keeps the mapper's input for a focal sweep (all of it:
+  // photo sets are small); so does a video under the KLT gate with the camera unknown, for a
+  // sweep near the self-calibrated focal length when the gate kept few keyframes, up to
+  // rerunReuseMiB (pipeline/focal_sweep.h).
   std::unique_ptr<MapperInput> replay;
-  if (options.frontend.photos && !options.camera.known() && options.checkFocal &&
-      options.focalSweep.enabled)
-    replay = std::make_unique<MapperInput>();
-  // A video under the KLT gate, camera unknown: its input too, for a sweep near the
-  // self-calibrated focal length when the gate kept few keyframes (pipeline/focal_sweep.h).
   bool replayFull = false;
-  if (!options.frontend.photos && options.klt && !options.camera.known() &&
-      options.focalSweep.enabled && !options.focalSweep.videoFactors.empty() &&
-      options.rerunReuseMiB > 0) {
+  const bool photoReplay = options.frontend.photos && !options.camera.known() &&
+                           options.checkFocal && options.focalSweep.enabled;
+  const bool videoReplay = !options.frontend.photos && options.klt && !options.camera.known() &&
+                           options.focalSweep.enabled && !options.focalSweep.videoFactors.empty() &&
+                           options.rerunReuseMiB > 0;
+  if (photoReplay || videoReplay) {
     replay = std::make_unique<MapperInput>();
-    recordMapperInput(mapper, replay.get(), static_cast<std::size_t>(options.rerunReuseMiB) << 20,
+    recordMapperInput(mapper, replay.get(),
+                      videoReplay ? static_cast<std::size_t>(options.rerunReuseMiB) << 20
+                                  : std::numeric_limits<std::size_t>::max(),
                       &replayFull);
-  } else if (replay) {
-    mapper.setKeyframeSink(
-        [&replay](const sfm::Keyframe& kf, const std::vector<sfm::PairMatches>& p) {
-          replay->keyframes.push_back(kf);
-          replay->pairs.push_back(p);
-        });
   }
 
   ReconstructSummary sum;

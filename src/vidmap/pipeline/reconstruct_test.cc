@@ -870,6 +870,30 @@ TEST(Reconstruct, WorkingWidthByInputKind) {
   EXPECT_THROW(o.check(), Error);
 }
 
+// The video sweep's options (pipeline/focal_sweep.h) out of range: one clear error naming the
+// field, through the options' own check.
+TEST(Reconstruct, VideoFocalSweepOptionsOutOfRangeAreClearErrors) {
+  const auto message = [](const ReconstructOptions& o) -> std::string {
+    try {
+      o.check();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message(ReconstructOptions{}), "");
+  ReconstructOptions o;
+  o.focalSweep.videoFactors = {0.97, 0.0};
+  EXPECT_NE(message(o).find("focal_sweep.video_factors"), std::string::npos) << message(o);
+  o = ReconstructOptions{};
+  o.focalSweep.videoMaxKeyframeFraction = 1.5;
+  EXPECT_NE(message(o).find("focal_sweep.video_max_keyframe_fraction"), std::string::npos)
+      << message(o);
+  o = ReconstructOptions{};
+  o.focalSweep.videoNearMost = 0;
+  EXPECT_NE(message(o).find("focal_sweep.video_near_most"), std::string::npos) << message(o);
+}
+
 // A folder of photos: every photo is a keyframe (no gate: a second shot of the same view is kept,
 // where a video's gate drops it) and each is matched against every earlier one (exhaustive
 // pairs).

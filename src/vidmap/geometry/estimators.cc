@@ -95,7 +95,7 @@ void HomographyEstimator::estimate(const int* sample, std::vector<Model>* models
     b[k] = p2_[sample[k]];
   }
   Mat3 H;
-  if (homographyDlt(a, b, 4, &H)) models->push_back(H);
+  if (homography4pt(a, b, &H)) models->push_back(H);
 }
 
 void HomographyEstimator::refine(const std::vector<int>& inliers, Model* H) const {

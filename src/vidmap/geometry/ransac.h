@@ -13,6 +13,7 @@
 //   void refine(const std::vector<int>& inliers, Model* model) const;   // non-minimal / LM
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -31,6 +32,14 @@ struct RansacOptions {
   std::uint64_t seed = 0x5eed;
   bool local_optimization = true;
   int final_refinements = 2;  // refine on the inliers, re-select inliers, repeat
+  // The fewest inliers a model needs to be of use (0: any). While the best model has fewer,
+  // the stopping rule reads this count instead of the best's: after the samples that would
+  // have drawn an all-inlier sample of a model with min_inliers at `confidence`, no model the
+  // caller could accept is likely left unfound, so the search ends there rather than at
+  // max_iterations. A pair that no geometry explains then costs the samples of its weakest
+  // acceptable model, not the cap (on TUM fr1-desk at 4 fps a quarter of the pairs, each
+  // 5000 samples of E, F and H: docs/benchmarks.md, "Pair verification's hopeless pairs").
+  int min_inliers = 0;
 
   void check() const {
     checkRange("ransac.max_error", max_error, 1e-12, 1e12);
@@ -38,6 +47,7 @@ struct RansacOptions {
     checkRange("ransac.min_iterations", min_iterations, 1, 10000000);
     checkRange("ransac.max_iterations", max_iterations, min_iterations, 10000000);
     checkRange("ransac.final_refinements", final_refinements, 0, 100);
+    checkRange("ransac.min_inliers", min_inliers, 0, 1 << 30);
   }
 };
 
@@ -142,7 +152,15 @@ struct RansacBest {
   int inliers = 0;
   int needed;  // iterations the stopping rule asks for
 
-  explicit RansacBest(const RansacOptions& opt) : needed(opt.max_iterations) {}
+  RansacBest(const RansacOptions& opt, int n) : needed(neededFor(opt, 0, n)) {}
+
+  // The stopping rule at the best's inlier count, or at opt.min_inliers while it is below.
+  static int neededFor(const RansacOptions& opt, int inliers, int n) {
+    const int count = std::max(inliers, opt.min_inliers);
+    if (count <= 0 || n <= 0) return opt.max_iterations;
+    return ransacIterationsNeeded(std::min(1.0, static_cast<double>(count) / n),
+                                  Estimator::kSampleSize, opt.confidence, opt.max_iterations);
+  }
 
   void offer(const Estimator& est, const RansacOptions& opt, double t2, const Model& m,
              double m_cost, int m_inliers) {
@@ -163,8 +181,7 @@ struct RansacBest {
         inliers = lo_inl;
       }
     }
-    needed = ransacIterationsNeeded(static_cast<double>(inliers) / est.numData(), s, opt.confidence,
-                                    opt.max_iterations);
+    needed = neededFor(opt, inliers, est.numData());
   }
 };
 
@@ -218,7 +235,7 @@ RansacResult<typename Estimator::Model> ransac(const Estimator& est, const Ransa
   SplitMix64 rng(opt.seed);
   std::vector<Model> models;
   int sample[s];
-  detail::RansacBest<Estimator> best(opt);
+  detail::RansacBest<Estimator> best(opt, n);
   // Scores a hypothesis and offers it as the best.
   auto consider = [&](const Model& m) {
     int inl = 0;

@@ -32,7 +32,7 @@ RansacResult<typename Estimator::Model> ransacBatched(const Estimator& est,
   std::vector<Model> models;
   std::vector<double> flat;
   int sample[s];
-  detail::RansacBest<Estimator> best(opt);
+  detail::RansacBest<Estimator> best(opt, n);
   int it = 0;
   while (it < opt.max_iterations && !(it >= opt.min_iterations && it >= best.needed)) {
     const int count = std::min(batch_samples, opt.max_iterations - it);

@@ -61,7 +61,7 @@ class RansacTask final : public LockstepTask {
   // `est` must outlive the task. `prior`: as ransac()'s, scored first (a round of its own).
   RansacTask(const Estimator& est, const RansacOptions& opt, int problem,
              const Model* prior = nullptr)
-      : est_(est), opt_(opt), problem_(problem), rng_(opt.seed), best_(opt) {
+      : est_(est), opt_(opt), problem_(problem), rng_(opt.seed), best_(opt, est.numData()) {
     opt_.check();
     t2_ = opt.max_error * opt.max_error;
     if (prior) prior_ = *prior;

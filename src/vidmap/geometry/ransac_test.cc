@@ -97,6 +97,35 @@ TEST(Ransac, MinAndMaxIterationsAreHonoured) {
   EXPECT_EQ(ransac(est2, o).iterations, 60);
 }
 
+// RansacOptions::min_inliers: with no model near the minimum the search ends at the samples
+// the stopping rule asks for at that count, not at the cap; a model above it is still found.
+TEST(Ransac, StopsAtTheMinimumInliersWhenNoModelReachesThem) {
+  std::vector<char> truth;
+  const auto none = makeLine(200, 1.0, 0.01, &truth, 4);  // no line: scattered points only
+  LineEstimator est{none};
+  RansacOptions o;
+  o.max_error = 0.2;
+  const int capped = ransac(est, o).iterations;
+  EXPECT_EQ(capped, o.max_iterations);
+  o.min_inliers = 40;
+  const auto r = ransac(est, o);
+  EXPECT_LT(r.num_inliers, 40);
+  EXPECT_EQ(r.iterations, ransacIterationsNeeded(40.0 / 200, 2, o.confidence, o.max_iterations));
+  EXPECT_LT(r.iterations, 200);
+  // A line with 25 of 200 points (12.5%) and a minimum of 20: found on every seed.
+  for (std::uint64_t seed = 10; seed < 40; ++seed) {
+    std::vector<char> t;
+    auto p = makeLine(200, 0.875, 0.01, &t, seed);
+    LineEstimator e{p};
+    o.min_inliers = 20;
+    o.seed = seed;
+    const auto found = ransac(e, o);
+    ASSERT_TRUE(found.success) << seed;
+    EXPECT_GE(found.num_inliers, 25) << seed;
+    EXPECT_NEAR(found.model(0), 0.5, 0.01) << seed;
+  }
+}
+
 TEST(Ransac, DeterministicForASeedAndSeedsDiffer) {
   std::vector<char> truth;
   const auto p = makeLine(300, 0.5, 0.05, &truth, 4);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/SVD>
+#include <cmath>
 #include <random>
 
 #include "vidmap/geometry/essential_5pt.h"
@@ -160,6 +161,46 @@ TEST(HomographyDlt, RecoversTheTruth) {
   Vec2 a[4] = {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, b[4] = {{0, 0}, {1, 2}, {2, 4}, {3, 6}};
   Mat3 H;
   EXPECT_FALSE(homographyDlt(a, b, 4, &H));
+}
+
+// The minimal solver against the truth, the DLT on the same four points, and the collinear
+// triples (of the first three points, and through the fourth) in either image.
+TEST(Homography4pt, EqualsTheDltAndRefusesCollinearTriples) {
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<double> u(0, 640);
+  std::normal_distribution<double> noise(0, 0.5);
+  for (int t = 0; t < 200; ++t) {
+    Mat3 Ht;
+    Ht << 1.1, 0.05, 20, -0.03, 0.95, -15, 1e-4, -2e-4, 1;
+    Ht += 0.01 * Mat3::Random();
+    Ht(2, 0) *= 0.001;
+    Ht(2, 1) *= 0.001;
+    Vec2 a[4], b[4], bn[4];
+    for (int i = 0; i < 4; ++i) {
+      a[i] = Vec2(u(rng), u(rng));
+      b[i] = (Ht * a[i].homogeneous()).hnormalized();
+      bn[i] = b[i] + Vec2(noise(rng), noise(rng));  // any four points fix an H exactly
+    }
+    Mat3 H, Hd;
+    ASSERT_TRUE(homography4pt(a, b, &H));
+    EXPECT_LT(projectiveDistance(H, Ht), 1e-8);
+    ASSERT_TRUE(homography4pt(a, bn, &H));
+    ASSERT_TRUE(homographyDlt(a, bn, 4, &Hd));
+    EXPECT_LT(projectiveDistance(H, Hd), 1e-8);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_LT(((H * a[i].homogeneous()).hnormalized() - bn[i]).norm(), 1e-6);
+  }
+  const Vec2 good[4] = {{10, 20}, {600, 40}, {580, 460}, {30, 440}};
+  Mat3 H;
+  ASSERT_TRUE(homography4pt(good, good, &H));
+  for (int k = 0; k < 4; ++k) {  // point k on the line through the two that follow it
+    Vec2 bad[4] = {good[0], good[1], good[2], good[3]};
+    bad[k] = 0.3 * bad[(k + 1) % 4] + 0.7 * bad[(k + 2) % 4];
+    EXPECT_FALSE(homography4pt(bad, good, &H)) << k;
+    EXPECT_FALSE(homography4pt(good, bad, &H)) << k;
+  }
+  const Vec2 nan[4] = {{std::nan(""), 0}, {1, 0}, {0, 1}, {1, 1}};
+  EXPECT_FALSE(homography4pt(nan, good, &H));
 }
 
 TEST(P3P, RecoversTheTruthOnExactData) {

@@ -101,6 +101,7 @@ bool setupTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam
   ro.max_iterations = opt.max_iterations;
   ro.seed = opt.seed;
   ro.final_refinements = 1;  // the pose refinement below finishes the job
+  if (opt.stop_below_min_inliers) ro.min_inliers = opt.min_num_inliers;
 
   // E in normalized units: the pixel threshold over the mean focal length (as COLMAP).
   s->px_to_normalized = 4.0 / (cam1.fx + cam1.fy + cam2.fx + cam2.fy);

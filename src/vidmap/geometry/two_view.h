@@ -56,6 +56,10 @@ struct TwoViewOptions {
   // ratios). A pair whose H passes runs as before. Off while the focal length is unknown: the
   // self-calibration reads H's inliers of every pair.
   bool homography_test_only = false;
+  // E's, F's and H's RANSACs end once a model with min_num_inliers would have been found at
+  // `confidence` while none has been (RansacOptions::min_inliers): a pair that no model
+  // explains no longer runs to max_iterations three times.
+  bool stop_below_min_inliers = true;
   void check() const;
 };
 

@@ -204,26 +204,33 @@ void RunRecord::addGpuUsage(gpu::Context& ctx) {
   noteDevicePeakBytes(ctx.memory().peakBytes());
 }
 
-void RunRecord::addGpuUsage(const std::string& stage, gpu::Context& ctx) {
+void RunRecord::addGpuUsage(const std::string& stage, gpu::Context& ctx,
+                            const std::vector<KernelRoute>& routes) {
   const std::vector<gpu::KernelStat> kernels = ctx.profiler().stats();
   const std::int64_t peak = ctx.memory().peakBytes();
+  const bool measured = ctx.profiler().enabled();  // off: no GPU time was measured
   addKernels(kernels);
   std::lock_guard lock(mutex_);
-  StageStat* s = nullptr;
-  for (StageStat& t : stages_)
-    if (t.name == stage) s = &t;
-  if (!s) {
-    stages_.push_back(StageStat{stage});
-    s = &stages_.back();
-  }
-  s->gpu = s->gpu || ctx.profiler().enabled();  // off: no GPU time was measured
-  s->deviceBytes = std::max(s->deviceBytes, peak);
+  auto row = [&](const std::string& name) -> StageStat& {
+    for (StageStat& t : stages_)
+      if (t.name == name) return t;
+    stages_.push_back(StageStat{name});
+    return stages_.back();
+  };
+  StageStat& own = row(stage);
+  own.gpu = own.gpu || measured;
+  own.deviceBytes = std::max(own.deviceBytes, peak);
   for (const gpu::KernelStat& k : kernels) {
-    s->gpuMs += k.gpuMs;
-    auto it = std::find_if(s->kernels.begin(), s->kernels.end(),
+    std::string to = stage;
+    for (const KernelRoute& r : routes)
+      if (k.name.rfind(r.prefix, 0) == 0) to = r.stage;
+    StageStat& s = row(to);  // after own's use: a new row may move the vector
+    s.gpu = s.gpu || measured;
+    s.gpuMs += k.gpuMs;
+    auto it = std::find_if(s.kernels.begin(), s.kernels.end(),
                            [&](const gpu::KernelStat& r) { return r.name == k.name; });
-    if (it == s->kernels.end()) {
-      s->kernels.push_back(k);
+    if (it == s.kernels.end()) {
+      s.kernels.push_back(k);
     } else {
       it->launches += k.launches;
       it->gpuMs += k.gpuMs;

@@ -152,7 +152,14 @@ class RunRecord {
   // bytes (the stage's; the run's peak is the sum over the stages' contexts, which live
   // together: an upper bound on the bytes held at once). Waits for the launches in flight.
   // Call once per context, at the end of its work; the stage is created when new (no calls).
-  void addGpuUsage(const std::string& stage, gpu::Context& ctx);
+  // `routes`: kernels whose names start with a route's prefix are another stage's work done
+  // in this context (the matcher's context runs plain and guided matching, whose host times
+  // are two stages); they go to that stage's rows and gpu_ms, the peak bytes stay with `stage`.
+  struct KernelRoute {
+    std::string prefix, stage;
+  };
+  void addGpuUsage(const std::string& stage, gpu::Context& ctx,
+                   const std::vector<KernelRoute>& routes = {});
   // The largest device peak seen is kept.
   void noteDevicePeakBytes(std::int64_t bytes);
 

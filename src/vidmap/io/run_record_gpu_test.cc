@@ -97,5 +97,41 @@ TEST(RunRecordGpu, EachStageGetsItsContextsKernelsAndPeak) {
 #endif
 }
 
+// A context that serves two host stages: the kernels of the routed prefix go to the other
+// stage's rows and GPU time, the rest and the peak bytes stay with the context's stage.
+TEST(RunRecordGpu, RoutedKernelsGoToTheirStage) {
+  if (gpu::deviceCount() == 0) GTEST_SKIP() << gpu::noDeviceReason();
+  RunRecord r;
+  gpu::Context a;
+  const std::size_t n = std::size_t(1) << 20;
+  {
+    gpu::DeviceBuffer<float> x(a, n);
+    for (const char* name : {"match_sgemm", "match_guided_sgemm", "match_guided_sgemm"}) {
+      auto t = a.profiler().time(name, a.stream());
+      x.fillBytesAsync(0, a.stream());
+    }
+    a.synchronize();
+  }
+  r.addStage("guided_match", 3.0);
+  r.addGpuUsage("match", a, {{"match_guided_", "guided_match"}});
+  ASSERT_EQ(r.stages().size(), 2u);
+  const StageStat& guided = r.stages()[0];
+  const StageStat& plain = r.stages()[1];
+  EXPECT_EQ(guided.name, "guided_match");
+  EXPECT_EQ(guided.calls, 1);
+  EXPECT_TRUE(guided.gpu);
+  ASSERT_EQ(guided.kernels.size(), 1u);
+  EXPECT_EQ(guided.kernels[0].name, "match_guided_sgemm");
+  EXPECT_EQ(guided.kernels[0].launches, 2);
+  EXPECT_DOUBLE_EQ(guided.gpuMs, guided.kernels[0].gpuMs);
+  EXPECT_EQ(guided.deviceBytes, 0);
+  ASSERT_EQ(plain.kernels.size(), 1u);
+  EXPECT_EQ(plain.kernels[0].name, "match_sgemm");
+  EXPECT_DOUBLE_EQ(plain.gpuMs, plain.kernels[0].gpuMs);
+  EXPECT_EQ(plain.deviceBytes, std::int64_t(n * sizeof(float)));
+  EXPECT_EQ(r.kernels().at("match_guided_sgemm").launches, 2);  // the run's rows hold both
+  EXPECT_EQ(r.kernels().at("match_sgemm").launches, 1);
+}
+
 }  // namespace
 }  // namespace vidmap::io

@@ -236,6 +236,28 @@ VIDMAP_SIFT_CLONES void extremumCandidates(const float* c, long st, int n, float
 
 }  // namespace
 
+void extremaInRow(const DogOctave& dog, int s, int y, int x0, int x1, float prefilter,
+                  std::vector<int>* xs) {
+  xs->clear();
+  const int nx = x1 - x0;
+  if (nx <= 0) return;
+  thread_local std::vector<unsigned char> pass;
+  pass.assign(static_cast<size_t>(nx) + 8, 0);  // padded: the scan reads eight at a time
+  extremumCandidates(dog.data + (s * static_cast<long>(dog.height) + y) * dog.stride + x0,
+                     dog.stride, nx, prefilter, pass.data());
+  for (int q = 0; q < nx; ++q) {
+    if (q % 8 == 0) {
+      std::uint64_t eight;
+      std::memcpy(&eight, pass.data() + q, 8);
+      if (eight == 0) {
+        q += 7;
+        continue;
+      }
+    }
+    if (pass[q] && isExtremum(dog, s, x0 + q, y, prefilter)) xs->push_back(x0 + q);
+  }
+}
+
 std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
                                                  const SiftOptions& options) {
   auto plan = planScaleSpace(gray.width, gray.height, options);
@@ -296,21 +318,9 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     std::vector<std::vector<Extremum>> found(static_cast<size_t>(S) * rows);
     parallelFor(static_cast<std::int64_t>(S) * rows, [&](std::int64_t r) {
       const int s = 1 + static_cast<int>(r / rows), y = kSiftBorder + static_cast<int>(r % rows);
-      const int x0 = kSiftBorder, nx = o.w - 2 * kSiftBorder;
-      thread_local std::vector<unsigned char> pass;
-      pass.assign(static_cast<size_t>(nx) + 8, 0);  // padded: the scan reads eight at a time
-      extremumCandidates(dog.data + (s * static_cast<long>(o.h) + y) * o.w + x0, o.w, nx, prefilter,
-                         pass.data());
-      for (int x = x0; x < x0 + nx; ++x) {
-        if ((x - x0) % 8 == 0) {
-          std::uint64_t eight;
-          std::memcpy(&eight, pass.data() + (x - x0), 8);
-          if (eight == 0) {
-            x += 7;
-            continue;
-          }
-        }
-        if (!pass[x - x0] || !isExtremum(dog, s, x, y, prefilter)) continue;
+      thread_local std::vector<int> xs;
+      extremaInRow(dog, s, y, kSiftBorder, o.w - kSiftBorder, prefilter, &xs);
+      for (int x : xs) {
         Extremum e;
         if (refineExtremum(dog, x, y, s, S, opt.peakThreshold, opt.edgeThreshold, &e))
           found[r].push_back(e);

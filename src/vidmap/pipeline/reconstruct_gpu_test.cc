@@ -112,7 +112,9 @@ TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
       const std::string prefix = guided ? "match_guided_" : stage;
       const auto& st = j["stages"][stage];
       EXPECT_GT(st["wall_ms"].get<double>(), 0.0);
-      if (!guided) EXPECT_GT(st["device_bytes"].get<std::int64_t>(), 0);
+      if (!guided) {
+        EXPECT_GT(st["device_bytes"].get<std::int64_t>(), 0);
+      }
       if (!profile) {
         EXPECT_TRUE(st["gpu_ms"].is_null());
         continue;
@@ -122,7 +124,9 @@ TEST(ReconstructGpu, RunRecordHoldsEachStagesKernelsAndDeviceBytes) {
       double sum = 0;
       for (const auto& [name, row] : st["kernels"].items()) {
         EXPECT_EQ(name.rfind(prefix, 0), 0u) << name;  // sift_*, match_*, match_guided_*
-        if (!guided) EXPECT_NE(name.rfind("match_guided_", 0), 0u) << name;
+        if (!guided) {
+          EXPECT_NE(name.rfind("match_guided_", 0), 0u) << name;
+        }
         EXPECT_GT(row["launches"].get<std::int64_t>(), 0) << name;
         EXPECT_GE(row["gpu_ms"].get<double>(), 0.0) << name;
         sum += row["gpu_ms"].get<double>();

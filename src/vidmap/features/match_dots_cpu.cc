@@ -140,6 +140,35 @@ __attribute__((target("avx2"))) void scanRowAvx2(const float* s, float normA, co
   }
 }
 
+// Four distances of squaredDistances128: each 8-wide accumulator is Eigen's even (lanes 0-3)
+// and odd (lanes 4-7) packet accumulators, started from the first packets as Eigen's are.
+__attribute__((target("avx2"))) void distances4(const float* a, const float* const b[4],
+                                                float out[4]) {
+  V8 acc[4];
+  V8 x;
+  std::memcpy(&x, a, sizeof x);
+  for (int m = 0; m < 4; ++m) {
+    V8 y;
+    std::memcpy(&y, b[m], sizeof y);
+    const V8 d = x - y;
+    acc[m] = d * d;
+  }
+  for (int k = 8; k < kD; k += 8) {
+    std::memcpy(&x, a + k, sizeof x);
+    for (int m = 0; m < 4; ++m) {
+      V8 y;
+      std::memcpy(&y, b[m] + k, sizeof y);
+      const V8 d = x - y;
+      acc[m] = acc[m] + d * d;
+    }
+  }
+  for (int m = 0; m < 4; ++m) {
+    const float r0 = acc[m][0] + acc[m][4], r1 = acc[m][1] + acc[m][5];
+    const float r2 = acc[m][2] + acc[m][6], r3 = acc[m][3] + acc[m][7];
+    out[m] = (r0 + r2) + (r1 + r3);
+  }
+}
+
 // The product of row i of A and row j >= nb8 of B in the order of Eigen's SSE2 kernel
 // (GeneralBlockPanelKernel.h, 3.4): row j is in its one-packet block when j < nb4 = nb / 4 * 4,
 // else among the last rows; column i (of its nr = 4 groups) is in a group of 4 when i < na / 4
@@ -173,6 +202,39 @@ void scanRow(const float* s, float normA, const float* normB, int j0, int j1, in
     top2Push(*t, d, j);
     if (d < cd[j]) cd[j] = d, ci[j] = i;
   }
+}
+
+namespace {
+
+float eigenDistance(const float* a, const float* b) {
+  using V = Eigen::Matrix<float, kD, 1>;
+  return (Eigen::Map<const V>(a) - Eigen::Map<const V>(b)).squaredNorm();
+}
+
+}  // namespace
+
+void squaredDistances128(const float* a, const float* b, const int* pos, int n, float* out,
+                         bool avx2) {
+  int m = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kEigenIsSse2 && avx2 && cpuHasAvx2ForDots()) {
+    for (; m + 4 <= n; m += 4) {
+      const float* bs[4];
+      for (int q = 0; q < 4; ++q) bs[q] = b + static_cast<long>(pos[m + q]) * kD;
+      distances4(a, bs, out + m);
+    }
+    if (m < n) {  // the remainder padded with copies of its first row
+      const float* bs[4];
+      float o[4];
+      for (int q = 0; q < 4; ++q)
+        bs[q] = b + static_cast<long>(pos[m + std::min(q, n - m - 1)]) * kD;
+      distances4(a, bs, o);
+      std::copy(o, o + (n - m), out + m);
+    }
+    return;
+  }
+#endif
+  for (; m < n; ++m) out[m] = eigenDistance(a, b + static_cast<long>(pos[m]) * kD);
 }
 
 bool cpuHasAvx2ForDots() {

@@ -52,4 +52,15 @@ class DescriptorDots {
 void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
              float* cd, int* ci, bool avx2);
 
+// Squared distances out[m] = |a - b_m|^2 of one descriptor a against the descriptors b_m = b +
+// pos[m] * 128, m < n, equal bit for bit to Eigen's (a - b_m).squaredNorm() in the baseline build
+// (what guided matching computed before). Eigen 3.4 does not unroll the 128-float reduction
+// (Redux.h, LinearVectorizedTraversal without complete unrolling): two SSE2 accumulators, the
+// even 4-float packets summed into one and the odd into the other in increasing order, then
+// their sum, then (l0 + l2) + (l1 + l3) of its lanes (predux). An AVX2 vector of 8 floats holds
+// packets 2k and 2k + 1 in its halves, so one 8-wide accumulator is those two; with avx2 on a CPU
+// that has it, four distances at a time. Match.AvxGuidedDistancesEqualEigenBitForBit holds it.
+void squaredDistances128(const float* a, const float* b, const int* pos, int n, float* out,
+                         bool avx2);
+
 }  // namespace vidmap::features

@@ -3,31 +3,55 @@
 // row of A walks the grid cells its band crosses (as guided matching in COLMAP's
 // FeatureMatcher and in ORB-SLAM's SearchByProjection restrict candidates before comparing
 // descriptors). The band test itself is the shared epipolarDistance(), so the decisions are
-// those of the dense rule; distances are summed differences rather than the expanded product.
-#include <Eigen/Core>
+// those of the dense rule; distances are summed differences rather than the expanded product
+// (squaredDistances128: without a matrix product to share, the expanded form would only add
+// cancellation, and equal descriptors would not come out at distance 0).
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "vidmap/core/parallel.h"
+#include "vidmap/features/match_dots_cpu.h"
 #include "vidmap/features/match_kernels.h"
 #include "vidmap/features/matcher.h"
 
 namespace vidmap::features {
 namespace {
 
-// One segment's keypoints in grid cells (compressed rows: the keypoints of cell c are
-// order[start[c] .. start[c + 1]), in increasing index).
-// The keypoints and descriptors are also copied in cell order, so that the walk along a band
-// reads memory in sequence instead of one cache line per keypoint and per descriptor.
+// One segment's keypoints in grid cells, in two layouts: cell by cell along the rows of cells
+// (rowMajor: cell cy * cols + cx) and down the columns (colMajor: cell cx * rows + cy). A band
+// that runs along x crosses a few cells of each column, which the column-major layout holds in
+// one run of keypoints, and a band along y a few cells of each row: one run per step of the walk.
+// Each layout holds the cells' keypoints in increasing index (start[c] .. start[c + 1] in its own
+// cell numbering) with their positions, B's index and the position of their descriptor in
+// `descriptors` (copied in row-major cell order, so that a walk reads memory mostly in sequence).
+struct Layout {
+  std::vector<int> start;
+  std::vector<float> x, y;
+  std::vector<int> j, pos;
+};
+
 struct Grid {
   double x0 = 0, y0 = 0, cell = 1;
-  int cols = 0, rows = 0;
-  std::vector<int> start, order;
-  std::vector<float> x, y;         // of order[k]
-  std::vector<float> descriptors;  // of order[k], 128 each
+  int cols = 0, rows = 0, size = 0;
+  Layout rowMajor, colMajor;
+  std::vector<float> descriptors;  // row-major cell order, 128 each
   double maxTransposeNorm = 0;     // max over b of (F^T x_b)_1^2 + (F^T x_b)_2^2 (Sampson bound)
 };
+
+// The keypoints j0 .. j1 of kp bucketed by cellOf (their cell in this layout's numbering).
+Layout makeLayout(const Keypoint* kp, int j0, int j1, const std::vector<int>& cellOf, int cells) {
+  Layout l;
+  l.start.assign(static_cast<size_t>(cells) + 1, 0);
+  for (int j = j0; j < j1; ++j) ++l.start[cellOf[j - j0] + 1];
+  for (size_t c = 1; c < l.start.size(); ++c) l.start[c] += l.start[c - 1];
+  std::vector<int> fill(l.start.begin(), l.start.end() - 1);
+  l.j.resize(j1 - j0);
+  for (int j = j0; j < j1; ++j) l.j[fill[cellOf[j - j0]]++] = j;
+  l.x.resize(j1 - j0), l.y.resize(j1 - j0), l.pos.resize(j1 - j0);
+  for (int k = 0; k < j1 - j0; ++k) l.x[k] = kp[l.j[k]].x, l.y[k] = kp[l.j[k]].y;
+  return l;
+}
 
 Grid makeGrid(const Keypoint* kp, const float* desc, int j0, int j1, const EpipolarGuide& g) {
   Grid grid;
@@ -46,64 +70,62 @@ Grid makeGrid(const Keypoint* kp, const float* desc, int j0, int j1, const Epipo
   grid.x0 = xmin, grid.y0 = ymin;
   grid.cols = static_cast<int>((xmax - xmin) / grid.cell) + 1;
   grid.rows = static_cast<int>((ymax - ymin) / grid.cell) + 1;
-  std::vector<int> cellOf(j1 - j0);
-  grid.start.assign(static_cast<size_t>(grid.cols) * grid.rows + 1, 0);
+  grid.size = j1 - j0;
+  std::vector<int> cellRow(j1 - j0), cellCol(j1 - j0);
   for (int j = j0; j < j1; ++j) {
     const int cx = std::min(grid.cols - 1, static_cast<int>((kp[j].x - xmin) / grid.cell));
     const int cy = std::min(grid.rows - 1, static_cast<int>((kp[j].y - ymin) / grid.cell));
-    cellOf[j - j0] = cy * grid.cols + cx;
-    ++grid.start[cellOf[j - j0] + 1];
+    cellRow[j - j0] = cy * grid.cols + cx;
+    cellCol[j - j0] = cx * grid.rows + cy;
   }
-  for (size_t c = 1; c < grid.start.size(); ++c) grid.start[c] += grid.start[c - 1];
-  grid.order.resize(j1 - j0);
-  std::vector<int> fill(grid.start.begin(), grid.start.end() - 1);
-  for (int j = j0; j < j1; ++j) grid.order[fill[cellOf[j - j0]]++] = j;
-  grid.x.resize(j1 - j0);
-  grid.y.resize(j1 - j0);
+  const int cells = grid.cols * grid.rows;
+  grid.rowMajor = makeLayout(kp, j0, j1, cellRow, cells);
+  grid.colMajor = makeLayout(kp, j0, j1, cellCol, cells);
+  std::vector<int> posOf(j1 - j0);  // the descriptor position of keypoint j0 + m
   grid.descriptors.resize(static_cast<size_t>(j1 - j0) * 128);
   for (int k = 0; k < j1 - j0; ++k) {
-    const int j = grid.order[k];
-    grid.x[k] = kp[j].x;
-    grid.y[k] = kp[j].y;
+    const int j = grid.rowMajor.j[k];
+    grid.rowMajor.pos[k] = k;
+    posOf[j - j0] = k;
     std::copy_n(desc + static_cast<size_t>(j) * 128, 128, grid.descriptors.data() + k * 128);
   }
+  for (int k = 0; k < j1 - j0; ++k) grid.colMajor.pos[k] = posOf[grid.colMajor.j[k] - j0];
   return grid;
 }
 
-// Calls visit(k0, k1) for runs of keypoints order[k0 .. k1) of the grid (one cell each) that
-// hold every keypoint within line distance w of the line l0 x + l1 y + l2 = 0 (and possibly a
-// few more); the caller applies the exact test.
+// Calls visit(layout, k0, k1) for runs of keypoints k0 .. k1 of one layout (the cells one step
+// of the walk crosses) that hold every keypoint within line distance w of the line l0 x + l1 y +
+// l2 = 0, and possibly a few more: the caller applies the exact test, so the walk may take more
+// cells than needed but never fewer.
 template <class Visit>
 void walkBand(const Grid& grid, double l0, double l1, double l2, double w, Visit&& visit) {
   const double nl = std::sqrt(l0 * l0 + l1 * l1);
   const bool alongX = std::abs(l1) >= std::abs(l0);  // y as a function of x
-  // Lines in grid coordinates: u along the walk, v across; v = -(a u + c) / b.
+  // Lines in grid coordinates: u along the walk, v across; v = -(a u + c) / b = v0 + s u.
   const double a = alongX ? l0 : l1, b = alongX ? l1 : l0;
   const double c = l2 + (alongX ? l0 * grid.x0 + l1 * grid.y0 : l1 * grid.y0 + l0 * grid.x0);
   const int nu = alongX ? grid.cols : grid.rows, nv = alongX ? grid.rows : grid.cols;
-  const double halfWidth = w * nl / std::abs(b);  // band half-width measured along v
+  const Layout& layout = alongX ? grid.colMajor : grid.rowMajor;
+  const double invB = 1 / b, v0 = -c * invB, s = -a * invB, invCell = 1 / grid.cell;
+  // The band's half-width along v, widened by far more than the rounding of v0 + s u (a few
+  // ulps of |v0| + |s| u) and of the products by the reciprocals: cells are only ever added.
+  const double band = w * nl / std::abs(b);
+  const double halfWidth =
+      band + 1e-6 + 1e-12 * (std::abs(v0) + std::abs(s) * nu * grid.cell + band);
+  const double vmax = nv * grid.cell;
   for (int cu = 0; cu < nu; ++cu) {
     const double u0 = cu * grid.cell, u1 = u0 + grid.cell;
-    const double va = -(a * u0 + c) / b, vb = -(a * u1 + c) / b;
+    const double va = v0 + s * u0, vb = v0 + s * u1;
     const double vlo = std::min(va, vb) - halfWidth, vhi = std::max(va, vb) + halfWidth;
     // Clamped before the conversion: a line far outside the grid (or a wide Sampson band)
     // gives values no int holds.
-    const double vmax = nv * grid.cell;
     if (!(vhi >= 0 && vlo <= vmax)) continue;
-    const int c0 = std::max(0, static_cast<int>(std::floor(std::max(vlo, 0.0) / grid.cell)));
-    const int c1 = std::min(nv - 1, static_cast<int>(std::floor(std::min(vhi, vmax) / grid.cell)));
-    for (int cv = c0; cv <= c1; ++cv) {
-      const int cell = alongX ? cv * grid.cols + cu : cu * grid.cols + cv;
-      if (grid.start[cell] < grid.start[cell + 1]) visit(grid.start[cell], grid.start[cell + 1]);
-    }
+    const int c0 = std::max(0, static_cast<int>(std::floor(std::max(vlo, 0.0) * invCell)));
+    const int c1 = std::min(nv - 1, static_cast<int>(std::floor(std::min(vhi, vmax) * invCell)));
+    if (c1 < c0) continue;
+    const int k0 = layout.start[cu * nv + c0], k1 = layout.start[cu * nv + c1 + 1];
+    if (k0 < k1) visit(layout, k0, k1);
   }
-}
-
-// |a - b|^2 summed directly: without a matrix product to share, the expanded form would only
-// add cancellation (equal descriptors would not come out at distance 0).
-float squaredDistance128(const float* a, const float* b) {
-  using V = Eigen::Matrix<float, 128, 1>;
-  return (Eigen::Map<const V>(a) - Eigen::Map<const V>(b)).squaredNorm();
 }
 
 // keep[q] = whether keypoint q of a run lies within the band: epipolarDistance() for n points
@@ -153,7 +175,7 @@ std::vector<std::vector<Match>> matchGuidedCpu(const MatchProblem& p, const Matc
   for (int k = 0; k < nseg; ++k) {
     const EpipolarGuide& g = p.guides[k];
     const Grid& grid = grids[k];
-    if (grid.order.empty()) continue;
+    if (grid.size == 0) continue;
     const double* F = g.F.data();
     parallelFor(p.na, [&](std::int64_t r) {
       const int i = rowOrder[r];
@@ -169,29 +191,30 @@ std::vector<std::vector<Match>> matchGuidedCpu(const MatchProblem& p, const Matc
       const double w =
           g.bandPx * (g.sampson ? std::sqrt(1 + grid.maxTransposeNorm / nl) : 1.0) * (1 + 1e-9) +
           1e-9;
-      thread_local std::vector<std::pair<int, int>> js;  // (j, position in the grid)
-      js.clear();
-      // The band's keypoints gathered first (a cell holds about one), then tested in one loop.
-      thread_local std::vector<int> ks;
-      thread_local std::vector<float> xs, ys;
+      // The band's keypoints gathered first (a run of cells holds a few), then tested in one
+      // loop, then the distances of those inside, four at a time. top2Push keeps the lowest
+      // index among equal distances whatever the order of the visits, so the candidates need no
+      // sort: the same top-2 as the dense rule's visit in increasing j.
+      thread_local std::vector<int> js, ps;
+      thread_local std::vector<float> xs, ys, ds;
       thread_local std::vector<unsigned char> keep;
-      ks.clear(), xs.clear(), ys.clear();
-      walkBand(grid, l0, l1, l2, w, [&](int k0, int k1) {
-        for (int q = k0; q < k1; ++q)
-          ks.push_back(q), xs.push_back(grid.x[q]), ys.push_back(grid.y[q]);
+      js.resize(grid.size), ps.resize(grid.size), xs.resize(grid.size), ys.resize(grid.size);
+      int n = 0;
+      walkBand(grid, l0, l1, l2, w, [&](const Layout& l, int k0, int k1) {
+        for (int q = k0; q < k1; ++q, ++n)
+          js[n] = l.j[q], ps[n] = l.pos[q], xs[n] = l.x[q], ys[n] = l.y[q];
       });
-      keep.resize(ks.size());
-      bandTest(F, ka.x, ka.y, xs.data(), ys.data(), static_cast<int>(ks.size()), g.sampson,
-               g.bandPx, keep.data());
-      for (size_t m = 0; m < ks.size(); ++m)
-        if (keep[m]) js.emplace_back(grid.order[ks[m]], ks[m]);
-      std::sort(js.begin(), js.end());
+      keep.resize(n);
+      bandTest(F, ka.x, ka.y, xs.data(), ys.data(), n, g.sampson, g.bandPx, keep.data());
+      int m = 0;
+      for (int q = 0; q < n; ++q)
+        if (keep[q]) js[m] = js[q], ps[m] = ps[q], ++m;
+      ds.resize(m);
+      squaredDistances128(da, grid.descriptors.data(), ps.data(), m, ds.data(), o.cpuAvx2);
       Top2 t;
-      for (const auto& [j, q] : js) {
-        const float d =
-            squaredDistance128(da, grid.descriptors.data() + static_cast<size_t>(q) * 128);
-        top2Push(t, d, j);
-        cand[i].emplace_back(j, d);
+      for (int q = 0; q < m; ++q) {
+        top2Push(t, ds[q], js[q]);
+        cand[i].emplace_back(js[q], ds[q]);
       }
       rowTop[static_cast<size_t>(i) * nseg + k] = t;
     });

@@ -473,6 +473,47 @@ TEST(Match, AvxDotsEqualEigenBitForBit) {
   EXPECT_GT(differ, 1000);  // of 972800: bit-equality above is not a matter of luck
 }
 
+// Guided matching's distances on AVX2 against Eigen's (a - b).squaredNorm(), what the guided
+// path computed before: memcmp-equal for every count mod 4 and for repeated and equal rows.
+TEST(Match, AvxGuidedDistancesEqualEigenBitForBit) {
+  using V = Eigen::Matrix<float, 128, 1>;
+  std::mt19937 rng(13);
+  const Features a = randomFeatures(40, rng);
+  std::vector<int> truth;
+  Features b = plantedCopy(a, 20, 280, 0.02f, rng, &truth);
+  std::copy_n(a.descriptor(3), 128, b.descriptors.data() + 7 * 128);  // distance 0 from a_3
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(b.size()) - 1);
+  int differ = 0, compared = 0;  // distances another summation order changes
+  for (int n : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 299}) {
+    std::vector<int> pos(n);
+    for (int& p : pos) p = pick(rng);
+    if (n > 2) pos[1] = pos[0], pos[2] = 7;
+    for (int i = 0; i < static_cast<int>(a.size()); ++i) {
+      std::vector<float> out(n, -1.0f), ref(n);
+      squaredDistances128(a.descriptor(i), b.descriptors.data(), pos.data(), n, out.data(), true);
+      for (int m = 0; m < n; ++m) {
+        ref[m] = (Eigen::Map<const V>(a.descriptor(i)) - Eigen::Map<const V>(b.descriptor(pos[m])))
+                     .squaredNorm();
+        float seq = 0;  // increasing k, one accumulator: another order
+        for (int k = 0; k < 128; ++k)
+          seq += (a.descriptor(i)[k] - b.descriptor(pos[m])[k]) *
+                 (a.descriptor(i)[k] - b.descriptor(pos[m])[k]);
+        differ += seq != ref[m];
+        ++compared;
+      }
+      ASSERT_EQ(0, std::memcmp(out.data(), ref.data(), n * sizeof(float)))
+          << "n " << n << " row " << i;
+    }
+  }
+  EXPECT_EQ(0.0f, [&] {
+    float d = -1;
+    const int p = 7;
+    squaredDistances128(a.descriptor(3), b.descriptors.data(), &p, 1, &d, true);
+    return d;
+  }());
+  EXPECT_GT(differ, compared / 10);  // bit-equality above is not a matter of luck
+}
+
 // The matcher's decisions with the AVX2 products equal those with Eigen's (one query against
 // several images, so that B's segments and remainders fall anywhere).
 TEST(Match, AvxDotsGiveTheSameMatches) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "vidmap/core/parallel.h"
@@ -217,7 +218,45 @@ void buildGaussians(ImageView<const float> gray, const ScaleSpacePlan& plan, Sif
   }
 }
 
+// pass[x] = a necessary condition of isExtremum at c[x] (c: a DoG row, st: the row stride): its
+// prefilter and the comparison with the four neighbours of the same level left, right, above
+// and below, strict as isExtremum's (false where any of them is NaN). One loop without branches
+// (vectorised in the AVX2 clone); the scan calls isExtremum only where it passes and skips eight
+// pixels at a time where none does: the same extrema in the same order.
+VIDMAP_SIFT_CLONES void extremumCandidates(const float* c, long st, int n, float prefilter,
+                                           unsigned char* pass) {
+  for (int x = 0; x < n; ++x) {
+    const float v = c[x], l = c[x - 1], r = c[x + 1], u = c[x - st], d = c[x + st];
+    const bool pre = (v >= prefilter) | (v <= -prefilter);
+    const bool max = (v > l) & (v > r) & (v > u) & (v > d);
+    const bool min = (v < l) & (v < r) & (v < u) & (v < d);
+    pass[x] = pre & ((v > 0) ? max : min);
+  }
+}
+
 }  // namespace
+
+void extremaInRow(const DogOctave& dog, int s, int y, int x0, int x1, float prefilter,
+                  std::vector<int>* xs) {
+  xs->clear();
+  const int nx = x1 - x0;
+  if (nx <= 0) return;
+  thread_local std::vector<unsigned char> pass;
+  pass.assign(static_cast<size_t>(nx) + 8, 0);  // padded: the scan reads eight at a time
+  extremumCandidates(dog.data + (s * static_cast<long>(dog.height) + y) * dog.stride + x0,
+                     dog.stride, nx, prefilter, pass.data());
+  for (int q = 0; q < nx; ++q) {
+    if (q % 8 == 0) {
+      std::uint64_t eight;
+      std::memcpy(&eight, pass.data() + q, 8);
+      if (eight == 0) {
+        q += 7;
+        continue;
+      }
+    }
+    if (pass[q] && isExtremum(dog, s, x0 + q, y, prefilter)) xs->push_back(x0 + q);
+  }
+}
 
 std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
                                                  const SiftOptions& options) {
@@ -279,8 +318,9 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& opt, SiftStats*
     std::vector<std::vector<Extremum>> found(static_cast<size_t>(S) * rows);
     parallelFor(static_cast<std::int64_t>(S) * rows, [&](std::int64_t r) {
       const int s = 1 + static_cast<int>(r / rows), y = kSiftBorder + static_cast<int>(r % rows);
-      for (int x = kSiftBorder; x < o.w - kSiftBorder; ++x) {
-        if (!isExtremum(dog, s, x, y, prefilter)) continue;
+      thread_local std::vector<int> xs;
+      extremaInRow(dog, s, y, kSiftBorder, o.w - kSiftBorder, prefilter, &xs);
+      for (int x : xs) {
         Extremum e;
         if (refineExtremum(dog, x, y, s, S, opt.peakThreshold, opt.edgeThreshold, &e))
           found[r].push_back(e);

@@ -137,6 +137,41 @@ struct BlobGradients {
 
 // The row spans of the descriptor window only skip pixels that add nothing: the descriptor
 // equals the one summed over the full square window.
+// The extrema scan's filter (extremaInRow) against isExtremum at every pixel: random DoG levels
+// quantised to a few values (many exact ties with neighbours, which the strict test refuses),
+// plateaus, NaN and values on the prefilter's edge; widths of every remainder of eight.
+TEST(Sift, ExtremaInRowEqualsIsExtremumAtEveryPixel) {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> level(-6, 6);
+  int found = 0;
+  for (int w : {3, 8, 9, 16, 21, 64, 103}) {
+    const int h = 7, L = 5;
+    std::vector<float> data(static_cast<size_t>(L) * w * h);
+    for (float& v : data) v = 0.01f * level(rng);
+    data[static_cast<size_t>(w) * h + w + 1] = std::nanf("");
+    for (int x = 0; x < std::min(w, 6); ++x) data[2 * w * h + 3 * w + x] = 0.05f;  // plateau
+    // A strict minimum of value 0 (an extremum only at prefilter 0, by the test for v <= 0).
+    for (int ds = 1; ds <= 3; ++ds)
+      for (int dy = 1; dy <= 3; ++dy)
+        for (int dx = w - 3; dx < w; ++dx)
+          data[(static_cast<size_t>(ds) * h + dy) * w + dx] = 0.02f;
+    data[(2 * static_cast<size_t>(h) + 2) * w + w - 2] = 0;
+    const DogOctave dog{data.data(), w, h, w, L};
+    for (float prefilter : {0.0f, 0.03f, 0.06f}) {
+      for (int s = 1; s < L - 1; ++s)
+        for (int y = 1; y < h - 1; ++y) {
+          std::vector<int> xs, ref;
+          extremaInRow(dog, s, y, 1, w - 1, prefilter, &xs);
+          for (int x = 1; x < w - 1; ++x)
+            if (isExtremum(dog, s, x, y, prefilter)) ref.push_back(x);
+          ASSERT_EQ(xs, ref) << "w " << w << " s " << s << " y " << y << " pre " << prefilter;
+          found += static_cast<int>(ref.size());
+        }
+    }
+  }
+  EXPECT_GT(found, 50);  // the comparisons are not all of empty lists
+}
+
 TEST(Sift, DescriptorRowSpansDropNoPixel) {
   const BlobGradients blobs;
   const GradientLevel gl = blobs.level();

@@ -37,13 +37,14 @@ Features siftCpu(ImageView<const float> gray, const SiftOptions& options,
 void describeKeypointCpu(const GradientLevel& gl, float x, float y, float sigma, float angle,
                          float ct, float st, float desc[128]);
 
-// The Gaussian scale space as the CPU builds it (levels of every octave, row-major, level
-// after level), for tests that compare the CUDA backend level by level.
 // The x in [x0, x1) of DoG row y, level s, where isExtremum holds, in increasing x: a vectorised
 // filter on a necessary condition (the prefilter and the four same-level neighbours), then
 // isExtremum where it passes. The caller keeps x0, y >= 1 and x1, y < the size - 1.
 void extremaInRow(const DogOctave& dog, int s, int y, int x0, int x1, float prefilter,
                   std::vector<int>* xs);
+
+// The Gaussian scale space as the CPU builds it (levels of every octave, row-major, level
+// after level), for tests that compare the CUDA backend level by level.
 
 std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
                                                  const SiftOptions& options);

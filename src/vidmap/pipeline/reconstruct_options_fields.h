@@ -402,6 +402,9 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
     m.minModelImages);
   v(FieldInfo{"mapper", "merge_models", "Merge finished models the tracks link", 0, 1},
     m.mergeModels);
+  v(FieldInfo{"mapper", "adjust_localized",
+              "A last global bundle adjustment with the frames the keyframe gate dropped", 0, 1},
+    m.adjustLocalized);
   v(FieldInfo{"mapper", "merge_min_common_points",
               "3D-3D correspondences a merge by alignment needs", 3, 1e6},
     m.mergeMinCommonPoints);

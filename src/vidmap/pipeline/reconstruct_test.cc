@@ -471,6 +471,40 @@ TEST(Reconstruct, APanAt75DegreesUnderTheKltGateHoldsByTheFocalSweep) {
   EXPECT_EQ(s.focalSweep.size(), 3u);  // the first run and two starts
 }
 
+// The pan at 640 x 480 with the camera known and the KLT gate: 7 keyframes of the 24 sampled
+// frames, the 17 others localised by PnP on their keyframe's points. With those poses alone
+// (the mapper before adjustLocalized) the model is 1.7x the ATE of --klt off's 24 keyframes
+// (0.00118 against 0.00070), and the gate's keyframes are as much worse as --klt off's own on
+// the same 7 frames: the loss is the dropped frames' observations, not the gate's choice
+// (docs/benchmarks.md, "The KLT gate's loss: fewer keyframes, and the dropped frames'
+// observations"). A last global adjustment with the localised frames must bring the model
+// nearer the truth, poses of keyframes and dropped frames alike. Measured at commit time: ATE
+// 1.03% of the spread against 1.34% without it.
+TEST(Reconstruct, TheKltGatesDroppedFramesJoinTheLastAdjustment) {
+  const fs::path seq = sequence("pan", 48, 8, 640, 480);
+  ReconstructOptions o;  // the CLI's defaults
+  o.progress = false;
+  o.device = Device::kCpu;
+  o.camera = sfm::CameraSpec::parse(knownCamera(seq));
+  o.klt = true;
+  o.kltSource.matches = false;  // --klt gate
+  Accuracy a[2];
+  for (int adjust = 0; adjust < 2; ++adjust) {
+    o.mapper.adjustLocalized = adjust == 1;
+    const fs::path out = tempRoot() / ("out_pan_gate_adjust" + std::to_string(adjust));
+    io::RunRecord record;
+    const ReconstructSummary s = reconstruct(seq / "rgb.txt", out, o, record);
+    ASSERT_EQ(s.models.size(), 1u);
+    EXPECT_LT(s.keyframes, s.frames / 2);
+    EXPECT_EQ(s.localized, s.frames - s.keyframes);
+    a[adjust] = accuracy(out / "sparse" / "0", seq);
+    EXPECT_EQ(a[adjust].evaluated, s.frames);
+  }
+  EXPECT_LT(a[1].ateRel, 0.85 * a[0].ateRel);
+  EXPECT_LT(a[1].ateRel, 0.012);
+  EXPECT_LT(a[1].rotDeg, 0.02);
+}
+
 // Renders the room through `cam` from each pose into tempRoot()/NAME: the frames as
 // rgb/<pattern> (printf of the index), the TUM list titled `title` and the truth, frame i at
 // time i * dt. A set written before is reused.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <unordered_map>
 
 #include "vidmap/ba/problem.h"
 #include "vidmap/ba/solver.h"
@@ -283,6 +284,29 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
     }
     prob.points.push_back(q);
   }
+  // The localised frames, after the keyframes: variable poses observing the points above.
+  std::vector<int> localizedSlot;
+  if (options.withLocalized && variableImages.empty() && !rec.localized().empty()) {
+    std::unordered_map<PointId, int> pointIndex;
+    for (size_t i = 0; i < pointIds.size(); ++i) pointIndex[pointIds[i]] = static_cast<int>(i);
+    for (const LocalizedFrame& lf : rec.localized()) {
+      const Eigen::Quaterniond q(lf.pose.R);
+      ba::ImagePose ip;
+      ip.rotation = {q.w(), q.x(), q.y(), q.z()};
+      ip.translation = {lf.pose.t.x(), lf.pose.t.y(), lf.pose.t.z()};
+      ip.camera = 0;
+      const int at = static_cast<int>(prob.images.size());
+      localizedSlot.push_back(at);
+      prob.images.push_back(ip);
+      for (size_t k = 0; k < lf.inliers.size(); ++k) {
+        const auto it = pointIndex.find(lf.inlierPoints[k]);
+        if (it == pointIndex.end()) continue;
+        const Vec2& kp = lf.frame->keypoints[lf.inliers[k]];
+        const Vec2 px = bc.raw ? kp : cam.undistortPixel(kp);
+        prob.observations.push_back({at, it->second, px.x(), px.y()});
+      }
+    }
+  }
 
   ba::Options bo;
   bo.backend = static_cast<int>(prob.observations.size()) < options.cudaMinObservations
@@ -317,6 +341,13 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
       const ba::ImagePose& ip = prob.images[slot[id]];
       Eigen::Quaterniond q(ip.rotation[0], ip.rotation[1], ip.rotation[2], ip.rotation[3]);
       geometry::Pose& pose = rec.image(id).pose;
+      pose.R = q.normalized().toRotationMatrix();
+      pose.t = {ip.translation[0], ip.translation[1], ip.translation[2]};
+    }
+    for (size_t k = 0; k < localizedSlot.size(); ++k) {
+      const ba::ImagePose& ip = prob.images[localizedSlot[k]];
+      Eigen::Quaterniond q(ip.rotation[0], ip.rotation[1], ip.rotation[2], ip.rotation[3]);
+      geometry::Pose& pose = rec.mutableLocalized()[k].pose;
       pose.R = q.normalized().toRotationMatrix();
       pose.t = {ip.translation[0], ip.translation[1], ip.translation[2]};
     }

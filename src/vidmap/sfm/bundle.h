@@ -77,6 +77,12 @@ struct BundleOptions {
   // move it). In rotation-heavy video, where registration keeps the centre of the keyframe
   // before (registration.h), a local window may hold only keyframes of one centre.
   double minParallaxDeg = 0;
+  // An adjustment of all images (variableImages empty) also refines the model's localised
+  // frames (Reconstruction::localized(): the frames the keyframe gate dropped, posed by PnP on
+  // their keyframe's points) with their inlier observations: their keypoints then weigh on the
+  // points and, through them, on the keyframes' poses, as a keyframe's do (docs/benchmarks.md,
+  // "The KLT gate's loss: fewer keyframes, and the dropped frames' observations").
+  bool withLocalized = false;
 
   void check() const;                  // throws vidmap::Error naming the bad field and its range
   gpu::Context* gpuContext = nullptr;  // the CUDA backend's context (ba::Options::context)

@@ -874,6 +874,25 @@ void Mapper::localizeTracked(Reconstruction& rec) {
     rec.addLocalized(std::move(lf));
     ++stats_.localizedFrames;
   }
+  if (!options_.adjustLocalized || rec.localized().empty()) return;
+  BundleOptions bo;
+  bo.maxIterations = options_.globalBaIterations;
+  bo.loss = ba::LossType::kSoftL1;
+  bo.backend = options_.backend;
+  bo.cudaMinObservations = options_.baCudaMinObservations;
+  bo.gpuContext = options_.globalBaContext;
+  bo.minParallaxDeg = options_.baMinParallaxDeg;
+  bo.withLocalized = true;
+  Timer t(&stats_.globalBaSeconds);
+  const BundleReport rep = adjustBundle(rec, {}, bo);
+  ++stats_.globalBa;
+  rec.updateErrors();
+  if (options_.verbose)
+    std::fprintf(stderr,
+                 "mapper: global BA with %zu localised frames: %d observations, rms %.3f -> %.3f "
+                 "px, %d iterations\n",
+                 rec.localized().size(), rep.observations, rep.initialRmsPx, rep.finalRmsPx,
+                 rep.iterations);
 }
 
 // The merger grows a finished model with the mapper's own registration and refinement: the

@@ -133,6 +133,13 @@ struct MapperOptions {
   // with less parallax than this (BundleOptions::minParallaxDeg, degrees): their depth is not
   // in the problem. 0.01 degrees is 0.09 px of disparity at f = 500 px.
   double baMinParallaxDeg = 0.01;
+  // After the frames the keyframe gate dropped are localised, a last global adjustment of each
+  // model refines them with its keyframes and points (BundleOptions::withLocalized; the camera
+  // held): their observations add to the points what the dropped keyframes would have. The
+  // KLT gate's models were worse than --klt off's where it kept fewer keyframes, by as much as
+  // --klt off's own with the same keyframes (docs/benchmarks.md, "The KLT gate's loss: fewer
+  // keyframes, and the dropped frames' observations").
+  bool adjustLocalized = true;
   int localBaIterations = 25;
   // A local BA stops when an iteration lowers its cost by less than this fraction (Ceres'
   // functionTolerance). 1e-5 is a third faster a call on tum-fr1-xyz at 4 fps (44.9 -> 33.6 CPU

@@ -123,6 +123,7 @@ class Reconstruction {
   // Frames localised after mapping (written with the keyframes; not in the statistics).
   void addLocalized(LocalizedFrame f) { localized_.push_back(std::move(f)); }
   const std::vector<LocalizedFrame>& localized() const { return localized_; }
+  std::vector<LocalizedFrame>& mutableLocalized() { return localized_; }
 
   // Statistics of the model (keyframes only).
   std::int64_t numObservations() const;

@@ -36,7 +36,11 @@ struct FocalSweepOptions {
   std::vector<double> factors = {2, 4, 8};  // starting focal lengths: the guess times these
   // A video under the KLT gate: the self-calibrated focal length times these, when the gate
   // kept at most videoMaxKeyframeFraction of the sampled frames (empty: never).
-  std::vector<double> videoFactors = {0.97, 1.03};
+  // Empty by default since the self-calibration is refined on the pairs' calibrated profile
+  // (sfm::profileFocal): its start holds the pans without the extra runs, which had cost 2-4 CPU
+  // s and moved TUM fr1-rpy's rotation error from 1.58 to 1.79 deg (docs/benchmarks.md, "The
+  // self-calibration's bias on a pan walked sideways, at its source").
+  std::vector<double> videoFactors = {};
   double videoMaxKeyframeFraction = 0.5;
   // A video's sweep keeps, of the runs explaining at least this fraction of the most
   // observations, the one of the lowest mean reprojection error: on a pan, a start 3% above

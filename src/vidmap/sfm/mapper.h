@@ -97,6 +97,12 @@ struct MapperOptions {
   // before the first model starts, once this many pairs are usable.
   bool selfCalibrateFocal = true;
   int selfCalibrationMinPairs = 3;
+  // The homographies' estimate then refined on the pairs' calibrated profile
+  // (sfm::profileFocal), within this factor either side (0: the homographies' estimate kept).
+  double selfCalibrationProfileRange = 1.25;
+  // ... and moved there only when the likelihood ratio of the profile's minimum against the
+  // homographies' estimate reaches this (chi-square, one degree of freedom, 0.99).
+  double selfCalibrationProfileMinRatio = 6.63;
 
   int initMinPoints = 50;        // points triangulated by the initial pair
   double initMinAngleDeg = 4.0;  // median triangulation angle of the initial pair
@@ -342,6 +348,8 @@ class Mapper {
   PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
   // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
   bool selfCalibrate(int newest);
+  // Sets the camera's focal length and verifies the segment's pairs again with it.
+  void setSelfCalibratedFocal(double focal);
   bool tryInitialize(int newest);
   // Whether the segment has waited initMaxPendingKeyframes sampled frames up to `newest`.
   bool waitedLong(int newest) const;

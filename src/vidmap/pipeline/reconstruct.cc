@@ -765,6 +765,9 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // (COLMAP's convention, as the written cameras); and the one flag the warnings read.
   record.setMetric("self_calibrated_focal_px",
                    mapper.stats().selfCalibratedFocal / camera0.scale());  // the first run's
+  record.setMetric("self_calibrated_homography_focal_px",
+                   mapper.stats().homographyFocal / camera0.scale());
+  record.setCount("self_calibration_profiled", mapper.stats().selfCalibrationProfiled ? 1 : 0);
   record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
   record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
   for (size_t i = 0; i < sum.focalSweep.size(); ++i) {

@@ -489,6 +489,7 @@ bool Mapper::selfCalibrate(int newest) {
   // falls outside it), keeps the initial guess; bundle adjustment refines it.
   if (!e || e->sharpness < 2.0 || e->atBoundary) return true;
   setSelfCalibratedFocal(e->focal);
+  stats_.homographyFocal = e->focal;
   // The homographies read a translation as rotation (a pan walked sideways comes out 2-3% long):
   // the pairs' calibrated profile from there (sfm::profileFocal).
   const double range = options_.selfCalibrationProfileRange;
@@ -518,8 +519,10 @@ bool Mapper::selfCalibrate(int newest) {
                    pr ? pr->ratio : 0.0);
     // Moved only where the pairs reject the homographies' estimate (TUM fr1-rpy's first pairs,
     // about 90 matches each, leave the profile too flat to: ratio 4).
-    if (pr && !pr->atBoundary && pr->ratio >= options_.selfCalibrationProfileMinRatio)
+    if (pr && !pr->atBoundary && pr->ratio >= options_.selfCalibrationProfileMinRatio) {
       setSelfCalibratedFocal(pr->focal);
+      stats_.selfCalibrationProfiled = true;
+    }
   }
   return true;
 }

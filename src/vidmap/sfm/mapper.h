@@ -223,6 +223,10 @@ struct MapperStats {
   // (dropped: the pair has too few descriptor matches for a geometry).
   std::int64_t trackMatchesKept = 0, trackMatchesRejected = 0, trackMatchesUnchecked = 0;
   double selfCalibratedFocal = 0;  // 0: not self-calibrated
+  // The homographies' estimate (sfm::estimateFocal), and whether the pairs' calibrated profile
+  // moved the start from it (sfm::profileFocal).
+  double homographyFocal = 0;
+  bool selfCalibrationProfiled = false;
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
   int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget

@@ -12,7 +12,8 @@
 // the rings against COLMAP").
 //
 // A video under the KLT gate (camera unknown, focal length self-calibrated) whose gate kept
-// at most half of the sampled frames is swept too, near the self-calibrated focal length: that
+// at most half of the sampled frames can be swept too (videoFactors, empty by default since
+// sfm::profileFocal removes the bias below), near the self-calibrated focal length: that
 // estimate treats the first pairs as rotations (sfm/focal_estimation.h), and a camera that
 // translates as it turns (a pan walked sideways) biases it by the translation's share of the
 // motion, 2-3% on the synthetic pans. Keyframes far apart in angle turn that error into a
@@ -36,7 +37,11 @@ struct FocalSweepOptions {
   std::vector<double> factors = {2, 4, 8};  // starting focal lengths: the guess times these
   // A video under the KLT gate: the self-calibrated focal length times these, when the gate
   // kept at most videoMaxKeyframeFraction of the sampled frames (empty: never).
-  std::vector<double> videoFactors = {0.97, 1.03};
+  // Empty by default since the self-calibration is refined on the first pairs' calibrated
+  // profile (sfm::profileFocal): from that start the pans hold without the extra runs, which
+  // cost 2-4 CPU s and took TUM fr1-rpy at all frames from 1.58 to 1.79 deg (docs/benchmarks.md,
+  // "The self-calibration's bias on a pan walked sideways, at its source").
+  std::vector<double> videoFactors = {};
   double videoMaxKeyframeFraction = 0.5;
   // A video's sweep keeps, of the runs explaining at least this fraction of the most
   // observations, the one of the lowest mean reprojection error: on a pan, a start 3% above

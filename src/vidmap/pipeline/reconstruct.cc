@@ -363,6 +363,13 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   const io::FrameSourceInfo info = source->info();
   options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   options.mapper.photos = options.frontend.photos;
+  // The self-calibration's calibrated profile (sfm::profileFocal) with the KLT tracks only,
+  // whose gate keeps keyframes far apart in angle. On the descriptor gate's keyframes of a slow
+  // pan (2-4 degrees a pair) the focal length trades against the translation, and the profile
+  // broke a held-out pan that the homographies' estimate holds (docs/benchmarks.md, "The
+  // self-calibration's bias on a pan walked sideways, at its source").
+  if (options.klt && options.mapper.selfCalibrationProfileRange == 0)
+    options.mapper.selfCalibrationProfileRange = kKltSelfCalibrationProfileRange;
   options.frontend.verbose = options.mapper.verbose;
   if (options.autoFirstOctave) {
     // Frames sampled densely in time (10 per second or more) share most of their view with
@@ -765,6 +772,9 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // (COLMAP's convention, as the written cameras); and the one flag the warnings read.
   record.setMetric("self_calibrated_focal_px",
                    mapper.stats().selfCalibratedFocal / camera0.scale());  // the first run's
+  record.setMetric("self_calibrated_homography_focal_px",
+                   mapper.stats().homographyFocal / camera0.scale());
+  record.setCount("self_calibration_profiled", mapper.stats().selfCalibrationProfiled ? 1 : 0);
   record.setMetric("refined_focal_px", sum.models.at(0).cameraParams.at(0));
   record.setCount(io::kFocalUndeterminedCount, sum.focalUndetermined ? 1 : 0);
   for (size_t i = 0; i < sum.focalSweep.size(); ++i) {

@@ -46,6 +46,9 @@ const char* toString(Device d);
 inline constexpr int kAutoWidth = -1;
 inline constexpr int kVideoWidth = 640;
 inline constexpr int kPhotoWidth = 1280;
+// With the KLT tracks, the self-calibration's calibrated profile searches this factor either
+// side of the homographies' estimate (sfm::MapperOptions::selfCalibrationProfileRange).
+inline constexpr double kKltSelfCalibrationProfileRange = 1.25;
 inline constexpr int kAutoPipelineDepth = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);

@@ -452,23 +452,26 @@ ReconstructSummary expectGatePanHolds(const fs::path& seq, const fs::path& out) 
 // keyframes) met a wide pair of few matches first, whose pose was wrong (a median angle of 47
 // degrees where the truth allows 7), and the model broke (ATE 70% of the spread, focal 5.7%
 // long); counted in sampled frames the wait starts the model as --klt off does. Measured at
-// commit time: ATE 1.4% of the spread, 0.010 deg, focal 554.1 px (truth 554.3).
+// commit time: ATE 1.4% of the spread, 0.010 deg, focal 554.1 px (truth 554.3); from the
+// profiled start (552.1 px, sfm::profileFocal) 2.6%, 0.040 deg, 553.1 px.
 TEST(Reconstruct, APanUnderTheKltGateWithAnUnknownCameraHolds) {
   expectGatePanHolds(sequence("pan", 48, 8, 640, 480), tempRoot() / "out_pan_gate");
 }
 
-// The pan at a 75-degree field of view (another texture): the self-calibration from the first
-// pairs, which takes them for rotations, reads the sideways walk as a longer lens (428.7 px,
-// truth 417.0), and with the gate's keyframes 10 degrees apart that 2.8% makes a parallax that
-// is not there: the model started from it broke (ATE 80% of the spread, one keyframe refused).
-// The sweep near the self-calibrated focal length (pipeline/focal_sweep.h) runs the mapper
-// again from 0.97 and 1.03 times it and keeps the run of the lowest error among those that
-// explain nearly the most observations. Measured at commit time: ATE 1.2% of the spread, 0.028
-// deg, focal 417.9 px.
-TEST(Reconstruct, APanAt75DegreesUnderTheKltGateHoldsByTheFocalSweep) {
-  const ReconstructSummary s =
-      expectGatePanHolds(sequence("pan", 48, 8, 640, 480, 75, 4), tempRoot() / "out_pan75_gate");
-  EXPECT_EQ(s.focalSweep.size(), 3u);  // the first run and two starts
+// The pan at a 75-degree field of view (another texture): the first pairs' homographies, read as
+// rotations, take the sideways walk for a longer lens (428.7 px, truth 417.0), and with the
+// gate's keyframes 10 degrees apart that 2.8% makes a parallax that is not there: the model
+// started from it broke (ATE 80% of the spread, one keyframe refused). The pairs' calibrated
+// profile (sfm::profileFocal) starts the mapper within 1% of the truth, and the model holds
+// without the focal sweep's extra runs. Measured at commit time: start 416.6 px, ATE 1.2% of the
+// spread, 0.019 deg, focal 417.8 px.
+TEST(Reconstruct, APanAt75DegreesUnderTheKltGateStartsFromTheTrueFocalLength) {
+  const fs::path seq = sequence("pan", 48, 8, 640, 480, 75, 4);
+  const ReconstructSummary s = expectGatePanHolds(seq, tempRoot() / "out_pan75_gate");
+  const double truth = synth::readSequenceTruth(seq).camera.fx;
+  EXPECT_TRUE(s.startSelfCalibrated);
+  EXPECT_NEAR(s.startFocalPx, truth, 0.01 * truth);
+  EXPECT_TRUE(s.focalSweep.empty());
 }
 
 // The pan at 640 x 480 with the camera known and the KLT gate: 7 keyframes of the 24 sampled

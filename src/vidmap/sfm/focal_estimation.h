@@ -42,4 +42,36 @@ std::optional<FocalEstimate> estimateFocal(const std::vector<FocalObservation>& 
 // The cost of one observation at focal f (exposed for tests).
 double focalCost(const FocalObservation& o, double f, double cx, double cy);
 
+// The focal length's profile over a video's first pairs, calibrated: at each f the relative pose
+// of every pair is refined on the Sampson error of E = [t]x R (geometry::refineRelativePose, a
+// Cauchy loss) and the robust costs, in pixels^2, are summed; the f of the least cost is the
+// maximum-likelihood focal length of the pairs (8 unknowns F less 7: two views with parallax
+// determine f; H. Stewenius, D. Nister, F. Kahl and F. Schaffalitzky, "A minimal solution for
+// relative pose with unknown focal length", CVPR 2005). Unlike the homography's reading above it
+// is not biased by a translation that the homography takes for rotation (a pan walked sideways
+// reads 2-3% long there: docs/benchmarks.md, "The KLT gate's pans: the focal length's start
+// swept"), and a pure rotation still fits only at the true f (E = [t]x R holds for any t).
+struct FocalPair {
+  geometry::Vec2List p1, p2;  // matches, pixels (undistorted)
+  geometry::Pose relative;    // a start pose at focal0 (t may be zero)
+};
+
+struct FocalProfile {
+  double focal = 0;
+  double cost = 0;          // the summed robust cost at the minimum (pixels^2)
+  bool atBoundary = false;  // the least cost at an end of [minFocal, maxFocal]: not determined
+  int points = 0;           // the matches used (within maxErrorPx at focal0)
+  double startCost = 0;     // the summed robust cost at focal0
+  // The likelihood ratio of the minimum against focal0: 2 (startCost - cost) / s2, s2 = 2 cost /
+  // points the mean squared residual (chi-square with one degree of freedom where focal0 is
+  // the truth).
+  double ratio = 0;
+};
+
+// Searches f in [minFocal, maxFocal] (focal0 inside it). The matches whose Sampson error exceeds
+// maxErrorPx at focal0 are dropped; lossPx: the Cauchy scale. Returns nullopt without pairs.
+std::optional<FocalProfile> profileFocal(const std::vector<FocalPair>& pairs, double cx, double cy,
+                                         double focal0, double minFocal, double maxFocal,
+                                         double maxErrorPx = 4.0, double lossPx = 1.0);
+
 }  // namespace vidmap::sfm

@@ -42,6 +42,9 @@ void MapperOptions::check() const {
   twoView.check();
   checkRange("mapper.minPairInliers", minPairInliers, 5, 1000000);
   checkRange("mapper.selfCalibrationMinPairs", selfCalibrationMinPairs, 1, 1000000);
+  if (selfCalibrationProfileRange != 0)
+    checkRange("mapper.selfCalibrationProfileRange", selfCalibrationProfileRange, 1.01, 10.0);
+  checkRange("mapper.selfCalibrationProfileMinRatio", selfCalibrationProfileMinRatio, 0.0, 1e12);
   checkRange("mapper.initMinPoints", initMinPoints, 5, 1000000);
   checkRange("mapper.initMinAngleDeg", initMinAngleDeg, 0.0, 90.0);
   checkRange("mapper.initMaxPendingKeyframes", initMaxPendingKeyframes, 2, 1000000);
@@ -485,11 +488,51 @@ bool Mapper::selfCalibrate(int newest) {
   // A flat cost (no distinct minimum), or a minimum at the end of the range (the cost still
   // falls outside it), keeps the initial guess; bundle adjustment refines it.
   if (!e || e->sharpness < 2.0 || e->atBoundary) return true;
+  setSelfCalibratedFocal(e->focal);
+  stats_.homographyFocal = e->focal;
+  // The homographies read a translation as rotation (a pan walked sideways comes out 2-3% long):
+  // the pairs' calibrated profile from there (sfm::profileFocal).
+  const double range = options_.selfCalibrationProfileRange;
+  if (range > 0) {
+    std::vector<FocalPair> fp;
+    for (const auto& [key, p] : pairs_) {
+      if (key.first < segmentStart_ || p.config == geometry::TwoViewConfig::kDegenerate) continue;
+      FocalPair q;
+      for (const auto& [i, j] : graph_.pairMatches(key.first, key.second)) {
+        q.p1.push_back(undistorted(key.first, i));
+        q.p2.push_back(undistorted(key.second, j));
+      }
+      q.relative = p.relative;
+      fp.push_back(std::move(q));
+    }
+    const auto pr = profileFocal(fp, pin.cx, pin.cy, e->focal, e->focal / range, e->focal * range,
+                                 options_.twoView.max_error_px);
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper: self-calibration's profile over %zu pairs, %d points: %s %.1f "
+                   "(cost %.2f, at the start %.2f, ratio %.1f)\n",
+                   fp.size(), pr ? pr->points : 0,
+                   !pr              ? "none"
+                   : pr->atBoundary ? "at the range's end, kept"
+                                    : "focal",
+                   pr ? pr->focal : 0.0, pr ? pr->cost : 0.0, pr ? pr->startCost : 0.0,
+                   pr ? pr->ratio : 0.0);
+    // Moved only where the pairs reject the homographies' estimate (TUM fr1-rpy's first pairs,
+    // about 90 matches each, leave the profile too flat to: ratio 4).
+    if (pr && !pr->atBoundary && pr->ratio >= options_.selfCalibrationProfileMinRatio) {
+      setSelfCalibratedFocal(pr->focal);
+      stats_.selfCalibrationProfiled = true;
+    }
+  }
+  return true;
+}
+
+void Mapper::setSelfCalibratedFocal(double focal) {
   auto& params = camera_.mutableParams();
   const bool shared = modelNumFocals(camera_.model()) == 1;
-  params[0] = e->focal;
-  if (!shared) params[1] = e->focal;
-  stats_.selfCalibratedFocal = e->focal;
+  params[0] = focal;
+  if (!shared) params[1] = focal;
+  stats_.selfCalibratedFocal = focal;
   refreshNormalized();
   // The pairs' poses and triangulations depend on the focal length: verify them again.
   const geometry::Pinhole cam = camera_.pinhole();
@@ -505,7 +548,6 @@ bool Mapper::selfCalibrate(int newest) {
         geometry::estimateRelativePose(p1, p2, cam, cam, options_.twoView);
     p = pairInfo(g);
   }
-  return true;
 }
 
 bool Mapper::tryInitialize(int newest) {

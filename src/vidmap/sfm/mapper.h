@@ -97,6 +97,13 @@ struct MapperOptions {
   // before the first model starts, once this many pairs are usable.
   bool selfCalibrateFocal = true;
   int selfCalibrationMinPairs = 3;
+  // The homographies' estimate then refined on the pairs' calibrated profile
+  // (sfm::profileFocal), within this factor either side (0: the homographies' estimate kept;
+  // the pipeline sets pipeline::kKltSelfCalibrationProfileRange with the KLT tracks).
+  double selfCalibrationProfileRange = 0;
+  // ... and moved there only when the likelihood ratio of the profile's minimum against the
+  // homographies' estimate reaches this (chi-square, one degree of freedom, 0.99).
+  double selfCalibrationProfileMinRatio = 6.63;
 
   int initMinPoints = 50;        // points triangulated by the initial pair
   double initMinAngleDeg = 4.0;  // median triangulation angle of the initial pair
@@ -224,6 +231,10 @@ struct MapperStats {
   // (dropped: the pair has too few descriptor matches for a geometry).
   std::int64_t trackMatchesKept = 0, trackMatchesRejected = 0, trackMatchesUnchecked = 0;
   double selfCalibratedFocal = 0;  // 0: not self-calibrated
+  // The homographies' estimate (sfm::estimateFocal), and whether the pairs' calibrated profile
+  // moved the start from it (sfm::profileFocal).
+  double homographyFocal = 0;
+  bool selfCalibrationProfiled = false;
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
   int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget
@@ -349,6 +360,8 @@ class Mapper {
   PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
   // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
   bool selfCalibrate(int newest);
+  // Sets the camera's focal length and verifies the segment's pairs again with it.
+  void setSelfCalibratedFocal(double focal);
   bool tryInitialize(int newest);
   // Whether the segment has waited initMaxPendingKeyframes sampled frames up to `newest`.
   bool waitedLong(int newest) const;

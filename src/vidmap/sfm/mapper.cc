@@ -841,8 +841,11 @@ void Mapper::globalBundle(double functionTolerance) {
 }
 
 void Mapper::filterPoints(const std::vector<PointId>& candidates) {
+  filterPointsOf(*active_, candidates);
+}
+
+void Mapper::filterPointsOf(Reconstruction& rec, const std::vector<PointId>& candidates) {
   Timer t(&stats_.filterSeconds);
-  Reconstruction& rec = *active_;
   std::vector<PointId> ids(candidates);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -855,7 +858,8 @@ void Mapper::filterPoints(const std::vector<PointId>& candidates) {
     bool deleted = false;
     for (size_t k = 0; !deleted && k < track.size();) {
       const FeatureRef o = track[k];
-      if (rec.reprojectionError(X, o) > options_.maxReprojErrorPx)
+      // Not finite (a point the adjustment moved onto a camera's plane) counts as above.
+      if (!(rec.reprojectionError(X, o) <= options_.maxReprojErrorPx))
         deleted = rec.deleteObservation(id, o);
       else
         ++k;
@@ -925,9 +929,17 @@ void Mapper::localizeTracked(Reconstruction& rec) {
   bo.gpuContext = options_.globalBaContext;
   bo.minParallaxDeg = options_.baMinParallaxDeg;
   bo.withLocalized = true;
-  Timer t(&stats_.globalBaSeconds);
-  const BundleReport rep = adjustBundle(rec, {}, bo);
+  BundleReport rep;
+  {
+    Timer t(&stats_.globalBaSeconds);
+    rep = adjustBundle(rec, {}, bo);
+  }
   ++stats_.globalBa;
+  // As after every global adjustment: the observations the localised frames pulled above the
+  // error (or behind a camera: TUM fr1-rpy under the gate left a point there) leave the model.
+  std::vector<PointId> all;
+  for (const auto& [id, p] : rec.points()) all.push_back(id);
+  filterPointsOf(rec, all);
   rec.updateErrors();
   if (options_.verbose)
     std::fprintf(stderr,

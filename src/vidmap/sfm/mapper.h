@@ -375,6 +375,7 @@ class Mapper {
   // earlier, and the next one starts from their result).
   void globalBundle(double functionTolerance = BundleOptions{}.functionTolerance);
   void filterPoints(const std::vector<PointId>& candidates);
+  void filterPointsOf(Reconstruction& rec, const std::vector<PointId>& candidates);
   void filterAll();
   void retriangulateAll();
   void finishModel();

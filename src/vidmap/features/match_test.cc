@@ -501,8 +501,10 @@ TEST(Match, AvxGuidedDistancesEqualEigenBitForBit) {
         differ += seq != ref[m];
         ++compared;
       }
-      ASSERT_EQ(0, std::memcmp(out.data(), ref.data(), n * sizeof(float)))
-          << "n " << n << " row " << i;
+      if (n > 0) {  // memcmp of an empty vector's data (null) is undefined
+        ASSERT_EQ(0, std::memcmp(out.data(), ref.data(), n * sizeof(float)))
+            << "n " << n << " row " << i;
+      }
     }
   }
   EXPECT_EQ(0.0f, [&] {

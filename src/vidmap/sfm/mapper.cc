@@ -605,14 +605,7 @@ bool Mapper::initializeFrom(int a, int b) {
   }
   {
     Timer t(&stats_.globalBaSeconds);
-    BundleOptions bo;
-    bo.maxIterations = options_.globalBaIterations;
-    bo.loss = ba::LossType::kSoftL1;
-    bo.backend = options_.backend;
-    bo.cudaMinObservations = options_.baCudaMinObservations;
-    bo.gpuContext = options_.globalBaContext;
-    bo.minParallaxDeg = options_.baMinParallaxDeg;
-    adjustBundle(*active_, {}, bo);
+    adjustBundle(*active_, {}, globalBundleOptions());
     ++stats_.globalBa;
   }
   filterAll();
@@ -802,17 +795,22 @@ void Mapper::localBundle(int id) {
   filterPoints(cand);
 }
 
-void Mapper::globalBundle(double functionTolerance) {
-  Reconstruction& rec = *active_;
+BundleOptions Mapper::globalBundleOptions() const {
   BundleOptions bo;
   bo.maxIterations = options_.globalBaIterations;
-  bo.functionTolerance = functionTolerance;
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.gpuContext = options_.globalBaContext;
-  bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
   bo.minParallaxDeg = options_.baMinParallaxDeg;
+  return bo;
+}
+
+void Mapper::globalBundle(double functionTolerance) {
+  Reconstruction& rec = *active_;
+  BundleOptions bo = globalBundleOptions();
+  bo.functionTolerance = functionTolerance;
+  bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
   BundleReport rep;
   {
     Timer t(&stats_.globalBaSeconds);
@@ -869,10 +867,12 @@ void Mapper::filterPointsOf(Reconstruction& rec, const std::vector<PointId>& can
   }
 }
 
-void Mapper::filterAll() {
+void Mapper::filterAll() { filterAllOf(*active_); }
+
+void Mapper::filterAllOf(Reconstruction& rec) {
   std::vector<PointId> all;
-  for (const auto& [id, p] : active_->points()) all.push_back(id);
-  filterPoints(all);
+  for (const auto& [id, p] : rec.points()) all.push_back(id);
+  filterPointsOf(rec, all);
 }
 
 void Mapper::retriangulateAll() {
@@ -921,13 +921,7 @@ void Mapper::localizeTracked(Reconstruction& rec) {
     ++stats_.localizedFrames;
   }
   if (!options_.adjustLocalized || rec.localized().empty()) return;
-  BundleOptions bo;
-  bo.maxIterations = options_.globalBaIterations;
-  bo.loss = ba::LossType::kSoftL1;
-  bo.backend = options_.backend;
-  bo.cudaMinObservations = options_.baCudaMinObservations;
-  bo.gpuContext = options_.globalBaContext;
-  bo.minParallaxDeg = options_.baMinParallaxDeg;
+  BundleOptions bo = globalBundleOptions();
   bo.withLocalized = true;
   BundleReport rep;
   {
@@ -937,9 +931,7 @@ void Mapper::localizeTracked(Reconstruction& rec) {
   ++stats_.globalBa;
   // As after every global adjustment: the observations the localised frames pulled above the
   // error (or behind a camera: TUM fr1-rpy under the gate left a point there) leave the model.
-  std::vector<PointId> all;
-  for (const auto& [id, p] : rec.points()) all.push_back(id);
-  filterPointsOf(rec, all);
+  filterAllOf(rec);
   rec.updateErrors();
   if (options_.verbose)
     std::fprintf(stderr,

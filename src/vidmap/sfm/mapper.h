@@ -373,10 +373,13 @@ class Mapper {
   // functionTolerance: the final adjustments use BundleOptions' default; those made while the
   // model grows use globalBaGrowingTolerance (the same by default; a looser value stops them
   // earlier, and the next one starts from their result).
+  // The options every global adjustment shares (iterations, loss, backend, parallax hold).
+  BundleOptions globalBundleOptions() const;
   void globalBundle(double functionTolerance = BundleOptions{}.functionTolerance);
   void filterPoints(const std::vector<PointId>& candidates);
   void filterPointsOf(Reconstruction& rec, const std::vector<PointId>& candidates);
   void filterAll();
+  void filterAllOf(Reconstruction& rec);
   void retriangulateAll();
   void finishModel();
   void refineModel();  // global BA, filtering, re-triangulation, global BA, filtering

@@ -27,6 +27,17 @@ double projectiveDistance(const Mat3& A, const Mat3& B) {
   return std::min((a - b).norm(), (a + b).norm());
 }
 
+// A homography near a small shift and shear, perturbed (Eigen's Random) by 1% and its
+// projective row by 0.001%: images of 640 x 480 points stay near the image.
+Mat3 nearIdentityHomography() {
+  Mat3 H;
+  H << 1.1, 0.05, 20, -0.03, 0.95, -15, 1e-4, -2e-4, 1;
+  H += 0.01 * Mat3::Random();
+  H(2, 0) *= 0.001;
+  H(2, 1) *= 0.001;
+  return H;
+}
+
 TEST(Poly, QuadraticAndCubicRoots) {
   double r[3];
   ASSERT_EQ(solveQuadratic(1, -3, 2, r), 2);
@@ -141,11 +152,7 @@ TEST(HomographyDlt, RecoversTheTruth) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(0, 640);
   for (int t = 0; t < 50; ++t) {
-    Mat3 Ht;
-    Ht << 1.1, 0.05, 20, -0.03, 0.95, -15, 1e-4, -2e-4, 1;
-    Ht += 0.01 * Mat3::Random();
-    Ht(2, 0) *= 0.001;
-    Ht(2, 1) *= 0.001;
+    const Mat3 Ht = nearIdentityHomography();
     Vec2 a[6], b[6];
     for (int i = 0; i < 6; ++i) {
       a[i] = Vec2(u(rng), u(rng));
@@ -170,11 +177,7 @@ TEST(Homography4pt, EqualsTheDltAndRefusesCollinearTriples) {
   std::uniform_real_distribution<double> u(0, 640);
   std::normal_distribution<double> noise(0, 0.5);
   for (int t = 0; t < 200; ++t) {
-    Mat3 Ht;
-    Ht << 1.1, 0.05, 20, -0.03, 0.95, -15, 1e-4, -2e-4, 1;
-    Ht += 0.01 * Mat3::Random();
-    Ht(2, 0) *= 0.001;
-    Ht(2, 1) *= 0.001;
+    const Mat3 Ht = nearIdentityHomography();
     Vec2 a[4], b[4], bn[4];
     for (int i = 0; i < 4; ++i) {
       a[i] = Vec2(u(rng), u(rng));

@@ -179,6 +179,14 @@ TEST(Ransac, BadOptionsNameTheField) {
   o = {};
   o.max_iterations = 3;  // below min_iterations
   EXPECT_THROW(ransac(est, o), Error);
+  o = {};
+  o.min_inliers = -1;
+  try {
+    ransac(est, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ransac.min_inliers"), std::string::npos);
+  }
 }
 
 TEST(SplitMix64, BelowIsUniformAndInRange) {

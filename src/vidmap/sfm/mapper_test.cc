@@ -765,6 +765,21 @@ TEST(Mapper, BadInputIsAClearError) {
   MapperOptions mo;
   mo.pnpMinInliers = 2;
   EXPECT_THROW(Mapper(cam, mo), Error);
+  // The self-calibration profile's range and ratio name their field.
+  auto expectNamed = [](const MapperOptions& o, const std::string& field) {
+    try {
+      o.check();
+      ADD_FAILURE() << field << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  MapperOptions range;
+  range.selfCalibrationProfileRange = 1.0;  // neither off (0) nor a range above 1
+  expectNamed(range, "mapper.selfCalibrationProfileRange");
+  MapperOptions ratio;
+  ratio.selfCalibrationProfileMinRatio = -1;
+  expectNamed(ratio, "mapper.selfCalibrationProfileMinRatio");
 }
 
 // The global BA rule (GlobalBaSchedule) on a model built from the truth: the points at their

@@ -20,6 +20,7 @@
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/io/prefetch_source.h"
 #include "vidmap/io/run_warnings.h"
 #include "vidmap/io/tum_trajectory.h"
 #include "vidmap/pipeline/frontend_worker.h"
@@ -58,6 +59,7 @@ void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
+  checkRange("decode_ahead", decodeAhead, kAutoDecodeAhead, 64);
   checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
   checkRange("rerun_guess_focal_change", rerunGuessFocalChange, 0.0, 100.0);
   checkRange("rerun_reuse_mib", rerunReuseMiB, 0, 1 << 20);
@@ -481,6 +483,12 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     bar.update(frames, status());
     if (options.onProgress) options.onProgress(frames, info.frameCount, status());
   };
+  // Decoding depends on nothing the pipeline computes: a thread of its own takes it off the
+  // front end's (docs/benchmarks.md, "Decoding ahead"). A replay of a recording reads none.
+  const int decodeAhead = options.decodeAhead == kAutoDecodeAhead ? 4 : options.decodeAhead;
+  record.setOption("decode_ahead_used", recorded && !klt ? 0 : decodeAhead);
+  if (decodeAhead > 0 && !(recorded && !klt))
+    source = std::make_unique<io::PrefetchSource>(std::move(source), decodeAhead, &record);
   sum.frames = recorded && !klt
                    ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame)
                    : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);

@@ -50,6 +50,7 @@ inline constexpr int kPhotoWidth = 1280;
 // side of the homographies' estimate (sfm::MapperOptions::selfCalibrationProfileRange).
 inline constexpr double kKltSelfCalibrationProfileRange = 1.25;
 inline constexpr int kAutoPipelineDepth = -1;
+inline constexpr int kAutoDecodeAhead = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);
 
@@ -81,6 +82,9 @@ struct ReconstructOptions {
   // (measured in docs/benchmarks.md, "Pipelined front end": faster on the H200, not on a
   // 2-core CPU, where the front end is the bottleneck and the two sides share the cores).
   int pipelineDepth = kAutoPipelineDepth;
+  // Frames decoded ahead on a thread of their own (io/prefetch_source.h; the same frames, so
+  // the same model); 0: decoded on the front end's thread; kAutoDecodeAhead: 4.
+  int decodeAhead = kAutoDecodeAhead;
   // Time every CUDA kernel launch into the run record (a pair of events per launch; its cost
   // is measured in docs/benchmarks.md). Off: stages keep host times only.
   bool profileKernels = true;

@@ -145,6 +145,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "runs on CUDA, else 0",
               -1, 64},
     o.pipelineDepth);
+  v(FieldInfo{"", "decode_ahead",
+              "Frames decoded ahead of the front end on a thread of their own (the same frames: "
+              "the same model); 0: decoded on the front end's thread; -1: 4",
+              -1, 64},
+    o.decodeAhead);
   v(FieldInfo{"", "profile_kernels",
               "Time each CUDA kernel for the run record (off: host times only)", 0, 1},
     o.profileKernels);

@@ -283,8 +283,11 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
       if (!ready()) {
         const auto t0 = Clock::now();
         s.changed.wait(lock, ready);
-        s.mapperWaitMs += msSince(t0);
+        const double ms = msSince(t0);
+        s.mapperWaitMs += ms;
         ++s.mapperWaits;
+        // The first frame's wait is the front end's start (its GPU contexts' first work).
+        if (frames == 0) record.addStage("pipeline.first_frame_wait", ms);
       }
       if (s.error) {
         const std::exception_ptr e = s.error;

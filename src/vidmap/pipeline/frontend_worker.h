@@ -90,7 +90,8 @@ struct FrontendLoopOptions {
 // `checkpoint` runs on the calling thread before each frame is mapped (it may throw, e.g.
 // Interrupted); `afterFrame(frames, keyframes)` after each. Returns the frames read. Stage
 // times go to `record` ("decode", "mapper", and the waits "pipeline.mapper_wait",
-// "pipeline.frontend_wait" when pipelined).
+// "pipeline.frontend_wait" when pipelined, the first frame's wait also as
+// "pipeline.first_frame_wait").
 int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
                     io::RunRecord& record, const FrontendLoopOptions& options,
                     const std::function<void(int frames)>& checkpoint,

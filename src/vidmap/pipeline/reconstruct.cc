@@ -489,6 +489,9 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   record.setOption("decode_ahead_used", recorded && !klt ? 0 : decodeAhead);
   if (decodeAhead > 0 && !(recorded && !klt))
     source = std::make_unique<io::PrefetchSource>(std::move(source), decodeAhead, &record);
+  record.addStage(
+      "pipeline.startup",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   sum.frames = recorded && !klt
                    ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame)
                    : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);

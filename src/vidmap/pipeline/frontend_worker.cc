@@ -201,7 +201,9 @@ class Producer {
       {
         std::unique_lock lock(s_.mutex);
         // The tracker may advance once the mapper has ended the tracks its outliers name.
-        if (o_.outliersFeedBack && !wait(lock, [&] { return s_.verified >= produced; })) return;
+        if (o_.outliersFeedBack &&
+            !wait(lock, [&] { return s_.verified >= produced - o_.outlierLag; }))
+          return;
         if (s_.stop) return;
         camera = s_.camera;
         setThreads(s_.frontendBound() ? threads_ : 1);

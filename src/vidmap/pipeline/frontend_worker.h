@@ -16,9 +16,12 @@
 //     The result is a function of the parameters alone, so either way it is the serial one.
 //   - the outliers of pair verification, which end KLT tracks (Mapper::setOutlierSink): with a
 //     source that reads them (`outliersFeedBack`), the producer decodes the next frame, then
-//     waits until the mapper has verified every keyframe it produced (Mapper::setVerifiedSink)
-//     before the tracker advances; registration, triangulation and bundle adjustment of that
-//     keyframe still overlap the front end's next frames.
+//     waits until the mapper has verified every keyframe it produced but the last
+//     `outlierLag` (Mapper::setVerifiedSink) before the tracker advances. The source applies
+//     the outliers of keyframe k at the first frame after keyframe k + outlierLag, on either
+//     path (KltSourceOptions::outlierLag), so the tracks are the serial run's. At lag 0 the
+//     registration, triangulation and bundle adjustment of a keyframe overlap the front end's
+//     next frames; at lag 1 its verification does too.
 //   - nothing else: the active keyframe set, the gate and the sources' state are the front
 //     end's own.
 // Frames reach the mapper in order, one item per frame (keyframes, dropped frames).
@@ -82,6 +85,9 @@ struct FrontendLoopOptions {
   // A PairMatchSource reads the mapper's outliers (KLT): the producer waits for the
   // verification of its keyframes before each frame.
   bool outliersFeedBack = false;
+  // With outliersFeedBack: the producer may be this many keyframes ahead of the mapper's
+  // verification (KltSourceOptions::outlierLag, whose outliers end tracks that much later).
+  int outlierLag = 0;
   // Where to record what the front end produces (null: nowhere); only without a PairMatchSource.
   FrontendRecording* recording = nullptr;
 };

@@ -24,6 +24,7 @@ void KltSourceOptions::check() const {
   checkRange("klt.seedQuality", seedQuality, 0.0, 1.0);
   checkRange("klt.chainKeyframes", chainKeyframes, 1, 1000);
   checkRange("klt.minGateTracks", minGateTracks, 1, 1000000);
+  checkRange("klt.outlierLag", outlierLag, 0, 64);
 }
 
 double KltStats::meanTrackKeyframes() const {
@@ -189,6 +190,7 @@ void KltSource::onFrame(const io::Frame& frame) {
   const int w = frame.gray.width(), h = frame.gray.height();
   if (!tracker_ || w != width_ || h != height_) reset(w, h);
   if (!tracker_) return;
+  applyDueOutliers();
   const klt::StepReport r = tracker_->push(frame.gray);
   ++stats_.pushes;
   stats_.msUpload += r.msUpload;
@@ -242,6 +244,7 @@ void KltSource::startTracks(int first, int keyframeId, const features::Features&
 std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
                                                     const features::Features& features) {
   ++stats_.keyframes;
+  newestKeyframe_ = std::max(newestKeyframe_, keyframeId);
   if (!tracker_) return {};
   const auto t0 = std::chrono::steady_clock::now();
   const double radius = options_.joinRadiusPx * width_ / 640.0;
@@ -324,6 +327,28 @@ std::vector<sfm::PairMatches> KltSource::onKeyframe(int keyframeId,
 }
 
 void KltSource::onOutliers(const sfm::PairMatches& pm) {
+  std::lock_guard lock(pendingMutex_);
+  pending_.emplace_back(std::max(pm.image1, pm.image2), pm);
+}
+
+int KltSource::pendingOutlierPairs() const {
+  std::lock_guard lock(pendingMutex_);
+  return static_cast<int>(pending_.size());
+}
+
+void KltSource::applyDueOutliers() {
+  std::vector<sfm::PairMatches> due;
+  {
+    std::lock_guard lock(pendingMutex_);
+    while (!pending_.empty() && pending_.front().first <= newestKeyframe_ - options_.outlierLag) {
+      due.push_back(std::move(pending_.front().second));
+      pending_.pop_front();
+    }
+  }
+  for (const sfm::PairMatches& pm : due) applyOutliers(pm);
+}
+
+void KltSource::applyOutliers(const sfm::PairMatches& pm) {
   if (!tracker_) return;
   // A rejected match ends the track that made it: the track that claimed the newer keypoint
   // and has the older one in its chain (a descriptor match between the same keypoints would

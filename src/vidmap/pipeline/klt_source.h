@@ -17,8 +17,11 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "vidmap/io/run_record.h"
@@ -52,7 +55,16 @@ struct KltSourceOptions {
   bool matches = true;
   int chainKeyframes = 8;  // a join matches the last this many keyframes of the track
   int minGateTracks = 64;  // fewer alive tracks: the gate falls back to descriptor matches
-  bool cuda = false;       // the CUDA backend of the tracker (builds with it only)
+  // Keyframes between a keyframe and the frame at which its verification's outliers end their
+  // tracks: those of keyframe k end at the first frame after keyframe k + outlierLag. At 0
+  // the tracker waits for each keyframe's verification before it advances, so the front end
+  // and the mapper take turns; at 1 the front end tracks, extracts and matches keyframe k + 1
+  // while the mapper verifies keyframe k (pipeline/frontend_worker.h). Applied at the same
+  // frame on one thread or two: the same model either way. An outlier track left alive one
+  // keyframe longer can join keyframe k + 1, whose verification rejects that match as well
+  // (docs/benchmarks.md, "The outliers' lag").
+  int outlierLag = 1;
+  bool cuda = false;  // the CUDA backend of the tracker (builds with it only)
 
   void check() const;  // throws vidmap::Error naming the bad field
 };
@@ -96,6 +108,8 @@ class KltSource : public PairMatchSource {
     int keyframe = 0, keypoint = 0;
   };
   const std::vector<Link>* chain(std::int64_t trackId) const;
+  // Outliers received and not yet applied (tests).
+  int pendingOutlierPairs() const;
 
  private:
   struct TrackInfo {
@@ -105,6 +119,8 @@ class KltSource : public PairMatchSource {
   void reset(int width, int height);
   void retire(std::int64_t id, int reason);
   void startTracks(int first, int keyframeId, const features::Features& features);
+  void applyOutliers(const sfm::PairMatches& pm);
+  void applyDueOutliers();  // those of keyframes up to newestKeyframe_ - outlierLag
 
   KltSourceOptions options_;
   std::shared_ptr<gpu::Context> ctx_;  // shared_ptr: complete only in CUDA builds
@@ -114,6 +130,11 @@ class KltSource : public PairMatchSource {
   // (keyframe, keypoint) -> the track that claimed it (seeded there or joined it).
   std::unordered_map<std::int64_t, std::int64_t> claims_;
   int keyframeTracks_ = 0;  // alive tracks after the last keyframe's seeding
+  int newestKeyframe_ = -1;
+  // Outliers by the keyframe whose verification made them (the newer of the pair), in the
+  // order received; onOutliers runs on the mapper's thread when pipelined.
+  mutable std::mutex pendingMutex_;
+  std::deque<std::pair<int, sfm::PairMatches>> pending_;
   KltStats stats_;
 };
 

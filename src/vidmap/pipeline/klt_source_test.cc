@@ -223,9 +223,13 @@ TEST(KltSource, GateOnlyKeepsTheJoinsAndGivesNoMatches) {
   EXPECT_EQ(a.stats().meanTrackKeyframes(), b.stats().meanTrackKeyframes());
 }
 
-TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) {
+// The wrong join's track, rejected by the verification of keyframe 1, ends at the first frame
+// after keyframe 1 + lag (KltSourceOptions::outlierLag), whatever thread delivered the outliers.
+void wrongJoinEndsItsTrack(int lag) {
   const Views& v = views();
-  KltSource src(KltSourceOptions{});
+  KltSourceOptions o;
+  o.outlierLag = lag;
+  KltSource src(o);
   std::vector<features::Features> kf;
   for (int i = 0; i <= kEvery; ++i) {
     src.onFrame(v.frames[i]);
@@ -276,16 +280,32 @@ TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) {
   EXPECT_LT(outliers.matches.size(), p.matches.size() / 20);
   ASSERT_NE(src.chain(id), nullptr);
   src.onOutliers(outliers);
+  EXPECT_EQ(src.pendingOutlierPairs(), 1);
+  // Received, not yet applied: the track lives until the first frame after keyframe 1 + lag.
+  EXPECT_NE(src.chain(id), nullptr);
+  const int epipolar = static_cast<int>(klt::EndReason::kEpipolar);
+  int next = kEvery + 1;
+  for (int k = 2; k <= 1 + lag; ++k) {
+    for (; next < k * kEvery; ++next) {
+      src.onFrame(v.frames[next]);
+      EXPECT_NE(src.chain(id), nullptr) << "frame " << next << ", lag " << lag;
+    }
+    src.onFrame(v.frames[next++]);
+    src.onKeyframe(k, siftOf(v.frames[next - 1]));
+    EXPECT_EQ(src.pendingOutlierPairs(), 1);
+    EXPECT_EQ(src.stats().ends[epipolar], 0);
+  }
+  src.onFrame(v.frames[next]);
+  EXPECT_EQ(src.pendingOutlierPairs(), 0);
   EXPECT_EQ(src.chain(id), nullptr);
-  const auto& ended = src.tracker()->ended();
-  const auto e = std::find_if(ended.begin(), ended.end(),
-                              [&](const klt::EndedTrack& x) { return x.id == id; });
-  ASSERT_NE(e, ended.end());
-  EXPECT_EQ(e->reason, static_cast<int>(klt::EndReason::kEpipolar));
-  EXPECT_GE(src.stats().ends[static_cast<int>(klt::EndReason::kEpipolar)], 1);
+  EXPECT_GE(src.stats().ends[epipolar], 1);
   for (int i = 0; i < src.tracker()->tracks().size(); ++i)
     EXPECT_NE(src.tracker()->tracks().id[i], id);
 }
+
+TEST(KltSource, WrongJoinIsAnEpipolarOutlierAndEndsItsTrack) { wrongJoinEndsItsTrack(0); }
+
+TEST(KltSource, AnOutlierEndsItsTrackOneKeyframeLaterAtLagOne) { wrongJoinEndsItsTrack(1); }
 
 TEST(KltSource, BlackFrameAndNewSizeFallBackToTheDescriptorGate) {
   const Views& v = views();

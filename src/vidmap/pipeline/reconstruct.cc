@@ -474,6 +474,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   FrontendLoopOptions lo;
   lo.depth = pipelineDepth;
   lo.outliersFeedBack = klt != nullptr;
+  lo.outlierLag = options.kltSource.outlierLag;
   lo.recording = options.frontend.photos || klt ? nullptr : recording;
   const auto checkpoint = [&](int frames) {
     throwIfInterrupted("at frame " + std::to_string(frames) + untouched);

@@ -129,6 +129,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "of the frame's largest (0: any that passes the low-structure test)",
               0, 1},
     o.kltSource.seedQuality);
+  v(FieldInfo{"", "klt_outlier_lag",
+              "Keyframes before the outliers of a keyframe's verification end their KLT tracks "
+              "(0: the tracker waits for each verification; 1: the front end works on the next "
+              "keyframe meanwhile)",
+              0, 64},
+    o.kltSource.outlierLag);
   v(FieldInfo{"", "folder",
               "An image folder is read as the frames of one video (video: sampled at --fps like a "
               "video), as photos (photos: every image), or by its names and sizes (auto: numbered "

@@ -61,9 +61,11 @@ struct KltSourceOptions {
   // and the mapper take turns; at 1 the front end tracks, extracts and matches keyframe k + 1
   // while the mapper verifies keyframe k (pipeline/frontend_worker.h). Applied at the same
   // frame on one thread or two: the same model either way. An outlier track left alive one
-  // keyframe longer can join keyframe k + 1, whose verification rejects that match as well
-  // (docs/benchmarks.md, "The outliers' lag").
-  int outlierLag = 1;
+  // keyframe longer can join keyframe k + 1, whose verification rejects that match as well.
+  // 0 by default: at 1 the H200 gained 60-100 ms of 2 s on TUM fr1-rpy, inside its run-to-run
+  // spread, and the CPU's rotation error there moved 1.59 -> 1.88 deg (docs/benchmarks.md,
+  // "The KLT outliers' lag").
+  int outlierLag = 0;
   bool cuda = false;  // the CUDA backend of the tracker (builds with it only)
 
   void check() const;  // throws vidmap::Error naming the bad field

@@ -132,7 +132,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "klt_outlier_lag",
               "Keyframes before the outliers of a keyframe's verification end their KLT tracks "
               "(0: the tracker waits for each verification; 1: the front end works on the next "
-              "keyframe meanwhile)",
+              "keyframe meanwhile; another model)",
               0, 64},
     o.kltSource.outlierLag);
   v(FieldInfo{"", "folder",

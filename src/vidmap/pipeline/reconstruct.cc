@@ -20,6 +20,7 @@
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/frame_source.h"
 #include "vidmap/io/ply.h"
+#include "vidmap/io/prefetch_source.h"
 #include "vidmap/io/run_warnings.h"
 #include "vidmap/io/tum_trajectory.h"
 #include "vidmap/pipeline/frontend_worker.h"
@@ -360,6 +361,9 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
       source = io::openFrameSource(input, so);
     }
   }
+  // The next frame decodes on a thread of its own while this one is worked on
+  // (io/prefetch_source.h).
+  source = io::prefetchFrames(std::move(source));
   const io::FrameSourceInfo info = source->info();
   options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   options.mapper.photos = options.frontend.photos;

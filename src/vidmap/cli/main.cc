@@ -3,6 +3,10 @@
 // SIGTERM during a reconstruction end it with one line and status 130 or 143.
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +36,21 @@ void passiveOpenMpWait(char** argv) {
 }
 #endif
 
+// glibc gives blocks of 128 KiB and more their own mappings and hands freed memory back to the
+// kernel; the next such block is then faulted in afresh, page by page. A reconstruction asks
+// for the same large blocks again and again (each keyframe's products, 512 x 14683 floats on
+// tum-fr1-xyz; SIFT's levels; the adjustments' arrays), mostly from threads other than the
+// main one, whose arenas are trimmed as eagerly: on dev (a VM, where each fault is dear) that
+// was 1.2 of xyz's 44 CPU s at 4 fps, all of it system time (docs/benchmarks.md, "CPU path: the
+// serial wall of fr1-rpy at all frames"). Blocks up to glibc's cap for the mapping threshold
+// (32 MiB) now come from the heap and stay with the process; the peak memory is unchanged.
+void keepFreedMemory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 }  // namespace
 
 namespace vidmap::cli {
@@ -45,6 +64,7 @@ int main(int argc, char** argv) {
 #if defined(__linux__) && defined(_OPENMP) && !defined(VIDMAP_NO_REEXEC)
   passiveOpenMpWait(argv);
 #endif
+  keepFreedMemory();
   vidmap::cli::typedCommandLine() =
       vidmap::pipeline::shellJoin(std::vector<std::string>(argv, argv + argc));
   CLI::App app{"vidmap: a video to cameras and a 3D map, on the GPU or the CPU"};

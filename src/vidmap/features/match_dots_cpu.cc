@@ -246,6 +246,26 @@ bool cpuHasAvx2ForDots() {
 #endif
 }
 
+std::vector<int> productRowBlocks(int na, int nb) {
+  constexpr int kRows = 512, kMinRows = 192;
+  constexpr long kBelowCap = (32L << 20) - (1L << 16);  // a margin for the allocator's header
+  const long fit = kBelowCap / (static_cast<long>(sizeof(float)) * std::max(nb, 1));
+  // Fewer rows re-read the packed B more often: past kMinRows, 512 as before.
+  const int rows = fit >= kMinRows && fit < kRows ? static_cast<int>(fit) : kRows;
+  const int alone = na % kRows == 1 ? 1 : 0;
+  const int n = na - alone;
+  std::vector<int> starts;
+  for (int r0 = 0; r0 < n;) {
+    int rb = std::min(rows, n - r0);
+    if (n - r0 - rb == 1) --rb;  // leave two rows for the last block, not one
+    starts.push_back(r0);
+    r0 += rb;
+  }
+  if (alone) starts.push_back(n);
+  starts.push_back(na);
+  return starts;
+}
+
 DescriptorDots::DescriptorDots(const float* b, int nb, bool avx2) : b_(b), nb_(nb) {
   // Eigen's product has one column of B at nb = 1 (a matrix-vector product, another order);
   // below 16 rows there is nothing to gain.

@@ -43,6 +43,17 @@ class DescriptorDots {
   std::vector<float> packed_;  // 16-column panels of B^T, k-major (128 x 16 each), zero-padded
 };
 
+// The row blocks of plain CPU matching's product (each block, rows x nb floats, is written out
+// and then scanned): the starts of the blocks over [0, na), then na. 512 rows; fewer (down to
+// 192) where 512 rows of nb columns would reach 32 MiB, glibc's cap for its mapping
+// threshold (cli/main.cc): a block that large is mapped afresh at every allocation and faulted
+// in page by page (1835 x 32768, one thread: 0.52 s a call with 512 rows, 0.20 s with 255;
+// docs/benchmarks.md, "CPU path: the serial wall of fr1-rpy at all frames"). A row alone in its
+// block takes Eigen's one-row product, which sums in another order, so a row is alone exactly
+// where 512-row blocks leave one (the last row, when na = 1 mod 512): the same products
+// whatever the size of the blocks.
+std::vector<int> productRowBlocks(int na, int nb);
+
 // One row i of the product over B's columns [j0, j1): each column's squaredDistance, pushed
 // into the row's top-2 t in increasing j (top2Push), and the nearest row so far of each column
 // (cd, ci: replaced by i where strictly nearer; rows come in increasing order). With avx2 on a

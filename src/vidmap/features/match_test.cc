@@ -475,6 +475,40 @@ TEST(Match, AvxDotsEqualEigenBitForBit) {
 
 // Guided matching's distances on AVX2 against Eigen's (a - b).squaredNorm(), what the guided
 // path computed before: memcmp-equal for every count mod 4 and for repeated and equal rows.
+// The product's row blocks (productRowBlocks): in order over all rows, at most 512 rows, under
+// glibc's 32 MiB cap where 192 rows fit under it, and a row alone in its block exactly where
+// 512-row blocks leave one (Eigen's one-row product sums in another order); the 512-row
+// blocks themselves where they fit.
+TEST(Match, ProductRowBlocksLeaveARowAloneWhere512RowBlocksDo) {
+  constexpr long kBelowCap = (32L << 20) - (1L << 16);
+  for (int nb : {1, 1000, 16000, 16383, 20000, 43000, 44000, 100000})
+    for (int na : {0, 1, 2, 3, 190, 191, 192, 193, 418, 419, 420, 511, 512, 513, 514, 1024, 1025,
+                   1835, 2049}) {
+      SCOPED_TRACE("na " + std::to_string(na) + ", nb " + std::to_string(nb));
+      const std::vector<int> b = productRowBlocks(na, nb);
+      ASSERT_GE(b.size(), 1u);
+      EXPECT_EQ(b.front(), na > 0 ? 0 : na);
+      EXPECT_EQ(b.back(), na);
+      const bool fits = 192L * 4 * nb <= kBelowCap;
+      for (size_t k = 0; k + 1 < b.size(); ++k) {
+        const int rows = b[k + 1] - b[k];
+        ASSERT_GE(rows, 1);
+        EXPECT_LE(rows, 512);
+        if (fits) {
+          EXPECT_LE(4L * rows * nb, kBelowCap) << "block " << k;
+        }
+        const bool aloneBefore = na % 512 == 1 && b[k] == na - 1;
+        EXPECT_EQ(rows == 1, aloneBefore) << "block " << k << " at row " << b[k];
+      }
+      if (512L * 4 * nb <= kBelowCap || !fits) {  // the blocks of before
+        std::vector<int> before;
+        for (int r = 0; r < na; r += 512) before.push_back(r);
+        before.push_back(na);
+        EXPECT_EQ(b, before);
+      }
+    }
+}
+
 TEST(Match, AvxGuidedDistancesEqualEigenBitForBit) {
   using V = Eigen::Matrix<float, 128, 1>;
   std::mt19937 rng(13);

@@ -24,7 +24,6 @@ class MatchCuda {};
 namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-constexpr int kRowBlock = 512;
 
 void checkFeatures(const Features& f, const char* name) {
   if (f.descriptors.size() != f.keypoints.size() * kDescriptorSize)
@@ -79,8 +78,9 @@ std::vector<std::vector<Match>> matchCpu(const MatchProblem& p, const MatchOptio
   std::vector<float> chunkD(static_cast<size_t>(rowChunks) * p.nb);
   std::vector<int> chunkI(static_cast<size_t>(rowChunks) * p.nb);
   const int colChunks = std::max(1, std::min(p.nb / 256, 4 * maxThreads()));
-  for (int r0 = 0; r0 < p.na; r0 += kRowBlock) {
-    const int rb = std::min(kRowBlock, p.na - r0);
+  const std::vector<int> blocks = productRowBlocks(p.na, p.nb);
+  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
+    const int r0 = blocks[b], rb = blocks[b + 1] - r0;
     S.resize(rb, p.nb);
     dots(p.a + static_cast<long>(r0) * 128, rb, S.data());
     const int chunks = std::min(rowChunks, rb);

@@ -2,8 +2,9 @@
 // the same order and with the same pixels, up to `depth` frames before the consumer asks for
 // them. Decoding (PNG, JPEG, FFmpeg, resizing) depends on nothing the pipeline computes, so on
 // a machine with a core to spare it leaves the front end's thread: on the H200 the 150 JPEG
-// frames of TUM fr1-rpy took 418 ms of the front end's 1.1 s (docs/benchmarks.md, "Decoding
-// ahead").
+// frames of TUM fr1-rpy took 418 ms of the front end's 1.1 s, and on a 2-core CPU decoding its
+// PNGs was a seventh of the run's wall (docs/benchmarks.md, "The H200's fr1-rpy: decoding
+// ahead ..." and "CPU path: the serial wall of fr1-rpy at all frames ...").
 //
 // Errors: an exception of the wrapped source's next() is carried to the consumer and thrown by
 // the next() call that reaches it, after the frames decoded before it, so a bad frame fails

@@ -15,6 +15,7 @@
 #include "vidmap/ba/backend.h"
 #include "vidmap/core/check.h"
 #include "vidmap/core/error.h"
+#include "vidmap/core/parallel.h"
 #include "vidmap/gpu/context.h"
 #include "vidmap/io/atomic_file.h"
 #include "vidmap/io/colmap_model.h"
@@ -411,7 +412,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // A guided matching made again on the mapper's thread (pipelined, after the camera changed)
   // runs on a context of its own: the front end's thread keeps the match context.
   const int pipelineDepth = options.pipelineDepth != kAutoPipelineDepth ? options.pipelineDepth
-                            : siftContext                               ? 2
+                            : siftContext || vidmap::maxThreads() >= 2  ? 2
                                                                         : 0;
   record.setOption("pipeline_depth_used", pipelineDepth);
   const gpu::Context* recheckContext =

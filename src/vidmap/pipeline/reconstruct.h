@@ -78,9 +78,11 @@ struct ReconstructOptions {
   sfm::MapperOptions mapper;
   // Keyframes the front end (decode, SIFT, matching, the gate, KLT) may run ahead of the
   // mapper, on a thread of its own (pipeline/frontend_worker.h; the model is the same as 0's);
-  // 0: one thread, frame after frame; kAutoPipelineDepth: 2 when SIFT runs on CUDA, else 0
-  // (measured in docs/benchmarks.md, "Pipelined front end": faster on the H200, not on a
-  // 2-core CPU, where the front end is the bottleneck and the two sides share the cores).
+  // 0: one thread, frame after frame; kAutoPipelineDepth: 2 when SIFT runs on CUDA or OpenMP
+  // has two threads or more, else 0. Faster on the H200 (docs/benchmarks.md, "Pipelined front
+  // end") and, since the mapper's bundle adjustments run on one thread (ba::Options::
+  // minObservationsPerThread), on a quiet 2-core CPU too: the front end fills the core they
+  // leave (docs/benchmarks.md, "CPU path: the serial wall of fr1-rpy at all frames").
   int pipelineDepth = kAutoPipelineDepth;
   // Frames decoded ahead on a thread of their own (io/prefetch_source.h; the same frames, so
   // the same model); 0: decoded on the front end's thread; kAutoDecodeAhead: 4.

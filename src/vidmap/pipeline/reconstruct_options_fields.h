@@ -148,7 +148,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "pipeline_depth",
               "Keyframes the front end (decode, SIFT, matching, KLT) may run ahead of the mapper "
               "on a thread of its own; 0: one thread (the model is the same); -1: 2 when SIFT "
-              "runs on CUDA, else 0",
+              "runs on CUDA or OpenMP has 2 threads or more, else 0",
               -1, 64},
     o.pipelineDepth);
   v(FieldInfo{"", "decode_ahead",

@@ -47,11 +47,8 @@ inline constexpr int kAutoWidth = -1;
 inline constexpr int kVideoWidth = 640;
 inline constexpr int kPhotoWidth = 1280;
 // With the KLT tracks, the self-calibration's calibrated profile searches this factor either
-// side of the homographies' estimate (sfm::MapperOptions::selfCalibrationProfileRange). It
-// removes the homographies' bias of a pan walked sideways, 2-6% on the synthetic pans; on a
-// real lens (its distortion not in the profile's model) it moved TUM fr1-rpy's start by 22%
-// from the same pairs (a minimum at the range's end is not taken).
-inline constexpr double kKltSelfCalibrationProfileRange = 1.12;
+// side of the homographies' estimate (sfm::MapperOptions::selfCalibrationProfileRange).
+inline constexpr double kKltSelfCalibrationProfileRange = 1.25;
 inline constexpr int kAutoPipelineDepth = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);

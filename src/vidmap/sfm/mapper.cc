@@ -551,15 +551,7 @@ void Mapper::setSelfCalibratedFocal(double focal) {
 }
 
 bool Mapper::tryInitialize(int newest) {
-  // The strict rule is tried on the newest keyframe's pairs; on the call that self-calibrates,
-  // on each keyframe's from the segment's first, in order: the self-calibration waits for the
-  // pairs of several keyframes, and the wait must not change which pair starts the model (the
-  // first that would have started it with the focal length known).
-  int from = newest;
-  if (!focalKnown_) {
-    if (!selfCalibrate(newest)) return false;
-    from = segmentStart_;
-  }
+  if (!focalKnown_ && !selfCalibrate(newest)) return false;
   auto usable = [&](const std::pair<int, int>& key, const PairInfo& p, double minAngle) {
     if (key.first < segmentStart_) return false;
     if (std::find(failedInitPairs_.begin(), failedInitPairs_.end(), key) != failedInitPairs_.end())
@@ -573,13 +565,12 @@ bool Mapper::tryInitialize(int newest) {
     // The strict rule on the pairs of the newest keyframe: the most triangulated points.
     std::pair<int, int> best{-1, -1};
     int bestPoints = 0;
-    for (int k = from; k <= newest && best.first < 0; ++k)
-      for (const auto& [key, p] : pairs_)
-        if (key.second == k && usable(key, p, options_.initMinAngleDeg) &&
-            p.triangulated > bestPoints) {
-          best = key;
-          bestPoints = p.triangulated;
-        }
+    for (const auto& [key, p] : pairs_)
+      if (key.second == newest && usable(key, p, options_.initMinAngleDeg) &&
+          p.triangulated > bestPoints) {
+        best = key;
+        bestPoints = p.triangulated;
+      }
     // The relaxed rule once enough keyframes waited: the largest median angle so far.
     if (best.first < 0 && waitedLong(newest)) {
       double bestAngle = -1;

@@ -94,14 +94,9 @@ struct MapperOptions {
   bool photos = false;
 
   // An unknown focal length is self-calibrated from the first pairs (focal_estimation.h)
-  // before the first model starts, once this many pairs are usable (or initMaxPendingKeyframes
-  // sampled frames have passed). Each of the first pairs of a hand-held video (2-5 degrees,
-  // about 100 matches) reads it 10-20% off either way, and which three come first moved TUM
-  // fr1-rpy's start from 658 px (PNG frames) to 474 (the same frames as JPEG); the pairs of its
-  // first eight frames give 520-531 from both (docs/benchmarks.md, "The unknown camera's start
-  // from the pairs of the first frames").
+  // before the first model starts, once this many pairs are usable.
   bool selfCalibrateFocal = true;
-  int selfCalibrationMinPairs = 12;
+  int selfCalibrationMinPairs = 3;
   // The homographies' estimate then refined on the pairs' calibrated profile
   // (sfm::profileFocal), within this factor either side (0: the homographies' estimate kept;
   // the pipeline sets pipeline::kKltSelfCalibrationProfileRange with the KLT tracks).

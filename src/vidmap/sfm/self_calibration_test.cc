@@ -87,13 +87,17 @@ double selfCalibrated(const Video& v, const MapperOptions& mo) {
 // About 80 matches a pair (2-5 degrees of turn, a little translation), keypoints with 1 px of
 // noise: the first three pairs alone (the former rule, selfCalibrationMinPairs 3) give 454-580 px
 // over these seeds for 517 (TUM fr1-rpy: 658 px from its PNG frames, 474 from the same frames as
-// JPEG); the pairs of the first frames (the default, 12 pairs) give 499-519, within 4% on every
-// seed. With the former rule in the mapper this test fails on five of the eight seeds.
+// JPEG); the pairs of the first frames (12 pairs) give 499-519, within 4% on every seed. With the
+// minimum at 3 for both, the first assertion fails on five of the eight seeds. (12 is not the
+// default: it costs the synthetic orbit a second pass and fails four pipeline tests, see
+// docs/benchmarks.md, "The unknown camera's start from the pairs of the first frames".)
 TEST(SelfCalibration, ThePairsOfTheFirstFramesHoldTheFocalLengthOnATurningHandHeldCamera) {
   int offByFivePercent = 0;
   for (std::uint32_t seed = 1; seed <= 8; ++seed) {
     const Video v = makeVideo(12, seed);
-    const double now = selfCalibrated(v, MapperOptions{});
+    MapperOptions twelve;
+    twelve.selfCalibrationMinPairs = 12;
+    const double now = selfCalibrated(v, twelve);
     EXPECT_NEAR(now, kFocal, 0.04 * kFocal) << "seed " << seed;
     MapperOptions three;
     three.selfCalibrationMinPairs = 3;

@@ -473,8 +473,6 @@ TEST(Match, AvxDotsEqualEigenBitForBit) {
   EXPECT_GT(differ, 1000);  // of 972800: bit-equality above is not a matter of luck
 }
 
-// Guided matching's distances on AVX2 against Eigen's (a - b).squaredNorm(), what the guided
-// path computed before: memcmp-equal for every count mod 4 and for repeated and equal rows.
 // The product's row blocks (productRowBlocks): in order over all rows, at most 512 rows, under
 // glibc's 32 MiB cap where 192 rows fit under it, and a row alone in its block exactly where
 // 512-row blocks leave one (Eigen's one-row product sums in another order); the 512-row
@@ -509,6 +507,8 @@ TEST(Match, ProductRowBlocksLeaveARowAloneWhere512RowBlocksDo) {
     }
 }
 
+// Guided matching's distances on AVX2 against Eigen's (a - b).squaredNorm(), what the guided
+// path computed before: memcmp-equal for every count mod 4 and for repeated and equal rows.
 TEST(Match, AvxGuidedDistancesEqualEigenBitForBit) {
   using V = Eigen::Matrix<float, 128, 1>;
   std::mt19937 rng(13);

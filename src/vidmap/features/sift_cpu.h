@@ -45,7 +45,6 @@ void extremaInRow(const DogOctave& dog, int s, int y, int x0, int x1, float pref
 
 // The Gaussian scale space as the CPU builds it (levels of every octave, row-major, level
 // after level), for tests that compare the CUDA backend level by level.
-
 std::vector<std::vector<float>> siftCpuGaussians(ImageView<const float> gray,
                                                  const SiftOptions& options);
 

@@ -21,15 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::expectError;
 using testing::freshDir;
+using testing::levelFrame;
+using testing::levelId;
 using testing::writeText;
-
-// A w x h gray frame whose level encodes `id` (level (20 + 10 id) / 255).
-GrayImage levelFrame(int w, int h, int id) {
-  return GrayImage(w, h, static_cast<float>(20 + 10 * id) / 255);
-}
-int levelId(const GrayImage& g) {
-  return static_cast<int>(std::lround((g(g.width() / 2, g.height() / 2) * 255 - 20) / 10));
-}
 
 std::vector<Frame> readAll(FrameSource& s) {
   std::vector<Frame> out;

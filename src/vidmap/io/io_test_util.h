@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 // clang-format off: jpeglib.h needs <cstdio> first
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "vidmap/core/error.h"
+#include "vidmap/core/image.h"
 
 namespace vidmap::io::testing {
 
@@ -105,6 +107,15 @@ inline void writeJpeg(const std::filesystem::path& path, int w, int h, int comps
   jpeg_finish_compress(&c);
   jpeg_destroy_compress(&c);
   std::fclose(f);
+}
+
+// A w x h gray frame whose level encodes `id` (level (20 + 10 id) / 255), and the id read back
+// from its centre: frames a test can tell apart after a round trip through a source.
+inline GrayImage levelFrame(int w, int h, int id) {
+  return GrayImage(w, h, static_cast<float>(20 + 10 * id) / 255);
+}
+inline int levelId(const GrayImage& g) {
+  return static_cast<int>(std::lround((g(g.width() / 2, g.height() / 2) * 255 - 20) / 10));
 }
 
 }  // namespace vidmap::io::testing

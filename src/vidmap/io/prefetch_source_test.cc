@@ -16,14 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::expectError;
 using testing::freshDir;
-
-// A w x h gray frame whose level encodes `id`.
-GrayImage levelFrame(int w, int h, int id) {
-  return GrayImage(w, h, static_cast<float>(20 + 10 * id) / 255);
-}
-int levelId(const GrayImage& g) {
-  return static_cast<int>(std::lround((g(g.width() / 2, g.height() / 2) * 255 - 20) / 10));
-}
+using testing::levelFrame;
+using testing::levelId;
 
 // Frames 0..n-1 (level id = index), each decode taking `decodeMs`; frame `throwAt` throws.
 // Counts the frames it has decoded, so a test can see how far ahead the thread went.

@@ -485,16 +485,18 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     bar.update(frames, status());
     if (options.onProgress) options.onProgress(frames, info.frameCount, status());
   };
+  // A second pass without KLT tracks replays the first's recording and reads no frames.
+  const bool replays = recorded && !klt;
   // Decoding depends on nothing the pipeline computes: a thread of its own takes it off the
-  // front end's (docs/benchmarks.md, "Decoding ahead"). A replay of a recording reads none.
+  // front end's (docs/benchmarks.md, "Decoding ahead"). A replay reads none.
   const int decodeAhead = options.decodeAhead == kAutoDecodeAhead ? 4 : options.decodeAhead;
-  record.setOption("decode_ahead_used", recorded && !klt ? 0 : decodeAhead);
-  if (decodeAhead > 0 && !(recorded && !klt))
+  record.setOption("decode_ahead_used", replays ? 0 : decodeAhead);
+  if (decodeAhead > 0 && !replays)
     source = std::make_unique<io::PrefetchSource>(std::move(source), decodeAhead, &record);
   record.addStage(
       "pipeline.startup",
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  sum.frames = recorded && !klt
+  sum.frames = replays
                    ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame)
                    : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);
   throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
@@ -598,7 +600,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     sum.unjoined.push_back(u.name + " (" + u.reason + ")");
 
   // Damaged input: reported, or under --strict refused.
-  const io::SourceReport damage = recorded && !klt ? recorded->input : source->report();
+  const io::SourceReport damage = replays ? recorded->input : source->report();
   sum.inputDamage = damage.describe();
   record.setCount("input.decode_errors", damage.decodeErrors);
   record.setCount("input.ended_early", damage.endedEarly ? 1 : 0);

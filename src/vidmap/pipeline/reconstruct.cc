@@ -242,7 +242,15 @@ bool secondPassDue(const ReconstructSummary& s, const ReconstructOptions& o) {
 ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
                                    const ReconstructOptions& options0, io::RunRecord& record,
                                    FrontendRecording* recording = nullptr,
-                                   FrontendRecording* recorded = nullptr);
+                                   FrontendRecording* recorded = nullptr,
+                                   const ReconstructSummary* rival = nullptr);
+
+// The observations a pass's models explain (2D-3D within the mapper's bounds).
+std::int64_t observations(const ReconstructSummary& s) {
+  std::int64_t n = 0;
+  for (const ModelSummary& m : s.models) n += m.observations;
+  return n;
+}
 }  // namespace
 
 ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
@@ -279,7 +287,7 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
   record.setMetric("rerun_focal_px", end);
   ReconstructSummary second;
   try {
-    second = reconstructOnce(input, outDir, again, record, nullptr, recording.get());
+    second = reconstructOnce(input, outDir, again, record, nullptr, recording.get(), &first);
   } catch (const Interrupted&) {
     throw;
   } catch (const Error& e) {
@@ -288,18 +296,23 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                  e.what());
     return first;
   }
-  second.startFocalPx = start;
-  second.endFocalPx = end;
-  second.rerunFocalPx = end;
-  second.seconds += first.seconds;
-  return second;
+  ReconstructSummary& kept = second.rerunDiscarded ? first : second;
+  kept.rerunDiscarded = second.rerunDiscarded;
+  kept.firstPassObservations = observations(first);
+  kept.secondPassObservations = observations(second);
+  kept.startFocalPx = start;
+  kept.endFocalPx = end;
+  kept.rerunFocalPx = end;
+  kept.seconds = first.seconds + second.seconds;
+  return kept;
 }
 
 namespace {
 
 ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir,
                                    const ReconstructOptions& options0, io::RunRecord& record,
-                                   FrontendRecording* recording, FrontendRecording* recorded) {
+                                   FrontendRecording* recording, FrontendRecording* recorded,
+                                   const ReconstructSummary* rival) {
   const auto t0 = std::chrono::steady_clock::now();
   ReconstructOptions options = options0;
   options.check();
@@ -810,6 +823,10 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   gpuStages.report(record);
   record.setOption("profile_kernels", options.profileKernels);
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rival) {  // a second pass (written only when kept: below)
+    record.setCount("rerun_first_pass_observations", observations(*rival));
+    record.setCount("rerun_second_pass_observations", observations(sum));
+  }
   try {
     record.write(out.tmp() / "run.json");
   } catch (const Error& e) {
@@ -827,6 +844,22 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   }
 #endif
   throwIfInterrupted("before the output was moved into place" + untouched);
+  // A second pass replaces the first's output only when its models explain at least as many
+  // observations: a start that misleads the first registrations explains fewer of the matches
+  // (the rule of pipeline/focal_sweep.h). Its start is the first's refined camera, and yet on
+  // fr1-desk at 4 fps from its second frame it built two models with the focal length run
+  // away to 9804 and 5904 px where the first's single model was 25 mm from the truth
+  // (docs/benchmarks.md, "The second pass kept only when it explains more").
+  if (rival && observations(sum) < observations(*rival)) {
+    sum.rerunDiscarded = true;
+    if (options.progress)
+      std::fprintf(stderr,
+                   "vidmap: the second pass explains fewer observations (%lld against %lld): "
+                   "the first pass's output is kept\n",
+                   static_cast<long long>(observations(sum)),
+                   static_cast<long long>(observations(*rival)));
+    return sum;  // `out` removes its temporary folder
+  }
   out.commit();
   sum.notes = out.notes();
   return sum;
@@ -891,6 +924,12 @@ std::string formatSummary(const ReconstructSummary& s) {
                   "  made twice: the focal length moved from %.1f to %.1f px (working), and the "
                   "second pass started from the first's camera\n",
                   s.startFocalPx, s.rerunFocalPx);
+    o << buf;
+    std::snprintf(buf, sizeof buf,
+                  "    observations explained: first pass %lld, second %lld; the %s is kept\n",
+                  static_cast<long long>(s.firstPassObservations),
+                  static_cast<long long>(s.secondPassObservations),
+                  s.rerunDiscarded ? "first" : "second");
     o << buf;
   }
   if (!s.focalSweep.empty()) {

@@ -130,7 +130,11 @@ struct ReconstructOptions {
   // the same model at twice the time; rerunGuessFocalChange is the bound for such a start.
   // 0.2 keeps tum-fr1-rpy's 150 frames (self-calibrated 658 px, ends at 533: 19.0%) to one
   // pass: a second gives the same accuracy there (34.6 against 34.8 mm) at twice the CPU time;
-  // fr1-desk moves by 24.0%. 0: never.
+  // fr1-desk moves by 24.0%. 0: never. The second pass replaces the first only when its
+  // models explain at least as many observations (the rule of pipeline/focal_sweep.h): from
+  // its second frame, fr1-desk's first pass is right (25 mm) and its second wrong (0.69 m,
+  // 11% fewer observations; docs/benchmarks.md, "The second pass kept only when it explains
+  // more").
   double rerunFocalChange = 0.2;
   double rerunGuessFocalChange = 0;
   // The second pass reuses what the first made that reads no camera: the keyframe gate's
@@ -186,6 +190,10 @@ struct ReconstructSummary {
   // (ReconstructOptions::rerunFocalChange).
   double startFocalPx = 0, endFocalPx = 0, rerunFocalPx = 0;
   bool startSelfCalibrated = false;
+  // With rerunFocalPx: the observations each pass's models explain, and whether the second
+  // pass was discarded for explaining fewer (the output is the first's).
+  std::int64_t firstPassObservations = 0, secondPassObservations = 0;
+  bool rerunDiscarded = false;
   std::string inputDamage;  // io::SourceReport::describe(): "" when the input read cleanly
   // Keyframes no model holds: "name (reason)", reason as run.json's "unjoined_keyframes".
   std::vector<std::string> unjoined;

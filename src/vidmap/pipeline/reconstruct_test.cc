@@ -256,6 +256,14 @@ TEST(Reconstruct, AFocalLengthThatMovedIsTheStartOfASecondPass) {
     if (rerun) {
       EXPECT_EQ(s.rerunFocalPx, s.endFocalPx);
       EXPECT_EQ(record.metrics().at("rerun_focal_px"), s.endFocalPx);
+      // The pass that explains more observations is the output, whole (second_pass_test.cc
+      // has a real input where it is the first).
+      EXPECT_FALSE(s.rerunDiscarded);
+      EXPECT_GE(s.secondPassObservations, s.firstPassObservations);
+      std::int64_t onDisk = 0;
+      for (const auto& [id, p] : io::readColmapModel(out / "sparse" / "0").points3d)
+        onDisk += static_cast<std::int64_t>(p.track.size());
+      EXPECT_EQ(onDisk, s.secondPassObservations);
       // The second pass refined its start and checked the focal length.
       EXPECT_NE(f, s.endFocalPx);
       ASSERT_TRUE(s.models[0].focal.ran);

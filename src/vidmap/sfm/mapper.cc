@@ -824,13 +824,18 @@ void Mapper::globalBundle(double functionTolerance) {
     mean /= rec.numImages();
     double spread = 0;
     for (const auto& [id, im] : rec.images()) spread += (im.pose.center() - mean).squaredNorm();
+    // The radial k1 beside the focal length: the two run away together (f up, k1 up).
+    const io::CameraModelId model = rec.camera().model();
+    const bool radial =
+        model == io::CameraModelId::kSimpleRadial || model == io::CameraModelId::kRadial;
     std::fprintf(stderr,
                  "mapper: global BA: %d images, %d points, rms %.3f -> %.3f px, %d iterations, "
-                 "centre spread %.4g, focal %.1f px, %.1f ms (%s: preprocessor %.1f ms, "
+                 "centre spread %.4g, focal %.1f px, k1 %.4g, %.1f ms (%s: preprocessor %.1f ms, "
                  "minimizer %.1f ms)\n",
                  rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
-                 std::sqrt(spread / rec.numImages()), rec.camera().params()[0], rep.seconds * 1e3,
-                 rep.backend, rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
+                 std::sqrt(spread / rec.numImages()), rec.camera().params()[0],
+                 radial ? rec.camera().params()[3] : 0.0, rep.seconds * 1e3, rep.backend,
+                 rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
   }
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {
     camera_ = rec.camera();

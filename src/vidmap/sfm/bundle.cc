@@ -232,6 +232,8 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   const bool refine = options.refineIntrinsics && !cam.fixed() && bc.raw;
   std::uint32_t freeMask = bc.freeMask;
   if (options.holdFocal) freeMask &= bc.model == ba::CameraModel::kPinhole ? ~0x3u : ~0x1u;
+  // The radial models' distortion follows f, cx, cy (bits 3 on); PINHOLE has none.
+  if (options.holdDistortion) freeMask &= 0x7u;
   // The principal point: cx, cy follow the focal length(s) in every raw model.
   if (options.refinePrincipalPoint) freeMask |= bc.model == ba::CameraModel::kPinhole ? 0xcu : 0x6u;
   intr.constantMask = refine ? (all & ~freeMask) : all;

@@ -21,6 +21,8 @@ struct BundleOptions {
   // With refineIntrinsics: the focal length held, the distortion refined (a profile of the
   // cost over the focal length, pipeline/focal_check.h).
   bool holdFocal = false;
+  // With refineIntrinsics: the distortion held (the mapper's camera after a runaway, mapper.h).
+  bool holdDistortion = false;
   // With refineIntrinsics: the principal point refined too (COLMAP holds it at the image
   // centre; pipeline/principal_point.h frees it where a model determines it).
   bool refinePrincipalPoint = false;

@@ -73,6 +73,9 @@ void MapperOptions::check() const {
   checkRange("mapper.globalBaBudgetMinImages", globalBaBudgetMinImages, 0, 1000000);
   checkRange("mapper.globalBaGrowingTolerance", globalBaGrowingTolerance, 0.0, 1.0);
   checkRange("mapper.refineIntrinsicsMinImages", refineIntrinsicsMinImages, 2, 1000000);
+  checkRange("mapper.minFocalRatio", minFocalRatio, 1e-3, 1.0);
+  checkRange("mapper.maxFocalRatio", maxFocalRatio, 1.0, 1e3);
+  checkRange("mapper.maxDistortion", maxDistortion, 1e-9, 1e6);
   checkRange("mapper.maxConsecutiveFailures", maxConsecutiveFailures, 1, 1000000);
   checkRange("mapper.minModelImages", minModelImages, 2, 1000000);
   checkRange("mapper.mergeMinCommonPoints", mergeMinCommonPoints, 3, 1000000);
@@ -105,6 +108,7 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.setCount("pnp_failures", pnpFailures);
   r.setCount("models_started", modelsStarted);
   r.setCount("models_dropped", modelsDropped);
+  r.setCount("intrinsics_runaways", intrinsicsRunaways);
   r.setCount("models_merged", modelsMerged);
   r.setCount("models_aligned", modelsAligned);
   r.setCount("models_anchored", modelsAnchored);
@@ -803,7 +807,19 @@ BundleOptions Mapper::globalBundleOptions() const {
   bo.cudaMinObservations = options_.baCudaMinObservations;
   bo.gpuContext = options_.globalBaContext;
   bo.minParallaxDeg = options_.baMinParallaxDeg;
+  bo.holdDistortion = distortionHeld_;
   return bo;
+}
+
+bool Mapper::plausible(const Camera& camera) const {
+  const int side = std::max(camera.width(), camera.height());
+  const geometry::Pinhole p = camera.pinhole();
+  for (double f : {p.fx, p.fy})
+    if (!(f >= options_.minFocalRatio * side && f <= options_.maxFocalRatio * side)) return false;
+  for (size_t i = static_cast<size_t>(modelDistortionIndex(camera.model()));
+       i < camera.params().size(); ++i)
+    if (!(std::abs(camera.params()[i]) <= options_.maxDistortion)) return false;
+  return true;
 }
 
 void Mapper::globalBundle(double functionTolerance) {
@@ -811,8 +827,30 @@ void Mapper::globalBundle(double functionTolerance) {
   BundleOptions bo = globalBundleOptions();
   bo.functionTolerance = functionTolerance;
   bo.refineIntrinsics = rec.numImages() >= options_.refineIntrinsicsMinImages;
+  const Camera before = rec.camera();
   BundleReport rep;
   {
+    Timer t(&stats_.globalBaSeconds);
+    rep = adjustBundle(rec, {}, bo);
+    ++stats_.globalBa;
+  }
+  if (bo.refineIntrinsics && !plausible(rec.camera())) {
+    // A runaway (MapperOptions::maxDistortion): again from the focal length before it (the
+    // mapper's start when that too was implausible), without distortion, which stays held.
+    const auto d = static_cast<size_t>(modelDistortionIndex(rec.camera().model()));
+    const std::vector<double>& bad = rec.camera().params();
+    if (options_.verbose)
+      std::fprintf(stderr,
+                   "mapper: global BA left the camera implausible (focal %.1f px, k1 %.4g): "
+                   "again without distortion\n",
+                   bad[0], d < bad.size() ? bad[d] : 0.0);
+    Camera reset = plausible(before) ? before : camera_;
+    std::vector<double>& params = reset.mutableParams();
+    for (size_t i = d; i < params.size(); ++i) params[i] = 0;
+    rec.mutableCamera() = reset;
+    distortionHeld_ = true;
+    ++stats_.intrinsicsRunaways;
+    bo.holdDistortion = true;
     Timer t(&stats_.globalBaSeconds);
     rep = adjustBundle(rec, {}, bo);
     ++stats_.globalBa;

@@ -177,6 +177,16 @@ struct MapperOptions {
   int globalBaBudgetMinImages = 40;
   double globalBaGrowingTolerance = 1e-6;  // their relative cost change to stop at (BA's default)
   int refineIntrinsicsMinImages = 6;       // an unknown camera is refined from this model size on
+  // An unknown camera whose global adjustment leaves it implausible (COLMAP's bounds on a
+  // camera: a focal length outside [minFocalRatio, maxFocalRatio] x the larger side, or a
+  // distortion coefficient above maxDistortion in magnitude) ran away along the valley where
+  // a longer focal length and a stronger pincushion explain the same tracks: TUM fr1-desk at
+  // 4 fps from its 4th frame went 733 -> 32346 px with k1 0 -> 1300, a model 0.54 m and 171
+  // deg off. The adjustment is then made again from the focal length before it, without
+  // distortion, and the distortion stays held at 0 for the run (the focal length refined):
+  // the same frames without distortion in the model give 22.7 mm (docs/benchmarks.md, "The
+  // camera's runaway held").
+  double minFocalRatio = 0.1, maxFocalRatio = 10, maxDistortion = 1;
 
   int maxConsecutiveFailures = 4;  // keyframes in a row not registered: a new model starts
   int minModelImages = 3;          // smaller finished models are dropped
@@ -237,7 +247,8 @@ struct MapperStats {
   bool selfCalibrationProfiled = false;
   int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
   int localBa = 0, globalBa = 0;
-  int globalBaSkipped = 0;  // milestones whose error was within globalBaErrorBudget
+  int intrinsicsRunaways = 0;  // global BAs whose camera was implausible (distortion then held)
+  int globalBaSkipped = 0;     // milestones whose error was within globalBaErrorBudget
   int trackedFrames = 0, localizedFrames = 0;
   int mergeAttempts = 0, modelsMerged = 0, modelsAligned = 0;  // aligned: by Sim(3)
   int modelsAnchored = 0;  // merged through an image both held (model_merge.h, c.)
@@ -376,6 +387,8 @@ class Mapper {
   // The options every global adjustment shares (iterations, loss, backend, parallax hold).
   BundleOptions globalBundleOptions() const;
   void globalBundle(double functionTolerance = BundleOptions{}.functionTolerance);
+  // Within MapperOptions' bounds on a camera (minFocalRatio, maxFocalRatio, maxDistortion).
+  bool plausible(const Camera& camera) const;
   void filterPoints(const std::vector<PointId>& candidates);
   void filterPointsOf(Reconstruction& rec, const std::vector<PointId>& candidates);
   void filterAll();
@@ -408,6 +421,7 @@ class Mapper {
   std::unique_ptr<Reconstruction> active_;
   int segmentStart_ = 0;
   bool focalKnown_ = false;
+  bool distortionHeld_ = false;      // after a runaway (MapperOptions::maxDistortion)
   GlobalBaSchedule globalSchedule_;  // of the active model
   bool globalBaDue();                // globalSchedule_.decide on the active model, counted
   void resetGlobalSchedule();        // the active model as just adjusted

@@ -95,10 +95,16 @@ void listSegments(Structure& s, bool explicitSchur) {
         f(a, a, ia);
         continue;
       }
-      for (int u = s.pointObsStart[j]; u < s.pointObsStart[j + 1]; ++u) {
-        const int b = s.pointObs[u];
+      // A point's records are in image order (the records are sorted by image): start at the
+      // first in image ia (a itself or before), and stop after image ia for the diagonal.
+      const int* begin = s.pointObs.data() + s.pointObsStart[j];
+      const int* end = s.pointObs.data() + s.pointObsStart[j + 1];
+      begin = std::partition_point(begin, end, [&](int b) { return s.obsImage[b] < ia; });
+      for (const int* u = begin; u != end; ++u) {
+        const int b = *u;
         const int ib = s.obsImage[b];
-        if (ib < ia || !imageVaries(ib) || (!explicitSchur && ib != ia)) continue;
+        if (!explicitSchur && ib != ia) break;
+        if (!imageVaries(ib)) continue;
         f(a, b, ib);
       }
     }

@@ -27,8 +27,9 @@ struct RefPairs {
 };
 
 // The pairs (a, b): a walks image ia's observations, b the observations of a's point in images
-// ib >= ia (a held point: only (a, a)); bucketed by (ia, ib), buckets in (ia, ib) order.
-RefPairs referencePairs(const Structure& s) {
+// ib >= ia (only ib == ia without allSegments; a held point: only (a, a)); bucketed by (ia, ib),
+// buckets in (ia, ib) order.
+RefPairs referencePairs(const Structure& s, bool allSegments) {
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> buckets;
   auto varies = [&](int i) { return s.exclSize[i] > 0 || s.imageShared[i] >= 0; };
   for (int a = 0; a < s.numObs(); ++a) {
@@ -39,7 +40,8 @@ RefPairs referencePairs(const Structure& s) {
       continue;
     }
     for (int b = 0; b < s.numObs(); ++b)
-      if (s.obsPoint[b] == j && s.obsImage[b] >= ia && varies(s.obsImage[b]))
+      if (s.obsPoint[b] == j && s.obsImage[b] >= ia && varies(s.obsImage[b]) &&
+          (allSegments || s.obsImage[b] == ia))
         buckets[{ia, s.obsImage[b]}].push_back({a, b});
   }
   RefPairs r;
@@ -128,7 +130,7 @@ TEST(Structure, SegmentPairsMatchASerialWalk) {
     for (int threads : {1, 4}) {
       setThreads(threads);
       Structure s = buildStructure(p, Options(), true);
-      const RefPairs r = referencePairs(s);
+      const RefPairs r = referencePairs(s, true);
       ASSERT_GT(r.pairA.size(), 0u);
       EXPECT_EQ(s.segA, r.segA);
       EXPECT_EQ(s.segB, r.segB);
@@ -151,7 +153,12 @@ TEST(Structure, SegmentPairsMatchASerialWalk) {
       }
       // Only the diagonal segments without the explicit system.
       listSegments(s, false);
-      for (size_t k = 0; k < s.segA.size(); ++k) EXPECT_EQ(s.segA[k], s.segB[k]);
+      const RefPairs d = referencePairs(s, false);
+      EXPECT_EQ(s.segA, d.segA);
+      EXPECT_EQ(s.segB, d.segB);
+      EXPECT_EQ(s.segStart, d.segStart);
+      EXPECT_EQ(std::vector<int>(s.pairA.begin(), s.pairA.end()), d.pairA);
+      EXPECT_EQ(std::vector<int>(s.pairB.begin(), s.pairB.end()), d.pairB);
     }
   setThreads(saved);
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -118,9 +119,9 @@ class DeviceArray {
     n_ = n;
     buf_ = n ? gpu::DeviceBuffer<T>(*ctx_, n) : gpu::DeviceBuffer<T>();
   }
-  void upload(const std::vector<T>& v) {
+  void upload(std::span<const T> v) {
     resize(v.size());
-    if (n_) buf_.upload(std::span<const T>(v));
+    if (n_) buf_.upload(v);
   }
   std::vector<T> download() const { return n_ ? buf_.download() : std::vector<T>(); }
   void zero() {
@@ -299,6 +300,7 @@ class CudaBackend final : public Backend {
         s_(*in.structure),
         o_(*in.options),
         explicit_(in.explicitSchur) {
+    const double t0 = now();
     loss_ = makeLoss(o_.loss, o_.lossScale);
     nObs_ = s_.numObs();
     nVar_ = static_cast<int>(s_.varPoints.size());
@@ -318,7 +320,9 @@ class CudaBackend final : public Backend {
     sharedCams_.upload(s_.sharedCameras.empty() ? std::vector<int>{-1} : s_.sharedCameras);
     std::vector<std::uint8_t> rv(s_.rotationVaries), tv(s_.translationVaries), cv(s_.cameraVaries);
     rotVaries_.upload(rv), transVaries_.upload(tv), camVaries_.upload(cv);
+    const double t1 = now();
     buildFoldMaps();
+    const double t2 = now();
 
     rec_.resize(static_cast<size_t>(nObs_) * RS);
     P_.resize(static_cast<size_t>(nObs_) * 6);
@@ -359,6 +363,9 @@ class CudaBackend final : public Backend {
                                             s_.nF, &lwork));
       work_.resize(std::max(lwork, 1));
     }
+    if (o_.verbose)
+      std::fprintf(stderr, "ba cuda backend %.4fs: uploads %.4fs, fold maps %.4fs, rest %.4fs\n",
+                   now() - t0, t1 - t0, t2 - t1, now() - t2);
   }
 
   ~CudaBackend() override {

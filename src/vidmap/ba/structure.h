@@ -19,13 +19,37 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vidmap/ba/options.h"
 #include "vidmap/ba/problem.h"
 
 namespace vidmap::ba {
+
+// Leaves elements uninitialised on resize: the pair lists (millions of ints) are filled in
+// parallel, and a serial zero fill first would touch every page from one thread.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void*>(p)) U;
+    else
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using PairList = std::vector<int, NoInitAllocator<int>>;
 
 struct Structure {
   CameraModel model = CameraModel::kSimplePinhole;
@@ -66,7 +90,7 @@ struct Structure {
   // Segments (all image pairs for the explicit system, only (i, i) otherwise).
   bool allSegments = false;
   std::vector<int> segA, segB, segStart;      // segment s = (segA, segB), pairs [segStart[s], +1)
-  std::vector<int> pairA, pairB;              // observation pairs
+  PairList pairA, pairB;                      // observation pairs
   std::vector<int> diagSegment;               // per image, its (i, i) segment or -1
   std::vector<int> imageSegStart, imageSegs;  // CSR: segments that touch each image
 

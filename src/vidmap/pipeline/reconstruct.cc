@@ -356,6 +356,16 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     options.mapper.globalBaContext = gpuStages.add("mapper.global_ba");
   }
 
+  // The start's parts (pipeline.startup.*): where the time before the first frame goes. The
+  // first part, from t0: the output folder's checks and the GPU stages' contexts.
+  auto lap = t0;
+  const auto startupPart = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    record.addStage(name, std::chrono::duration<double, std::milli>(now - lap).count());
+    lap = now;
+  };
+  startupPart("pipeline.startup.devices");
+
   // Frames.
   io::FrameSourceOptions so;
   so.fps = options.fps;
@@ -377,6 +387,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     }
   }
   const io::FrameSourceInfo info = source->info();
+  startupPart("pipeline.startup.input");
   options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   options.mapper.photos = options.frontend.photos;
   // The self-calibration's calibrated profile (sfm::profileFocal) with the KLT tracks only,
@@ -447,6 +458,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
     record.setOption("klt_source.matches", ko.matches);
     record.setOption("klt_source.cuda", ko.cuda);
   }
+  startupPart("pipeline.startup.stages");
   ProgressBar bar(info.frameCount, options.progress);
   // A photo set of an unknown camera keeps the mapper's input for a focal sweep (all of it:
   // photo sets are small); so does a video under the KLT gate with the camera unknown, for a

@@ -332,6 +332,8 @@ GuidedResult Frontend::guidedPairs(const GuidedInput& in, const features::Featur
   };
   std::vector<geometry::RansacResult<geometry::Mat3>> essentials(cands.size());
   const auto guidesOf = [&](const std::vector<int>& pairs) {
+    // The guides' RANSACs: host work inside guided_match (its GPU time is the matching's).
+    auto tg = record_.stage("guided_match.guides");
     parallelForDynamic(
         static_cast<std::int64_t>(pairs.size()),
         [&](std::int64_t k) {

@@ -565,7 +565,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // whose models are suspect, or none, is mapped again from other starting focal lengths and
   // the best run kept (pipeline/focal_sweep.h).
   // A video's unknown camera: where its focal length started and where the largest model
-  // ended (reconstruct() decides on a second pass; then this pass's focal check is skipped).
+  // ended (reconstruct() decides on a second pass from them).
   if (!options.camera.known() && !options.frontend.photos && !mapper.models().empty()) {
     const std::vector<const sfm::Reconstruction*> ms = mapper.models();
     const sfm::Reconstruction* largest = ms[largestModel(ms)];
@@ -579,8 +579,9 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   FocalCheckOptions fco = options.focalCheck;
   fco.backend = bb;
   std::vector<FocalCheck> focal(mapper.models().size());
-  if (options.checkFocal && (!options.camera.known() || options.camera.refine) &&
-      !secondPassDue(sum, options)) {
+  // Also when a second pass is due: its output replaces this one only when it explains more
+  // (reconstruct()), and a first pass that is kept carries its own check and warnings.
+  if (options.checkFocal && (!options.camera.known() || options.camera.refine)) {
     auto t = record.stage("focal_check");
     for (size_t i = 0; i < focal.size(); ++i) focal[i] = checkFocal(*mapper.models()[i], fco);
   }

@@ -91,6 +91,9 @@ TEST(SecondPass, ExplainingFewerObservationsThanTheFirstItIsDiscarded) {
   EXPECT_EQ(io::readColmapModel(out / "sparse" / "0").points3d.size(),
             static_cast<size_t>(s.models[0].points));
   EXPECT_NEAR(s.models[0].cameraParams[0], kDeskFocal, 0.15 * kDeskFocal);
+  // The kept first pass carries its own focal check: a model of views that turn determines it.
+  ASSERT_TRUE(s.models[0].focal.ran);
+  EXPECT_FALSE(s.focalUndetermined);
   const double ate = relativeAte(out / "sparse" / "0", list, desk / "groundtruth.txt");
   std::printf("  ATE %.4f of the truth's spread\n", ate);
   EXPECT_LT(ate, 0.1);

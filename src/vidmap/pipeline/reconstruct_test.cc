@@ -31,9 +31,8 @@
 #include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
 #include "vidmap/io/image_file.h"
+#include "vidmap/pipeline/accuracy_test_util.h"
 #include "vidmap/pipeline/reconstruct_options_fields.h"
-#include "vidmap/sfm/model_trajectory.h"
-#include "vidmap/sfm/trajectory_eval.h"
 #include "vidmap/synth/render3d.h"
 #include "vidmap/synth/scene3d.h"
 #include "vidmap/synth/sequence.h"
@@ -70,39 +69,9 @@ fs::path sequence(const std::string& path, int frames, double fps, int width = 3
   return dir;
 }
 
-struct Accuracy {
-  int evaluated = 0;
-  double ateRel = 0;  // ATE RMSE / spread of the true centres
-  double rotDeg = 0;  // RMS orientation error after the best rotation
-  double spread = 0;
-};
-
-// Aligns the estimate to the truth with sfm::alignByOrientations (the rotation that best maps
-// the orientations, then scale and translation of the centres by least squares). Unlike a
-// Umeyama fit of the centres alone, this stays defined on straight paths.
+// The model against the sequence's rendered truth (accuracy_test_util.h), printed.
 Accuracy accuracy(const fs::path& modelDir, const fs::path& seq) {
-  const io::ColmapModel m = io::readColmapModel(modelDir);
-  const auto est = sfm::modelTrajectory(m, sfm::readImageListTimes(seq / "rgb.txt"));
-  const auto gt = sfm::readTumTrajectory(seq / "groundtruth.txt");
-  const auto pairs = sfm::associate(est, gt, 1e-3);
-  Accuracy a;
-  a.evaluated = static_cast<int>(pairs.size());
-  if (pairs.size() < 2) return a;
-  const sfm::Sim3 sim = sfm::alignByOrientations(pairs);
-  Eigen::Vector3d mg = Eigen::Vector3d::Zero();
-  for (const auto& p : pairs) mg += p.gt.c;
-  mg /= pairs.size();
-  double ate = 0, rot = 0, spread = 0;
-  for (const auto& p : pairs) {
-    ate += (sim.apply(p.est.c) - p.gt.c).squaredNorm();
-    spread += (p.gt.c - mg).squaredNorm();
-    const Eigen::Matrix3d e = sim.R * p.est.q_wc.toRotationMatrix();
-    const double c = 0.5 * ((e.transpose() * p.gt.q_wc.toRotationMatrix()).trace() - 1);
-    rot += std::pow(std::acos(std::clamp(c, -1.0, 1.0)) * 180 / M_PI, 2);
-  }
-  a.spread = std::sqrt(spread / pairs.size());
-  a.ateRel = std::sqrt(ate / pairs.size()) / a.spread;
-  a.rotDeg = std::sqrt(rot / pairs.size());
+  const Accuracy a = trajectoryAccuracy(modelDir, seq / "rgb.txt", seq / "groundtruth.txt", 1e-3);
   std::printf("  %s: %d images, ATE %.4f of the spread %.3f, rotation %.4f deg\n",
               seq.filename().string().c_str(), a.evaluated, a.ateRel, a.spread, a.rotDeg);
   return a;

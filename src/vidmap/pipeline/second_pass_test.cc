@@ -14,9 +14,8 @@
 #include "vidmap/core/data_dir.h"
 #include "vidmap/core/temp_dir.h"
 #include "vidmap/io/colmap_model.h"
+#include "vidmap/pipeline/accuracy_test_util.h"
 #include "vidmap/pipeline/reconstruct.h"
-#include "vidmap/sfm/model_trajectory.h"
-#include "vidmap/sfm/trajectory_eval.h"
 
 namespace vidmap::pipeline {
 namespace {
@@ -25,24 +24,6 @@ namespace fs = std::filesystem;
 
 // TUM's calibration of the fr1 camera (its fx; fy is 516.5), for 640 x 480 frames.
 constexpr double kDeskFocal = 517.3;
-
-// The ATE of a model against the TUM ground truth, as a fraction of the truth's spread.
-double relativeAte(const fs::path& modelDir, const fs::path& list, const fs::path& truth) {
-  const io::ColmapModel m = io::readColmapModel(modelDir);
-  const auto pairs = sfm::associate(sfm::modelTrajectory(m, sfm::readImageListTimes(list)),
-                                    sfm::readTumTrajectory(truth), 0.02);
-  if (pairs.size() < 3) return 1e9;
-  const sfm::Sim3 sim = sfm::alignByOrientations(pairs);
-  Eigen::Vector3d mean = Eigen::Vector3d::Zero();
-  for (const auto& p : pairs) mean += p.gt.c;
-  mean /= static_cast<double>(pairs.size());
-  double ate = 0, spread = 0;
-  for (const auto& p : pairs) {
-    ate += (sim.apply(p.est.c) - p.gt.c).squaredNorm();
-    spread += (p.gt.c - mean).squaredNorm();
-  }
-  return std::sqrt(ate / spread);
-}
 
 // fr1-desk's rgb.txt without its first `skip` frames, paths made absolute (the 4 fps samples
 // move by that many frames), in `root`; empty when the data is absent.
@@ -94,9 +75,10 @@ TEST(SecondPass, ExplainingFewerObservationsThanTheFirstItIsDiscarded) {
   // The kept first pass carries its own focal check: a model of views that turn determines it.
   ASSERT_TRUE(s.models[0].focal.ran);
   EXPECT_FALSE(s.focalUndetermined);
-  const double ate = relativeAte(out / "sparse" / "0", list, desk / "groundtruth.txt");
-  std::printf("  ATE %.4f of the truth's spread\n", ate);
-  EXPECT_LT(ate, 0.1);
+  const Accuracy a = trajectoryAccuracy(out / "sparse" / "0", list, desk / "groundtruth.txt", 0.02);
+  std::printf("  ATE %.4f of the truth's spread\n", a.ateRel);
+  EXPECT_GE(a.evaluated, s.keyframes - 2);
+  EXPECT_LT(a.ateRel, 0.1);
 }
 
 // From its 4th frame, fr1-desk's first pass lets the focal length and k1 run away together
@@ -123,10 +105,11 @@ TEST(SecondPass, AfterARunawayCameraHeldTheModelIsRight) {
               static_cast<long long>(s.secondPassObservations));
   EXPECT_NEAR(s.models[0].cameraParams[0], kDeskFocal, 0.15 * kDeskFocal);
   EXPECT_LT(std::abs(s.models[0].cameraParams[3]), 0.3);
-  const double ate =
-      relativeAte(out / "sparse" / "0", list, *dataDir() / "tum-fr1-desk" / "groundtruth.txt");
-  std::printf("  ATE %.4f of the truth's spread\n", ate);
-  EXPECT_LT(ate, 0.1);
+  const Accuracy a = trajectoryAccuracy(out / "sparse" / "0", list,
+                                        *dataDir() / "tum-fr1-desk" / "groundtruth.txt", 0.02);
+  std::printf("  ATE %.4f of the truth's spread\n", a.ateRel);
+  EXPECT_GE(a.evaluated, s.keyframes - 2);
+  EXPECT_LT(a.ateRel, 0.1);
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ struct Timer {
   ~Timer() { *acc += secondsSince(t0); }
 };
 
+// A camera's first distortion coefficient (k1), 0 for a model without distortion.
+double firstDistortion(const Camera& camera) {
+  const auto d = static_cast<size_t>(modelDistortionIndex(camera.model()));
+  return d < camera.params().size() ? camera.params()[d] : 0.0;
+}
+
 }  // namespace
 
 void MapperOptions::check() const {
@@ -837,16 +843,15 @@ void Mapper::globalBundle(double functionTolerance) {
   if (bo.refineIntrinsics && !plausible(rec.camera())) {
     // A runaway (MapperOptions::maxDistortion): again from the focal length before it (the
     // mapper's start when that too was implausible), without distortion, which stays held.
-    const auto d = static_cast<size_t>(modelDistortionIndex(rec.camera().model()));
-    const std::vector<double>& bad = rec.camera().params();
     if (options_.verbose)
       std::fprintf(stderr,
                    "mapper: global BA left the camera implausible (focal %.1f px, k1 %.4g): "
                    "again without distortion\n",
-                   bad[0], d < bad.size() ? bad[d] : 0.0);
+                   rec.camera().params()[0], firstDistortion(rec.camera()));
     Camera reset = plausible(before) ? before : camera_;
     std::vector<double>& params = reset.mutableParams();
-    for (size_t i = d; i < params.size(); ++i) params[i] = 0;
+    for (auto i = static_cast<size_t>(modelDistortionIndex(reset.model())); i < params.size(); ++i)
+      params[i] = 0;
     rec.mutableCamera() = reset;
     distortionHeld_ = true;
     ++stats_.intrinsicsRunaways;
@@ -862,17 +867,14 @@ void Mapper::globalBundle(double functionTolerance) {
     mean /= rec.numImages();
     double spread = 0;
     for (const auto& [id, im] : rec.images()) spread += (im.pose.center() - mean).squaredNorm();
-    // The radial k1 beside the focal length: the two run away together (f up, k1 up).
-    const io::CameraModelId model = rec.camera().model();
-    const bool radial =
-        model == io::CameraModelId::kSimpleRadial || model == io::CameraModelId::kRadial;
+    // k1 beside the focal length: the two run away together (f up, k1 up).
     std::fprintf(stderr,
                  "mapper: global BA: %d images, %d points, rms %.3f -> %.3f px, %d iterations, "
                  "centre spread %.4g, focal %.1f px, k1 %.4g, %.1f ms (%s: preprocessor %.1f ms, "
                  "minimizer %.1f ms)\n",
                  rep.images, rep.points, rep.initialRmsPx, rep.finalRmsPx, rep.iterations,
                  std::sqrt(spread / rec.numImages()), rec.camera().params()[0],
-                 radial ? rec.camera().params()[3] : 0.0, rep.seconds * 1e3, rep.backend,
+                 firstDistortion(rec.camera()), rep.seconds * 1e3, rep.backend,
                  rep.preprocessorSeconds * 1e3, rep.minimizerSeconds * 1e3);
   }
   if (bo.refineIntrinsics && rec.camera().params() != camera_.params()) {

@@ -33,6 +33,7 @@ struct StepResult {
 
 struct PhaseTimes {
   double jacobian = 0.0, residual = 0.0, schur = 0.0, linearSolve = 0.0, backSubstitution = 0.0;
+  double graphCapture = 0.0;  // CUDA graphs' capture and instantiation (inside the phases above)
 };
 
 class Backend {

@@ -14,6 +14,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vidmap/ba/backend.h"
@@ -24,6 +26,7 @@
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
 #include "vidmap/core/error.h"
+#include "vidmap/gpu/block_pool.h"
 #include "vidmap/gpu/context.h"
 #include "vidmap/gpu/cuda_check.cuh"
 #include "vidmap/gpu/device.h"
@@ -107,39 +110,77 @@ inline double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A resizable device array on a context's stream (gpu::DeviceBuffer underneath).
+// Where a solve's device arrays live: its context, and the calling thread's BlockPool when the
+// caller gave the context (a mapper's solves then reuse the blocks of the ones before; see
+// gpu/block_pool.h), or plain allocations freed at the end of the solve.
+struct ArrayHome {
+  gpu::Context* ctx = nullptr;
+  gpu::BlockPool* pool = nullptr;
+};
+
+// A resizable device array on a context's stream. Uploads are queued (a pageable source is
+// staged before cudaMemcpyAsync returns), so a solve's many uploads cost one wait, not one each.
 template <class T>
 class DeviceArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
  public:
-  explicit DeviceArray(gpu::Context& ctx) : ctx_(&ctx) {}
+  explicit DeviceArray(const ArrayHome& home) : home_(&home) {}
+  ~DeviceArray() { release(); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   void resize(size_t n) {
-    if (n == n_ && (n == 0 || !buf_.empty())) return;
+    if (n == n_ && (n == 0 || block_.ptr)) return;
+    release();
     n_ = n;
-    buf_ = n ? gpu::DeviceBuffer<T>(*ctx_, n) : gpu::DeviceBuffer<T>();
+    if (!n) return;
+    const size_t bytes = n * sizeof(T);
+    if (home_->pool)
+      block_ = home_->pool->take(*home_->ctx, bytes);
+    else
+      block_ = {gpu::detail::allocateTracked(*home_->ctx->state(), bytes), bytes};
   }
   void upload(std::span<const T> v) {
     resize(v.size());
-    if (n_) buf_.upload(v);
+    if (n_)
+      VIDMAP_CUDA_CHECK(
+          cudaMemcpyAsync(data(), v.data(), n_ * sizeof(T), cudaMemcpyHostToDevice, stream()));
   }
-  std::vector<T> download() const { return n_ ? buf_.download() : std::vector<T>(); }
+  std::vector<T> download() const {
+    std::vector<T> out(n_);
+    if (n_) {
+      VIDMAP_CUDA_CHECK(
+          cudaMemcpyAsync(out.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+      VIDMAP_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    }
+    return out;
+  }
   void zero() {
-    if (n_) buf_.fillBytesAsync(0, ctx_->stream());
+    if (n_) VIDMAP_CUDA_CHECK(cudaMemsetAsync(data(), 0, n_ * sizeof(T), stream()));
   }
   void copyFrom(const DeviceArray& o) {
     resize(o.n_);
     if (n_)
-      VIDMAP_CUDA_CHECK(cudaMemcpyAsync(data(), o.data(), n_ * sizeof(T), cudaMemcpyDeviceToDevice,
-                                        ctx_->stream().handle()));
+      VIDMAP_CUDA_CHECK(
+          cudaMemcpyAsync(data(), o.data(), n_ * sizeof(T), cudaMemcpyDeviceToDevice, stream()));
   }
-  T* data() { return n_ ? buf_.data() : nullptr; }
-  const T* data() const { return n_ ? buf_.data() : nullptr; }
+  T* data() { return n_ ? static_cast<T*>(block_.ptr) : nullptr; }
+  const T* data() const { return n_ ? static_cast<const T*>(block_.ptr) : nullptr; }
   size_t size() const { return n_; }
 
  private:
-  gpu::Context* ctx_;
-  gpu::DeviceBuffer<T> buf_;
+  cudaStream_t stream() const { return home_->ctx->stream().handle(); }
+  void release() {
+    if (!block_.ptr) return;
+    if (home_->pool)
+      home_->pool->give(*home_->ctx, block_);
+    else
+      gpu::detail::releaseTracked(*home_->ctx->state(), block_.ptr, block_.bytes);
+    block_ = {};
+  }
+
+  const ArrayHome* home_;
+  gpu::BlockPool::Block block_;
   size_t n_ = 0;
 };
 
@@ -301,6 +342,8 @@ class CudaBackend final : public Backend {
         o_(*in.options),
         explicit_(in.explicitSchur) {
     const double t0 = now();
+    // A context the caller keeps (the mapper's): the thread's kept blocks are reused.
+    if (in.options->context) home_.pool = &gpu::BlockPool::ofThisThread();
     loss_ = makeLoss(o_.loss, o_.lossScale);
     nObs_ = s_.numObs();
     nVar_ = static_cast<int>(s_.varPoints.size());
@@ -369,8 +412,8 @@ class CudaBackend final : public Backend {
   }
 
   ~CudaBackend() override {
-    destroyPlan(stepPlan_);
-    destroyPlan(linearizePlan_);
+    keepPlan(0, stepPlan_);
+    keepPlan(1, linearizePlan_);
     if (solver_) cusolverDnSetStream(solver_, nullptr);  // the kept handle outlives our stream
   }
 
@@ -502,6 +545,51 @@ class CudaBackend final : public Backend {
     p.clear();
   }
 
+  // Instantiated graphs kept by the thread between solves of this backend type (one plan of
+  // each kind). A new solve captures its launches again (its arrays and sizes differ) and
+  // updates a kept graph with them (cudaGraphExecUpdate: the same kernels, new parameters),
+  // instead of instantiating one: on the H200 the capture and instantiation were 1.1 ms of a
+  // mapper's local BA of about 8 (docs/benchmarks.md, "The local BA's device arrays kept").
+  // A graph whose kernels differ (cuSOLVER's choice for another size) is instantiated anew.
+  struct KeptGraphs {
+    int device = -1;
+    std::vector<cudaGraphExec_t> execs[2];  // the step's and the linearisation's plans
+    void clear(int k) {
+      for (cudaGraphExec_t e : execs[k])
+        if (e) cudaGraphExecDestroy(e);
+      execs[k].clear();
+    }
+    ~KeptGraphs() { clear(0), clear(1); }
+  };
+  static KeptGraphs& keptGraphs() {
+    thread_local KeptGraphs k;
+    return k;
+  }
+  // Gives a plan's graphs to the thread's kept ones (replacing those there).
+  void keepPlan(int kind, Plan& p) {
+    if (std::none_of(p.begin(), p.end(), [](const PlanStep& st) { return st.exec; })) return;
+    KeptGraphs& k = keptGraphs();
+    if (k.device != ctx_.device()) k.clear(0), k.clear(1), k.device = ctx_.device();
+    k.clear(kind);
+    for (PlanStep& st : p)
+      if (st.exec) k.execs[kind].push_back(std::exchange(st.exec, nullptr));
+    p.clear();
+  }
+  // The kept graphs of `kind` for a capture to update (taken: a second backend alive on the
+  // thread finds none).
+  void takeDonors(int kind) {
+    dropDonors();
+    KeptGraphs& k = keptGraphs();
+    if (k.device == ctx_.device()) donors_ = std::move(k.execs[kind]);
+    k.execs[kind].clear();
+    donorNext_ = 0;
+  }
+  void dropDonors() {
+    for (cudaGraphExec_t e : donors_)
+      if (e) cudaGraphExecDestroy(e);
+    donors_.clear();
+  }
+
   void beginCapture() {
     VIDMAP_CUDA_CHECK(cudaStreamBeginCapture(st_, cudaStreamCaptureModeThreadLocal));
     capturing_ = true;
@@ -511,7 +599,16 @@ class CudaBackend final : public Backend {
     cudaGraph_t g = nullptr;
     VIDMAP_CUDA_CHECK(cudaStreamEndCapture(st_, &g));
     cudaGraphExec_t exec = nullptr;
-    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    if (donorNext_ < donors_.size() && donors_[donorNext_]) {
+      cudaGraphExecUpdateResultInfo info;
+      if (cudaGraphExecUpdate(donors_[donorNext_], g, &info) == cudaSuccess)
+        exec = std::exchange(donors_[donorNext_], nullptr);
+      else
+        (void)cudaGetLastError();  // not updatable: instantiated below
+    }
+    ++donorNext_;
+    cudaError_t e = cudaSuccess;
+    if (!exec) e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     VIDMAP_CUDA_CHECK(e);
     capturePlan_.push_back(PlanStep{exec, false});
@@ -541,7 +638,18 @@ class CudaBackend final : public Backend {
   template <class F>
   void runPlan(Plan& plan, const char* name, F&& enqueue) {
     if (plan.empty()) {
+      const double t0 = now();
+      struct Timed {
+        double t0;
+        double* into;
+        ~Timed() { *into += now() - t0; }
+      } timed{t0, &times.graphCapture};
       queued_ = true;
+      takeDonors(&plan == &stepPlan_ ? 0 : 1);
+      struct Drop {
+        CudaBackend* b;
+        ~Drop() { b->dropDonors(); }
+      } drop{this};
       while (true) {
         try {
           beginCapture();
@@ -1349,27 +1457,29 @@ class CudaBackend final : public Backend {
   }
 
   gpu::Context ctx_;
+  ArrayHome home_{&ctx_, nullptr};
   cudaStream_t st_ = ctx_.stream().handle();
   const Structure& s_;
   const Options& o_;
   bool explicit_;
   LossParams loss_;
   int nObs_ = 0, nVar_ = 0, nSeg_ = 0;
-  DeviceArray<double> rot_{ctx_}, trans_{ctx_}, intr_{ctx_}, pts_{ctx_}, cRot_{ctx_}, cTrans_{ctx_},
-      cIntr_{ctx_}, cPts_{ctx_};
-  DeviceArray<int> obsImage_{ctx_}, obsPoint_{ctx_}, imageCamera_{ctx_}, colMap_{ctx_},
-      pointCol_{ctx_}, cameraCol_{ctx_}, varPoints_{ctx_};
-  DeviceArray<double> obsXY_{ctx_};
-  DeviceArray<int> pointObsStart_{ctx_}, pointObs_{ctx_}, imageObsStart_{ctx_}, imageObs_{ctx_},
-      segStart_{ctx_}, pairA_{ctx_}, pairB_{ctx_};
-  DeviceArray<int> imageShared_{ctx_}, sharedCams_{ctx_};
-  DeviceArray<std::uint8_t> rotVaries_{ctx_}, transVaries_{ctx_}, camVaries_{ctx_};
-  DeviceArray<int> foldVecStart_{ctx_}, foldVecSrc_{ctx_}, foldMatStart_{ctx_}, foldMatSrc_{ctx_};
-  DeviceArray<std::int64_t> foldMatTarget_{ctx_};
-  DeviceArray<double> foldMatFactor_{ctx_};
+  DeviceArray<double> rot_{home_}, trans_{home_}, intr_{home_}, pts_{home_}, cRot_{home_},
+      cTrans_{home_}, cIntr_{home_}, cPts_{home_};
+  DeviceArray<int> obsImage_{home_}, obsPoint_{home_}, imageCamera_{home_}, colMap_{home_},
+      pointCol_{home_}, cameraCol_{home_}, varPoints_{home_};
+  DeviceArray<double> obsXY_{home_};
+  DeviceArray<int> pointObsStart_{home_}, pointObs_{home_}, imageObsStart_{home_}, imageObs_{home_},
+      segStart_{home_}, pairA_{home_}, pairB_{home_};
+  DeviceArray<int> imageShared_{home_}, sharedCams_{home_};
+  DeviceArray<std::uint8_t> rotVaries_{home_}, transVaries_{home_}, camVaries_{home_};
+  DeviceArray<int> foldVecStart_{home_}, foldVecSrc_{home_}, foldMatStart_{home_},
+      foldMatSrc_{home_};
+  DeviceArray<std::int64_t> foldMatTarget_{home_};
+  DeviceArray<double> foldMatFactor_{home_};
   size_t foldMatTargetHost_ = 0;
-  DeviceArray<double> rec_{ctx_}, P_{ctx_}, u_{ctx_}, obsTmp_{ctx_}, itemTmp_{ctx_}, partial_{ctx_},
-      scal_{ctx_}, radius_{ctx_};
+  DeviceArray<double> rec_{home_}, P_{home_}, u_{home_}, obsTmp_{home_}, itemTmp_{home_},
+      partial_{home_}, scal_{home_}, radius_{home_};
   PinnedBlock pinned_{sizeof(HostScalars)};
   HostScalars* host_ = nullptr;  // in pinned_
   bool graphs_ = false;          // replay the batches as graphs
@@ -1379,17 +1489,22 @@ class CudaBackend final : public Backend {
   bool candidateReady_ = false;  // the last step's replay evaluated its candidate too
   std::string graphNote_;
   Plan stepPlan_, linearizePlan_, capturePlan_;
-  DeviceArray<double> scaleE_{ctx_}, gE_{ctx_}, colE_{ctx_}, rhsE_{ctx_}, yE_{ctx_}, xE_{ctx_};
-  DeviceArray<double> scaleF_{ctx_}, gF_{ctx_}, colF_{ctx_}, rhsF_{ctx_}, yF_{ctx_}, deltaF_{ctx_},
-      D2F_{ctx_};
-  DeviceArray<double> scaleP_{ctx_}, V0_{ctx_}, gP_{ctx_}, Vinv_{ctx_}, yP_{ctx_}, deltaP_{ctx_};
-  DeviceArray<double> segB_{ctx_}, S_{ctx_}, work_{ctx_};
+  std::vector<cudaGraphExec_t> donors_;  // kept graphs a capture may update (takeDonors)
+  size_t donorNext_ = 0;
+  DeviceArray<double> scaleE_{home_}, gE_{home_}, colE_{home_}, rhsE_{home_}, yE_{home_},
+      xE_{home_};
+  DeviceArray<double> scaleF_{home_}, gF_{home_}, colF_{home_}, rhsF_{home_}, yF_{home_},
+      deltaF_{home_}, D2F_{home_};
+  DeviceArray<double> scaleP_{home_}, V0_{home_}, gP_{home_}, Vinv_{home_}, yP_{home_},
+      deltaP_{home_};
+  DeviceArray<double> segB_{home_}, S_{home_}, work_{home_};
   cusolverDnHandle_t solver_ = nullptr;
-  DeviceArray<int> precOffset_{ctx_}, precSize_{ctx_}, precInvStart_{ctx_}, precOwner_{ctx_},
-      diagSeg_{ctx_}, camConst_{ctx_};
-  DeviceArray<double> precInv_{ctx_}, sharedRaw_{ctx_};
+  DeviceArray<int> precOffset_{home_}, precSize_{home_}, precInvStart_{home_}, precOwner_{home_},
+      diagSeg_{home_}, camConst_{home_};
+  DeviceArray<double> precInv_{home_}, sharedRaw_{home_};
   int numBlocks_ = 0, numImageBlocks_ = 0;
-  DeviceArray<double> cgR_{ctx_}, cgP_{ctx_}, cgZ_{ctx_}, cgQ_{ctx_}, cgTmp_{ctx_}, cgDot_{ctx_};
+  DeviceArray<double> cgR_{home_}, cgP_{home_}, cgZ_{home_}, cgQ_{home_}, cgTmp_{home_},
+      cgDot_{home_};
 };
 
 template <CameraModel M, RotationType R>

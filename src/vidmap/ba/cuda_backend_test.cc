@@ -7,12 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "vidmap/ba/bal_io.h"
 #include "vidmap/ba/solver.h"
 #include "vidmap/ba/synthetic.h"
 #include "vidmap/core/data_dir.h"
 #include "vidmap/core/error.h"
+#include "vidmap/gpu/block_pool.h"
+#include "vidmap/gpu/context.h"
 #include "vidmap/gpu/device.h"
 
 namespace vidmap::ba {
@@ -152,6 +155,54 @@ TEST(CudaBackend, DeterministicFromRunToRun) {
     EXPECT_EQ(sa.numIterations(), sb.numIterations());
     for (size_t j = 0; j < a.points.size(); ++j) EXPECT_EQ(a.points[j].xyz, b.points[j].xyz);
   }
+}
+
+// With the caller's context (the mapper's), a solve's device arrays come from the thread's
+// BlockPool: blocks that held another problem are reused, and the result is the one of a solve
+// with fresh allocations, bit for bit (nothing reads memory it did not write). On a thread of
+// its own (an empty pool), the first solve makes the blocks and repeated solves make at most
+// one more between them (a greedy best fit may hand a block to another array once).
+TEST(CudaBackend, BlocksKeptOnTheCallersContextAreReusedAndChangeNothing) {
+  SKIP_WITHOUT_GPU();
+  SyntheticOptions sa, sb;
+  sa.numImages = 12, sa.numPoints = 600, sa.seed = 3;
+  sb.numImages = 20, sb.numPoints = 1500, sb.seed = 4;
+  const Problem a = makeSyntheticScene(sa).initial, b = makeSyntheticScene(sb).initial;
+  Options o;
+  o.backend = BackendType::kCuda;
+  Problem fresh = a;
+  const Summary ref = solve(fresh, o);
+  ASSERT_TRUE(ref.isSolutionUsable());
+  const auto same = [&](const Problem& p, const Summary& s) {
+    EXPECT_EQ(s.finalCost, ref.finalCost);
+    EXPECT_EQ(s.numIterations(), ref.numIterations());
+    for (size_t j = 0; j < p.points.size(); ++j) EXPECT_EQ(p.points[j].xyz, fresh.points[j].xyz);
+    for (size_t i = 0; i < p.images.size(); ++i)
+      EXPECT_EQ(p.images[i].translation, fresh.images[i].translation);
+  };
+
+  gpu::Context ctx(0);
+  o.context = &ctx;
+  std::size_t made[3] = {0, 0, 0};
+  std::int64_t liveInThread = 0;
+  std::thread t([&] {
+    gpu::BlockPool& pool = gpu::BlockPool::ofThisThread();
+    for (int round = 0; round < 3; ++round) {
+      Problem p = a;
+      same(p, solve(p, o));
+      made[round] = pool.blocksMade();
+    }
+    Problem other = b;
+    solve(other, o);  // the kept blocks now hold b's values
+    Problem p = a;
+    same(p, solve(p, o));
+    liveInThread = ctx.memory().liveBytes();
+  });
+  t.join();
+  EXPECT_GE(made[0], 20u) << "the solve's arrays come from the pool";
+  EXPECT_LE(made[2] - made[0], 1u) << "repeated solves reuse the blocks";
+  EXPECT_GT(liveInThread, 0) << "kept blocks stay counted on their context";
+  EXPECT_EQ(ctx.memory().liveBytes(), 0) << "the thread's end frees its kept blocks";
 }
 
 TEST(CudaBackend, BalLadybugMatchesCpu) {

@@ -147,6 +147,12 @@ struct Summary {
   double backSubstitutionSeconds = 0.0;
   double minimizerSeconds = 0.0;
   double totalSeconds = 0.0;
+  // The fixed costs of a solve (parts of the above): the backend's construction (CUDA: device
+  // arrays and uploads; in preprocessorSeconds), the CUDA graphs' capture and instantiation (in
+  // minimizerSeconds), and the backend's destruction after the minimizer (in totalSeconds).
+  double backendSeconds = 0.0;
+  double graphCaptureSeconds = 0.0;
+  double teardownSeconds = 0.0;
 
   int numIterations() const { return numSuccessfulSteps + numUnsuccessfulSteps; }
   bool isSolutionUsable() const { return termination != TerminationType::kFailure; }

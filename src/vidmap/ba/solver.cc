@@ -133,6 +133,7 @@ Summary solve(Problem& problem, const Options& options) {
   sum.numThreads = be->numThreads();
   const double tMin = now();
   sum.preprocessorSeconds = tMin - tStart;
+  sum.backendSeconds = tMin - tFixed;
   if (options.verbose)
     std::fprintf(stderr,
                  "ba preprocessor %.4fs: structure %.4fs (pair listing %.4fs, %zu observation "
@@ -155,8 +156,12 @@ Summary solve(Problem& problem, const Options& options) {
     sum.schurSeconds = be->times.schur;
     sum.linearSolveSeconds = be->times.linearSolve;
     sum.backSubstitutionSeconds = be->times.backSubstitution;
+    sum.graphCaptureSeconds = be->times.graphCapture;
     sum.launchMode = be->launchMode();
     sum.minimizerSeconds = now() - tMin;
+    const double tTeardown = now();
+    be.reset();
+    sum.teardownSeconds = now() - tTeardown;
     sum.totalSeconds = now() - tStart;
     return sum;
   };

@@ -38,6 +38,19 @@ void setThreads(int n) {
 #endif
 }
 
+// The teams of the two sides (frontend_worker.h, "Cores"): the side that is not the
+// bottleneck gets `side` threads (0: a quarter, at least one), the bottleneck the rest and one
+// more. Both at least one.
+struct Teams {
+  int bottleneck = 1, side = 1;
+};
+Teams teams(int threads, int side) {
+  Teams t;
+  t.side = std::clamp(side > 0 ? side : threads / 4, 1, std::max(1, threads));
+  t.bottleneck = std::max(1, threads - t.side + 1);
+  return t;
+}
+
 // One sampled frame on its way to the mapper.
 struct Item {
   FrameOutcome outcome = FrameOutcome::kSkipped;
@@ -121,7 +134,12 @@ class Producer {
  public:
   Producer(Shared& s, io::FrameSource& source, Frontend& frontend, io::RunRecord& record,
            const FrontendLoopOptions& o, int threads)
-      : s_(s), source_(source), frontend_(frontend), record_(record), o_(o), threads_(threads) {}
+      : s_(s),
+        source_(source),
+        frontend_(frontend),
+        record_(record),
+        o_(o),
+        teams_(teams(threads, o.sideThreads)) {}
 
   void operator()() {
     try {
@@ -206,7 +224,7 @@ class Producer {
           return;
         if (s_.stop) return;
         camera = s_.camera;
-        setThreads(s_.frontendBound() ? threads_ : 1);
+        setThreads(s_.frontendBound() ? teams_.bottleneck : teams_.side);
       }
       auto it = std::make_shared<Item>();
       it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
@@ -228,7 +246,7 @@ class Producer {
   Frontend& frontend_;
   io::RunRecord& record_;
   const FrontendLoopOptions& o_;
-  int threads_;
+  Teams teams_;
 };
 
 // Stops and joins the producer however the mapper's side ends, and puts back what the loop
@@ -259,6 +277,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
                  const std::function<void(int)>& checkpoint,
                  const std::function<void(int, int)>& afterFrame) {
   const int threads = maxThreads();
+  const Teams team = teams(threads, o.sideThreads);
   Shared s;
   s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
   Producer producer(s, source, frontend, record, o, threads);
@@ -301,7 +320,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
       it = std::move(s.queue.front());
       s.queue.pop_front();
       s.queuedKeyframes -= it->outcome == FrameOutcome::kKeyframe;
-      setThreads(s.frontendBound() ? 1 : threads);
+      setThreads(s.frontendBound() ? team.side : team.bottleneck);
     }
     s.changed.notify_all();
     checkpoint(frames);

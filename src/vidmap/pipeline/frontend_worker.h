@@ -29,10 +29,12 @@
 // Cores: both sides use OpenMP (SIFT and matching on the CPU, the mapper), each thread with a
 // team of its own. The side the other has waited on more so far (the bottleneck: the front end
 // on a CPU, the mapper with CUDA SIFT) runs its parallel regions on all the threads the caller
-// had, the other side on one, decided at each frame; so at most one thread more than the
-// cores computes at once, and OMP_WAIT_POLICY=passive keeps the waiting ones off the cores.
-// (An even split starves the bottleneck: measured in docs/benchmarks.md, "Pipelined front
-// end".) The model does not depend on the threads.
+// had but the other side's, the other side on a quarter of them (at least one; sideThreads),
+// decided at each frame; so at most one thread more than the cores computes at once, and
+// OMP_WAIT_POLICY=passive keeps the waiting ones off the cores. On 2 cores: 2 and 1. (An even
+// split starves the bottleneck: docs/benchmarks.md, "Pipelined front end"; one thread for the
+// other side left a keyframe's guides serial on 16 cores: "The local BA's device arrays
+// kept".) The model does not depend on the threads.
 //
 // Ending: an exception in either thread ends the run with that exception (the producer's is
 // carried to the calling thread and thrown there, once); the producer is stopped and joined
@@ -88,6 +90,9 @@ struct FrontendLoopOptions {
   // With outliersFeedBack: the producer may be this many keyframes ahead of the mapper's
   // verification (KltSourceOptions::outlierLag, whose outliers end tracks that much later).
   int outlierLag = 0;
+  // Threads of the side that is not the bottleneck (see "Cores" above); 0: a quarter of the
+  // caller's, at least one.
+  int sideThreads = 0;
   // Where to record what the front end produces (null: nowhere); only without a PairMatchSource.
   FrontendRecording* recording = nullptr;
 };

@@ -60,6 +60,7 @@ void ReconstructOptions::check() const {
   checkRange("fps", fps, 1e-3, 120.0);  // the frame sources' range
   checkRange("width", width, kAutoWidth, 16384);
   checkRange("pipeline_depth", pipelineDepth, kAutoPipelineDepth, 64);
+  checkRange("pipeline_side_threads", pipelineSideThreads, 0, 1024);
   checkRange("decode_ahead", decodeAhead, kAutoDecodeAhead, 64);
   checkRange("rerun_focal_change", rerunFocalChange, 0.0, 100.0);
   checkRange("rerun_guess_focal_change", rerunGuessFocalChange, 0.0, 100.0);
@@ -499,6 +500,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   // A second pass over a first's recording (reconstruct()) reads no frames.
   FrontendLoopOptions lo;
   lo.depth = pipelineDepth;
+  lo.sideThreads = options.pipelineSideThreads;
   lo.outliersFeedBack = klt != nullptr;
   lo.outlierLag = options.kltSource.outlierLag;
   lo.recording = options.frontend.photos || klt ? nullptr : recording;

@@ -84,6 +84,9 @@ struct ReconstructOptions {
   // minObservationsPerThread), on a quiet 2-core CPU too: the front end fills the core they
   // leave (docs/benchmarks.md, "CPU path: the serial wall of fr1-rpy at all frames").
   int pipelineDepth = kAutoPipelineDepth;
+  // Threads of the pipeline's side that is not the bottleneck (FrontendLoopOptions::sideThreads;
+  // 0: a quarter of OpenMP's, at least one).
+  int pipelineSideThreads = 0;
   // Frames decoded ahead on a thread of their own (io/prefetch_source.h; the same frames, so
   // the same model); 0: decoded on the front end's thread; kAutoDecodeAhead: 4.
   int decodeAhead = kAutoDecodeAhead;

@@ -151,6 +151,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "runs on CUDA or OpenMP has 2 threads or more, else 0",
               -1, 64},
     o.pipelineDepth);
+  v(FieldInfo{"", "pipeline_side_threads",
+              "Threads of the pipeline's side that waits less (the front end or the mapper; the "
+              "other gets the rest and one more); 0: a quarter of the threads, at least one",
+              0, 1024},
+    o.pipelineSideThreads);
   v(FieldInfo{"", "decode_ahead",
               "Frames decoded ahead of the front end on a thread of their own (the same frames: "
               "the same model); 0: decoded on the front end's thread; -1: 4",

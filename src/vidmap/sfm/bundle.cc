@@ -336,6 +336,9 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   rep.usable = sum.isSolutionUsable();
   rep.preprocessorSeconds = sum.preprocessorSeconds;
   rep.minimizerSeconds = sum.minimizerSeconds;
+  rep.backendSeconds = sum.backendSeconds;
+  rep.graphCaptureSeconds = sum.graphCaptureSeconds;
+  rep.teardownSeconds = sum.teardownSeconds;
   rep.backend = ba::toString(sum.backend);
   if (rep.usable) {
     rep.finalRmsPx = ba::rmsReprojectionError(prob);

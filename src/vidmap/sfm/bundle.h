@@ -104,6 +104,9 @@ struct BundleReport {
   // uploads) and its minimizer (the LM loop); the rest is the window's selection, the problem's
   // assembly and the write-back here. backend: the one that solved (small windows stay on the CPU).
   double preprocessorSeconds = 0, minimizerSeconds = 0;
+  // Their fixed parts (ba::Summary): the backend's construction, the CUDA graphs' capture, the
+  // backend's destruction.
+  double backendSeconds = 0, graphCaptureSeconds = 0, teardownSeconds = 0;
   const char* backend = "";
 };
 

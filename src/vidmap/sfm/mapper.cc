@@ -793,11 +793,13 @@ void Mapper::localBundle(int id) {
         stderr,
         "mapper: local BA %d: %d images (%d constant), %d points (%d left out, %d held), %d "
         "observations (%d left out), %d iterations, rms %.3f -> %.3f px, %.1f ms (cpu %.1f ms; "
-        "%s: preprocessor %.1f ms, minimizer %.1f ms)\n",
+        "%s: preprocessor %.1f ms, minimizer %.1f ms; backend %.1f, capture %.1f, teardown %.1f "
+        "ms)\n",
         id, rep.images, rep.constantImages, rep.points, rep.pointsLeftOut, rep.pointsHeld,
         rep.observations, rep.observationsLeftOut, rep.iterations, rep.initialRmsPx, rep.finalRmsPx,
         rep.seconds * 1e3, rep.cpuSeconds * 1e3, rep.backend, rep.preprocessorSeconds * 1e3,
-        rep.minimizerSeconds * 1e3);
+        rep.minimizerSeconds * 1e3, rep.backendSeconds * 1e3, rep.graphCaptureSeconds * 1e3,
+        rep.teardownSeconds * 1e3);
   std::vector<PointId> cand;
   for (int img : local)
     for (PointId p : rec.image(img).point3d)

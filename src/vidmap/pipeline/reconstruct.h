@@ -50,6 +50,9 @@ inline constexpr int kPhotoWidth = 1280;
 // side of the homographies' estimate (sfm::MapperOptions::selfCalibrationProfileRange).
 inline constexpr double kKltSelfCalibrationProfileRange = 1.25;
 inline constexpr int kAutoPipelineDepth = -1;
+// A video or list sampled at this many frames a second or more is dense in time: SIFT reads a
+// 640 px frame at its own size, and --klt auto takes the KLT gate.
+inline constexpr double kDenseFps = 10;
 inline constexpr int kAutoDecodeAhead = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);
@@ -70,6 +73,10 @@ struct ReconstructOptions {
   // KLT tracks as a second source of pair matches and the motion of the keyframe gate
   // (pipeline/klt_source.h); the tracker runs on the device of SIFT.
   bool klt = false;
+  // With klt false, decided by the input once it is open (--klt auto): the gate (tracks drive
+  // the keyframe gate, no track matches) on a video or list sampled at kDenseFps or more,
+  // descriptors only otherwise (photos, sparser samples). false: klt as set (--klt off).
+  bool kltAuto = true;
   KltSourceOptions kltSource;
   // SIFT's first octave: -1 (the image doubled, as COLMAP's default) up to 1000 px of working
   // width (photos: up to kPhotoWidth), 0 above; videos and lists sampled at 10 fps or more
@@ -213,6 +220,7 @@ struct ReconstructSummary {
   DenseSummary denseSummary;
   bool klt = false;
   bool kltGateOnly = false;  // --klt gate: the tracks made no matches
+  bool kltAuto = false;      // --klt auto decided (klt says what)
   int siftCalls = 0;
   std::int64_t kltMatches = 0, kltOnlyMatches = 0;  // only: not found by descriptors
   double kltMeanTrackKeyframes = 0;                 // keyframes joined by an ended track

@@ -91,12 +91,18 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"", "klt",
               "on: KLT tracks between keyframes give matches across several keyframes and drive "
               "the keyframe gate (SIFT only on keyframes); gate: the tracks drive the gate, the "
-              "matches are descriptors only; off: descriptors only"},
+              "matches are descriptors only; off: descriptors only; auto: gate for a video or "
+              "list sampled at 10 fps or more (--all-frames), else off"},
     TextField{[&o] {
-                return std::string(!o.klt ? "off" : o.kltSource.matches ? "on" : "gate");
+                return std::string(!o.klt                ? (o.kltAuto ? "auto" : "off")
+                                   : o.kltSource.matches ? "on"
+                                                         : "gate");
               },
               [&o](const std::string& s) {
-                if (s == "gate") {
+                o.kltAuto = s == "auto";
+                if (o.kltAuto) {
+                  o.klt = false;
+                } else if (s == "gate") {
                   o.klt = true;
                   o.kltSource.matches = false;
                 } else {

@@ -456,6 +456,41 @@ ReconstructSummary expectGatePanHolds(const fs::path& seq, const fs::path& out) 
   return s;
 }
 
+// --klt auto (the default): the KLT gate on a sequence sampled at 10 frames a second or more
+// (here 12 at all frames), descriptors only on sparser samples (the default 4 fps) and with
+// --klt off; the summary and the record say what was asked and what ran.
+TEST(Reconstruct, KltAutoTakesTheGateOnDenseSamplesOnly) {
+  const fs::path seq = sequence("orbit", 24, 12, 320, 240);
+  struct Case {
+    bool allFrames, kltAuto;
+    const char* used;
+  };
+  for (const Case c :
+       {Case{true, true, "gate"}, Case{false, true, "off"}, Case{true, false, "off"}}) {
+    ReconstructOptions o;
+    o.progress = false;
+    o.device = Device::kCpu;
+    o.allFrames = c.allFrames;
+    o.kltAuto = c.kltAuto;
+    o.overwrite = true;
+    io::RunRecord record;
+    const ReconstructSummary s =
+        reconstruct(seq / "rgb.txt", tempRoot() / "out_klt_auto", o, record);
+    const bool gate = std::string(c.used) == "gate";
+    EXPECT_EQ(s.klt, gate) << c.allFrames << c.kltAuto;
+    EXPECT_EQ(s.kltGateOnly, gate);
+    EXPECT_EQ(s.kltAuto, c.kltAuto);
+    EXPECT_EQ(record.counts().count("klt_pushes") == 1, gate) << "the tracker ran";
+    std::map<std::string, io::OptionValue> rec(record.options().begin(), record.options().end());
+    EXPECT_EQ(std::get<std::string>(rec.at("klt")), c.kltAuto ? "auto" : "off");
+    EXPECT_EQ(std::get<std::string>(rec.at("klt_used")), c.used);
+    const std::string text = formatSummary(s);
+    EXPECT_EQ(text.find("klt: auto, frames sampled densely") != std::string::npos,
+              gate && c.kltAuto);
+    EXPECT_EQ(text.find("klt: off (auto") != std::string::npos, !gate && c.kltAuto);
+  }
+}
+
 // The pan (a +-35 degree yaw over 0.3 m) at 640 x 480 with the camera unknown and the KLT gate,
 // the CLI's defaults otherwise (24 of the 48 frames sampled): the gate keeps 7 keyframes about
 // 10 degrees apart. Waiting 8 keyframes for the relaxed start (the rule before, counted in

@@ -284,8 +284,12 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
                  "vidmap: the focal length moved from %.1f to %.1f px (working): reconstructing "
                  "again from the camera %s\n",
                  start, end, again.camera.toString().c_str());
-  // The stages of both passes add up in the record; its options and counts are the second's.
+  // The stages of both passes add up in the record; its options and counts are the second's
+  // (the first's are kept here for a second pass that is discarded).
   record.setMetric("rerun_focal_px", end);
+  const auto firstOptions = record.options();
+  const auto firstCounts = record.counts();
+  const auto firstMetrics = record.metrics();
   ReconstructSummary second;
   try {
     second = reconstructOnce(input, outDir, again, record, nullptr, recording.get(), &first);
@@ -296,6 +300,23 @@ ReconstructSummary reconstruct(const fs::path& input, const fs::path& outDir,
     std::fprintf(stderr, "vidmap: warning: the second pass failed (%s); the first pass is kept\n",
                  e.what());
     return first;
+  }
+  if (second.rerunDiscarded) {
+    // The first pass's output stays, and its run.json is written again: its options, counts
+    // and metrics, the stages of both passes (the second's time was spent too) and what the
+    // second pass found.
+    for (const auto& [k, v] : firstOptions) record.setOption(k, v);
+    for (const auto& [k, v] : firstCounts) record.setCount(k, v);
+    for (const auto& [k, v] : firstMetrics) record.setMetric(k, v);
+    record.setCount("rerun_discarded", 1);
+    record.setCount("rerun_first_pass_observations", observations(first));
+    record.setCount("rerun_second_pass_observations", observations(second));
+    record.setMetric("rerun_second_pass_seconds", second.seconds);
+    try {
+      record.write(outDir / "run.json");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "vidmap: warning: run.json keeps the first pass alone: %s\n", e.what());
+    }
   }
   ReconstructSummary& kept = second.rerunDiscarded ? first : second;
   kept.rerunDiscarded = second.rerunDiscarded;

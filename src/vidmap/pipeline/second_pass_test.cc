@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "vidmap/core/data_dir.h"
@@ -65,6 +66,15 @@ TEST(SecondPass, ExplainingFewerObservationsThanTheFirstItIsDiscarded) {
   ASSERT_GT(s.rerunFocalPx, 0) << "no second pass ran: the input no longer tests it";
   EXPECT_TRUE(s.rerunDiscarded);
   EXPECT_LT(s.secondPassObservations, s.firstPassObservations);
+  // The record is the first pass's, with the second's time and outcome, in memory and on disk.
+  EXPECT_EQ(record.counts().at("rerun_discarded"), 1);
+  EXPECT_EQ(record.counts().at("keyframes"), s.keyframes);
+  EXPECT_EQ(record.counts().at("rerun_second_pass_observations"), s.secondPassObservations);
+  EXPECT_GT(record.metrics().at("rerun_second_pass_seconds"), 0.0);
+  std::ifstream in(out / "run.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"rerun_discarded\": 1"), std::string::npos);
+  EXPECT_NE(json.find("\"rerun_second_pass_seconds\""), std::string::npos);
   // What is written is the first pass's model, whole, and it is right.
   ASSERT_EQ(s.models.size(), 1u);
   EXPECT_GE(s.registered, s.keyframes - 2);

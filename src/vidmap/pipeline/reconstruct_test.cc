@@ -46,11 +46,13 @@ namespace fs = std::filesystem;
 // Sequences rendered once and reused by several tests; removed when the binary exits.
 fs::path tempRoot() { return testCacheFolder("reconstruct"); }
 
-// Renders (once per test binary) a 320 x 240 (or width x height) sequence of the room.
+// Renders (once per test binary) a 320 x 240 (or width x height) sequence of the room; its
+// folder's name holds every parameter that differs from the defaults (8 fps, 320 px, 60 deg).
 fs::path sequence(const std::string& path, int frames, double fps, int width = 320,
                   int height = 240, double hfovDeg = 60, std::uint32_t seed = 1) {
   const fs::path dir =
       tempRoot() / ("seq_" + path + "_" + std::to_string(frames) +
+                    (fps == 8 ? "" : "_" + std::to_string(static_cast<int>(fps * 100)) + "cfps") +
                     (width == 320 ? "" : "_" + std::to_string(width)) +
                     (hfovDeg == 60 && seed == 1 ? ""
                                                 : "_h" + std::to_string(static_cast<int>(hfovDeg)) +

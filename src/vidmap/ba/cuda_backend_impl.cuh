@@ -638,12 +638,11 @@ class CudaBackend final : public Backend {
   template <class F>
   void runPlan(Plan& plan, const char* name, F&& enqueue) {
     if (plan.empty()) {
-      const double t0 = now();
       struct Timed {
         double t0;
         double* into;
         ~Timed() { *into += now() - t0; }
-      } timed{t0, &times.graphCapture};
+      } timed{now(), &times.graphCapture};
       queued_ = true;
       takeDonors(&plan == &stepPlan_ ? 0 : 1);
       struct Drop {

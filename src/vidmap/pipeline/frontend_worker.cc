@@ -133,13 +133,8 @@ struct Shared {
 class Producer {
  public:
   Producer(Shared& s, io::FrameSource& source, Frontend& frontend, io::RunRecord& record,
-           const FrontendLoopOptions& o, int threads)
-      : s_(s),
-        source_(source),
-        frontend_(frontend),
-        record_(record),
-        o_(o),
-        teams_(teams(threads, o.sideThreads)) {}
+           const FrontendLoopOptions& o, Teams teams)
+      : s_(s), source_(source), frontend_(frontend), record_(record), o_(o), teams_(teams) {}
 
   void operator()() {
     try {
@@ -280,7 +275,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
   const Teams team = teams(threads, o.sideThreads);
   Shared s;
   s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
-  Producer producer(s, source, frontend, record, o, threads);
+  Producer producer(s, source, frontend, record, o, team);
   Joiner joiner(s, mapper, threads);  // declared last: joins before the rest goes
   if (o.outliersFeedBack)
     mapper.setVerifiedSink([&s](int id) {

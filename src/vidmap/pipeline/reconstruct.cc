@@ -788,7 +788,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   fst.writeTo(record);
   sum.siftCalls = fst.siftCalls;
   sum.kltAuto = kltAuto;
-  record.setOption("klt_used", !options.klt ? "off" : options.kltSource.matches ? "on" : "gate");
+  record.setOption("klt_used", kltModeName(options.klt, options.kltSource.matches));
   if (klt) {
     klt->stats().writeTo(record);
     sum.klt = true;

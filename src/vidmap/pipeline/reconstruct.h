@@ -53,6 +53,11 @@ inline constexpr int kAutoPipelineDepth = -1;
 // A video or list sampled at this many frames a second or more is dense in time: SIFT reads a
 // 640 px frame at its own size, and --klt auto takes the KLT gate.
 inline constexpr double kDenseFps = 10;
+// The name of a KLT mode as --klt takes it: "off", "gate" (the tracks drive the keyframe gate
+// only) or "on" (their matches too).
+inline const char* kltModeName(bool klt, bool matches) {
+  return !klt ? "off" : matches ? "on" : "gate";
+}
 inline constexpr int kAutoDecodeAhead = -1;
 // The width frames are resized to (0: native, never enlarged) for the option's value.
 int workingWidth(int width, bool photos, int nativeWidth);

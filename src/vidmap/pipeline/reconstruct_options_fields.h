@@ -94,9 +94,8 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "matches are descriptors only; off: descriptors only; auto: gate for a video or "
               "list sampled at 10 fps or more (--all-frames), else off"},
     TextField{[&o] {
-                return std::string(!o.klt                ? (o.kltAuto ? "auto" : "off")
-                                   : o.kltSource.matches ? "on"
-                                                         : "gate");
+                return std::string(!o.klt && o.kltAuto ? "auto"
+                                                       : kltModeName(o.klt, o.kltSource.matches));
               },
               [&o](const std::string& s) {
                 o.kltAuto = s == "auto";

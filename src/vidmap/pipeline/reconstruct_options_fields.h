@@ -98,16 +98,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
                                                        : kltModeName(o.klt, o.kltSource.matches));
               },
               [&o](const std::string& s) {
+                if (s != "auto" && s != "off" && s != "gate" && s != "on")
+                  throw Error("option klt = '" + s + "' is not auto, off, gate or on");
                 o.kltAuto = s == "auto";
-                if (o.kltAuto) {
-                  o.klt = false;
-                } else if (s == "gate") {
-                  o.klt = true;
-                  o.kltSource.matches = false;
-                } else {
-                  o.klt = parseOnOff("klt", s);
-                  o.kltSource.matches = true;
-                }
+                o.klt = s == "gate" || s == "on";
+                if (o.klt) o.kltSource.matches = s == "on";
               }});
   v(FieldInfo{"", "klt_fill_in",
               "on: Shi-Tomasi points beside the SIFT keypoints seed tracks; off: SIFT-seeded "

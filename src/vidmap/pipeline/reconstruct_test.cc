@@ -113,7 +113,8 @@ TEST(Reconstruct, NewOptionsOutsideTheirRangeAreClearErrors) {
                                           "rerun_focal_change",
                                           "rerun_guess_focal_change",
                                           "rerun_reuse_mib",
-                                          "frontend.guide_features"};
+                                          "frontend.guide_features",
+                                          "pipeline_side_threads"};
   std::vector<std::string> seen;
   for (int side = 0; side < 2; ++side) {
     ReconstructOptions probe;
@@ -491,6 +492,21 @@ TEST(Reconstruct, KltAutoTakesTheGateOnDenseSamplesOnly) {
               gate && c.kltAuto);
     EXPECT_EQ(text.find("klt: off (auto") != std::string::npos, !gate && c.kltAuto);
   }
+  // A value that is no mode is a clear error naming the four, and changes nothing.
+  ReconstructOptions o;
+  forEachReconstructField(o, [&](const FieldInfo& f, auto&& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, TextField>) {
+      if (f.path() != "klt") return;
+      try {
+        value.set("gate-ish");
+        ADD_FAILURE() << "--klt gate-ish accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("is not auto, off, gate or on"), std::string::npos)
+            << e.what();
+      }
+      EXPECT_EQ(value.get(), "auto");
+    }
+  });
 }
 
 // The pan (a +-35 degree yaw over 0.3 m) at 640 x 480 with the camera unknown and the KLT gate,

@@ -1,10 +1,13 @@
 #include "vidmap/io/colmap_model.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <iomanip>
+#include <functional>
 #include <sstream>
+#include <string_view>
+#include <type_traits>
 
 #include "vidmap/core/error.h"
 #include "vidmap/io/atomic_file.h"
@@ -130,14 +133,43 @@ void writeBinary(const ColmapModel& m, const fs::path& folder) {
   });
 }
 
+// Text as a stream with precision 17 writes it (a double as printf's %.17g, which
+// std::to_chars' general format with precision 17 is defined to equal), without the stream's
+// per-value locale and state: the text model of a 100-image video is 10 MB of numbers.
+class TextBuffer {
+ public:
+  TextBuffer& operator<<(std::string_view v) {
+    s_.append(v);
+    return *this;
+  }
+  TextBuffer& operator<<(const char* v) { return *this << std::string_view(v); }
+  TextBuffer& operator<<(const std::string& v) { return *this << std::string_view(v); }
+  TextBuffer& operator<<(double v) {
+    char b[40];
+    const auto r = std::to_chars(b, b + sizeof b, v, std::chars_format::general, 17);
+    s_.append(b, r.ptr);
+    return *this;
+  }
+  template <class T>
+  requires std::is_integral_v<T> TextBuffer& operator<<(T v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    s_.append(b, r.ptr);
+    return *this;
+  }
+  const std::string& str() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
 void writeText(const ColmapModel& m, const fs::path& folder) {
-  auto textFile = [&](const char* name, const std::function<void(std::ostream&)>& body) {
-    std::ostringstream s;
-    s << std::setprecision(17);
+  auto textFile = [&](const char* name, const std::function<void(TextBuffer&)>& body) {
+    TextBuffer s;
     body(s);
     writeTextAtomically(folder / name, s.str());
   };
-  textFile("cameras.txt", [&](std::ostream& s) {
+  textFile("cameras.txt", [&](TextBuffer& s) {
     s << "# Camera list with one line of data per camera:\n"
       << "#   CAMERA_ID, MODEL, WIDTH, HEIGHT, PARAMS[]\n"
       << "# Number of cameras: " << m.cameras.size() << "\n";
@@ -147,7 +179,7 @@ void writeText(const ColmapModel& m, const fs::path& folder) {
       s << "\n";
     }
   });
-  textFile("images.txt", [&](std::ostream& s) {
+  textFile("images.txt", [&](TextBuffer& s) {
     double obs = 0;
     for (const auto& [id, im] : m.images) obs += static_cast<double>(im.points2d.size());
     s << "# Image list with two lines of data per image:\n"
@@ -172,7 +204,7 @@ void writeText(const ColmapModel& m, const fs::path& folder) {
       s << "\n";
     }
   });
-  textFile("points3D.txt", [&](std::ostream& s) {
+  textFile("points3D.txt", [&](TextBuffer& s) {
     double len = 0;
     for (const auto& [id, p] : m.points3d) len += static_cast<double>(p.track.size());
     s << "# 3D point list with one line of data per point:\n"

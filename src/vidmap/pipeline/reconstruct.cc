@@ -576,10 +576,13 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
       const fs::path dir = out.tmp() / "sparse" / std::to_string(i);
       fs::create_directories(dir);
       const io::ColmapModel cm = rec.toColmap();
+      // The text model (the largest part: numbers as text) beside the rest; both read only.
+      auto text = std::async(std::launch::async,
+                             [&] { io::writeColmapModel(cm, dir, io::ColmapFormat::kText); });
       io::writeColmapModel(cm, dir, io::ColmapFormat::kBinary);
-      io::writeColmapModel(cm, dir, io::ColmapFormat::kText);
       io::writePly(dir / "points3D.ply", rec.toPly());
       io::writeTextAtomically(dir / "trajectory.txt", tumTrajectory(rec));
+      text.get();
     }
   };
   // A video's models are the mapper's whatever the focal check finds (no sweep, no principal

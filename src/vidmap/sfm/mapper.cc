@@ -189,9 +189,13 @@ Vec2 Mapper::undistorted(int image, int keypoint) const {
 }
 
 void Mapper::refreshNormalized() {
-  for (Keyframe& kf : keyframes_)
+  // Every keypoint of every keyframe (Newton's undistortion each) after each camera change:
+  // independent, so over the keyframes in parallel.
+  parallelFor(static_cast<std::int64_t>(keyframes_.size()), [&](std::int64_t i) {
+    Keyframe& kf = keyframes_[i];
     for (size_t k = 0; k < kf.keypoints.size(); ++k)
       kf.normalized[k] = camera_.normalize(kf.keypoints[k]);
+  });
 }
 
 void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
@@ -894,16 +898,36 @@ void Mapper::filterPointsOf(Reconstruction& rec, const std::vector<PointId>& can
   std::vector<PointId> ids(candidates);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  for (PointId id : ids) {
-    const auto it = rec.points().find(id);
-    if (it == rec.points().end()) continue;
-    // Every observation above the error, in track order (a deletion moves the next one to k).
+  // The tests read the model only and each point's result depends on its own track: they run
+  // in parallel, the deletions then in the order of the ids, so the model does not depend on
+  // the number of threads. A point keeps its angle test's result only when none of its
+  // observations is deleted (a deletion changes the rays); the others are tested again below.
+  enum : char { kGone, kKeep, kLowAngle, kSomeAbove };
+  std::vector<char> verdict(ids.size());
+  parallelFor(static_cast<std::int64_t>(ids.size()), [&](std::int64_t i) {
+    const auto it = rec.points().find(ids[i]);
+    if (it == rec.points().end()) {
+      verdict[i] = kGone;
+      return;
+    }
     const Vec3 X = it->second.X;
-    const std::vector<FeatureRef>& track = it->second.track;
-    bool deleted = false;
-    for (size_t k = 0; !deleted && k < track.size();) {
-      const FeatureRef o = track[k];
+    for (const FeatureRef& o : it->second.track)
       // Not finite (a point the adjustment moved onto a camera's plane) counts as above.
+      if (!(rec.reprojectionError(X, o) <= options_.maxReprojErrorPx)) {
+        verdict[i] = kSomeAbove;
+        return;
+      }
+    verdict[i] = rec.triangulationAngleAtLeast(ids[i], options_.minTriAngleDeg) ? kKeep : kLowAngle;
+  });
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const PointId id = ids[i];
+    if (verdict[i] == kLowAngle) rec.deletePoint(id);
+    if (verdict[i] != kSomeAbove) continue;
+    // Every observation above the error, in track order (a deletion moves the next one to k).
+    const Vec3 X = rec.points().at(id).X;
+    bool deleted = false;
+    for (size_t k = 0; !deleted && k < rec.points().at(id).track.size();) {
+      const FeatureRef o = rec.points().at(id).track[k];
       if (!(rec.reprojectionError(X, o) <= options_.maxReprojErrorPx))
         deleted = rec.deleteObservation(id, o);
       else

@@ -114,10 +114,18 @@ bool setupTwoView(const Vec2List& pts1, const Vec2List& pts2, const Pinhole& cam
 }
 
 bool needsFundamental(const TwoViewOptions& opt, int n, const RansacResult<Mat3R>& er) {
-  const bool e_fails =
-      !er.success || er.num_inliers < opt.min_num_inliers || er.num_inliers < opt.e_fail_ratio * n;
-  return opt.estimate_fundamental && n >= 7 &&
-         (opt.fundamental == TwoViewOptions::Fundamental::kAlways || e_fails);
+  const bool e_none = !er.success || er.num_inliers < opt.min_num_inliers;
+  const bool e_part = !e_none && er.num_inliers < opt.e_fail_ratio * n;
+  if (!opt.estimate_fundamental || n < 7) return false;
+  switch (opt.fundamental) {
+    case TwoViewOptions::Fundamental::kAlways:
+      return true;
+    case TwoViewOptions::Fundamental::kWhenEssentialFails:
+      return e_none || e_part;
+    case TwoViewOptions::Fundamental::kWhenEssentialExplainsPart:
+      return e_part;
+  }
+  return true;
 }
 
 bool homographyWaitsForEssential(const TwoViewOptions& opt) {

@@ -97,6 +97,15 @@ inline std::deque<BatchCase> makeBatchCases() {
     c.pair.options.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
     c.pair.options.e_fail_ratio = 0.99;
   }
+  for (const auto mode : {TwoViewOptions::Fundamental::kWhenEssentialFails,
+                          TwoViewOptions::Fundamental::kWhenEssentialExplainsPart}) {
+    SceneOptions o;  // chance correspondences, which no E explains: F or not by the mode
+    o.num_points = 40;
+    o.outlier_ratio = 1.0;
+    BatchCase& c = add(o, 14);
+    c.pair.options.fundamental = mode;
+    c.pair.options.homography_test_only = true;
+  }
   {
     SceneOptions o;  // too few matches
     o.num_points = 10;

@@ -196,6 +196,60 @@ TEST(TwoView, FundamentalOnlyWhenTheEssentialMatrixFails) {
   EXPECT_GE(c.num_f_inliers, 290);
 }
 
+// kWhenEssentialExplainsPart: F is the fallback of a doubtful focal length (E found a model
+// that explains part of the matches), not of a pair that no E explains. A pair of 40 chance
+// correspondences (all outliers: no geometry) is verified without F and refused, where
+// kWhenEssentialFails estimates F on it; a pair that E explains is verified as by
+// kWhenEssentialFails, bit for bit; and a wrong focal length that leaves E part of the
+// matches still brings F in.
+TEST(TwoView, FundamentalNotForAPairThatNoEssentialMatrixExplains) {
+  SceneOptions chance;
+  chance.num_points = 40;
+  chance.outlier_ratio = 1.0;
+  TwoViewOptions fails, part;
+  fails.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
+  part.fundamental = TwoViewOptions::Fundamental::kWhenEssentialExplainsPart;
+  int refusedWithoutF = 0;
+  for (std::uint64_t seed = 80; seed < 86; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto s = makeTwoViewScene(chance, seed);
+    const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, fails);
+    const auto b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, part);
+    ASSERT_LT(a.num_e_inliers, fails.min_num_inliers);  // the scene is one no E explains
+    EXPECT_GT(a.num_f_inliers, 0);                      // F was estimated ...
+    EXPECT_EQ(b.num_f_inliers, 0);                      // ... and is not
+    EXPECT_EQ(b.num_e_inliers, a.num_e_inliers);        // E's RANSAC is the same
+    EXPECT_NE(b.config, TwoViewConfig::kUncalibrated);
+    refusedWithoutF += !b.success();
+  }
+  EXPECT_EQ(refusedWithoutF, 6);
+
+  SceneOptions o;
+  o.noise_px = 0.5;
+  o.outlier_ratio = 0.3;
+  const auto s = makeTwoViewScene(o, 21);
+  const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, fails);
+  const auto b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, part);
+  ASSERT_EQ(a.config, TwoViewConfig::kCalibrated) << a.message;
+  EXPECT_EQ(b.config, a.config);
+  EXPECT_EQ(b.inlier_mask, a.inlier_mask);
+  EXPECT_EQ(b.relative.R, a.relative.R);
+  EXPECT_EQ(b.relative.t, a.relative.t);
+
+  SceneOptions w;
+  w.noise_px = 0.5;
+  w.num_points = 300;
+  w.max_rotation_deg = 30;
+  const auto t = makeTwoViewScene(w, 13);
+  Pinhole wrong = t.cam;
+  wrong.fx = wrong.fy = 200;
+  part.e_fail_ratio = 0.99;  // as in FundamentalOnlyWhenTheEssentialMatrixFails
+  const auto c = estimateRelativePose(t.px1, t.px2, wrong, wrong, part);
+  EXPECT_GE(c.num_e_inliers, part.min_num_inliers);
+  EXPECT_EQ(c.config, TwoViewConfig::kUncalibrated) << c.message;
+  EXPECT_GE(c.num_f_inliers, 290);
+}
+
 // The guide's E as the first hypothesis: a true prior ends E's search after the samples the
 // adaptive rule asks for at its inlier ratio; a wrong prior does not keep the search from the
 // truth.

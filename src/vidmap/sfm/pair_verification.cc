@@ -13,7 +13,7 @@ PairVerification pairVerification(const geometry::TwoViewOptions& base, bool vid
   v.options = base;
   if (!video) return v;
   if (focalKnown) {
-    v.options.fundamental = geometry::TwoViewOptions::Fundamental::kWhenEssentialFails;
+    v.options.fundamental = geometry::TwoViewOptions::Fundamental::kWhenEssentialExplainsPart;
     v.options.homography_test_only = true;
   }
   if (pm.essential) {

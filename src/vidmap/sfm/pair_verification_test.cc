@@ -36,7 +36,8 @@ TEST(PairVerification, PolicyAndPriorOrientation) {
   EXPECT_EQ(early.options.fundamental, geometry::TwoViewOptions::Fundamental::kAlways);
 
   const PairVerification v = pairVerification(base, true, true, pm, false);
-  EXPECT_EQ(v.options.fundamental, geometry::TwoViewOptions::Fundamental::kWhenEssentialFails);
+  EXPECT_EQ(v.options.fundamental,
+            geometry::TwoViewOptions::Fundamental::kWhenEssentialExplainsPart);
   ASSERT_NE(v.prior(), nullptr);
   const PairVerification w = pairVerification(base, true, true, pm, true);
   ASSERT_NE(w.prior(), nullptr);

@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 
@@ -139,6 +141,24 @@ TEST(ColmapModel, TextRoundTripIsExact) {
   auto m = tinyModel();
   writeColmapModel(m, d, ColmapFormat::kText);
   EXPECT_FALSE(fs::exists(d / "cameras.bin"));
+  expectEqual(m, readColmapModel(d));
+}
+
+// The text's numbers are a stream's at precision 17 (printf's %.17g): a point line of values
+// with long, short, tiny, huge and negative decimal forms equals the stream's text of them.
+TEST(ColmapModel, TextNumbersAreTheStreamsAtPrecision17) {
+  auto d = freshDir("txt17");
+  ColmapModel m = tinyModel();
+  const std::array<double, 3> xyz = {0.1 + 0.2, -1e-300, 123456789.123456789};
+  const double error = 2.0 / 3.0;
+  m.points3d[7].xyz = xyz;
+  m.points3d[7].error = error;
+  writeColmapModel(m, d, ColmapFormat::kText);
+  std::ostringstream want;
+  want << std::setprecision(17) << 7 << " " << xyz[0] << " " << xyz[1] << " " << xyz[2]
+       << " 255 128 3 " << error << " 1 0 2 0\n";
+  const std::string text = readBytes(d / "points3D.txt");
+  EXPECT_NE(text.find("\n" + want.str()), std::string::npos) << text;
   expectEqual(m, readColmapModel(d));
 }
 

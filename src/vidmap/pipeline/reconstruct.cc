@@ -413,7 +413,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   options.frontend.photos = info.kind == io::SourceKind::kImageFolder && !info.sequential;
   options.mapper.photos = options.frontend.photos;
   // Frames sampled densely in time (a video or list at 10 per second or more: --all-frames).
-  const bool denseInTime = info.sequential && info.fps >= kDenseFps;
+  const bool denseInTime = sampledDensely(info);
   const bool kltAuto = options.kltAuto && !options.klt;
   if (kltAuto) {
     // KLT tracks follow a dense sequence from frame to frame, and their gate keeps the

@@ -53,6 +53,14 @@ inline constexpr int kAutoPipelineDepth = -1;
 // A video or list sampled at this many frames a second or more is dense in time: SIFT reads a
 // 640 px frame at its own size, and --klt auto takes the KLT gate.
 inline constexpr double kDenseFps = 10;
+// The rate a list's timestamps give is its nominal rate up to their jitter: TUM fr1-xyz's list
+// of every third frame of a 30 Hz camera measures 9.96 per second, and a video's nominal 10 may
+// be 9.99. A rate within this fraction below kDenseFps counts as kDenseFps.
+inline constexpr double kRateJitter = 0.02;
+// Whether frames of `info` are dense in time (a sequence sampled at kDenseFps or more).
+inline bool sampledDensely(const io::FrameSourceInfo& info) {
+  return info.sequential && info.fps >= kDenseFps * (1 - kRateJitter);
+}
 // The name of a KLT mode as --klt takes it: "off", "gate" (the tracks drive the keyframe gate
 // only) or "on" (their matches too).
 inline const char* kltModeName(bool klt, bool matches) {

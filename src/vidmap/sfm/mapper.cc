@@ -302,8 +302,10 @@ bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts,
     (k < described ? pts->p1 : pts->t1).push_back(undistorted(c->a, i));
     (k < described ? pts->p2 : pts->t2).push_back(undistorted(c->b, j));
   }
-  *v = pairVerification(options_.twoView, options_.videoVerification, focalKnown_, pm,
-                        c->a != pm.image1);
+  const FocalLength focal = camera_.fixed() ? FocalLength::kGiven
+                            : focalKnown_   ? FocalLength::kEstimated
+                                            : FocalLength::kUnknown;
+  *v = pairVerification(options_.twoView, options_.videoVerification, focal, pm, c->a != pm.image1);
   return true;
 }
 

@@ -6,7 +6,11 @@
 //     plane and rotation test, its samples cut to those that find an H passing it
 //     (TwoViewOptions::homography_test_only);
 //   - F (seven-point) for every pair while the focal length is unknown (the self-calibration
-//     reads F), then only when E fails;
+//     reads F); once it is estimated (self-calibrated, or refined by a first pass) only when E
+//     fails, since a wrong estimate leaves E few inliers on a pair F explains; and with a focal
+//     length given (a fixed camera) only when E explains part of the pair
+//     (TwoViewOptions::Fundamental::kWhenEssentialExplainsPart): a pair that no E explains
+//     then holds chance matches, which F's two more degrees of freedom fit;
 //   - the guide's E of guided matching (PairMatches::essential) as E's first hypothesis, so
 //     the guided pair is not searched from scratch a second time: on a high-inlier pair the
 //     adaptive stopping rule (Hartley and Zisserman, eq. 4.18, at TwoViewOptions::confidence,
@@ -28,8 +32,9 @@ struct PairVerification {
 
 // `video` false: the base options and no prior (E, F and H from scratch). `swapped`: the pair
 // is verified as (pm.image2, pm.image1), so the prior is transposed.
-PairVerification pairVerification(const geometry::TwoViewOptions& base, bool video, bool focalKnown,
-                                  const PairMatches& pm, bool swapped);
+enum class FocalLength { kUnknown, kEstimated, kGiven };
+PairVerification pairVerification(const geometry::TwoViewOptions& base, bool video,
+                                  FocalLength focal, const PairMatches& pm, bool swapped);
 
 // Matches of KLT tracks are not verified on their own. A pair that only tracks link
 // (keyframes too far apart for the descriptor matching) has a dozen or two matches, and the

@@ -28,18 +28,22 @@ TEST(PairVerification, PolicyAndPriorOrientation) {
   pm.essential = e;
   const geometry::TwoViewOptions base;
 
-  const PairVerification legacy = pairVerification(base, false, true, pm, false);
+  const PairVerification legacy = pairVerification(base, false, FocalLength::kGiven, pm, false);
   EXPECT_EQ(legacy.options.fundamental, geometry::TwoViewOptions::Fundamental::kAlways);
   EXPECT_EQ(legacy.prior(), nullptr);
 
-  const PairVerification early = pairVerification(base, true, false, pm, false);
+  const PairVerification early = pairVerification(base, true, FocalLength::kUnknown, pm, false);
   EXPECT_EQ(early.options.fundamental, geometry::TwoViewOptions::Fundamental::kAlways);
 
-  const PairVerification v = pairVerification(base, true, true, pm, false);
-  EXPECT_EQ(v.options.fundamental,
+  const PairVerification v = pairVerification(base, true, FocalLength::kEstimated, pm, false);
+  EXPECT_EQ(v.options.fundamental, geometry::TwoViewOptions::Fundamental::kWhenEssentialFails);
+  EXPECT_TRUE(v.options.homography_test_only);
+  const PairVerification given = pairVerification(base, true, FocalLength::kGiven, pm, false);
+  EXPECT_EQ(given.options.fundamental,
             geometry::TwoViewOptions::Fundamental::kWhenEssentialExplainsPart);
+  EXPECT_TRUE(given.options.homography_test_only);
   ASSERT_NE(v.prior(), nullptr);
-  const PairVerification w = pairVerification(base, true, true, pm, true);
+  const PairVerification w = pairVerification(base, true, FocalLength::kEstimated, pm, true);
   ASSERT_NE(w.prior(), nullptr);
   double forward = 0, backward = 0;
   for (size_t i = 0; i < s.px1.size(); ++i) {
@@ -52,7 +56,7 @@ TEST(PairVerification, PolicyAndPriorOrientation) {
   EXPECT_LT(backward, 1e-9);
 
   pm.essential->fill(0.0);  // a zero matrix is no hypothesis
-  EXPECT_EQ(pairVerification(base, true, true, pm, false).prior(), nullptr);
+  EXPECT_EQ(pairVerification(base, true, FocalLength::kEstimated, pm, false).prior(), nullptr);
 }
 
 }  // namespace

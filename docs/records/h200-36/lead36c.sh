@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Stop 36, lead, call c: this tree (new, fa4a708) against 4767e4d (old, .xfer/lead36/head.tgz) on one
+# machine, interleaved runs at all frames (the default --klt auto), scored by reconstruct_eval.
+set -u
+export OUT=$(realpath "$OUT")
+source .device/setup.sh > "$OUT/setup.log" 2>&1
+S="$OUT/summary.txt"
+t0=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 &&
+  cmake --build build-gpu -j 16 -t vidmap reconstruct_eval >> "$OUT/build.log" 2>&1
+echo "[build new] rc=$? $(( $(date +%s) - t0 )) s" >> "$S"
+rm -rf /tmp/oldsrc && mkdir /tmp/oldsrc && tar xzf .xfer/lead36/head.tgz -C /tmp/oldsrc
+(cd /tmp/oldsrc && cmake -S . -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build_old.log" 2>&1 &&
+  cmake --build build-old -j 16 -t vidmap >> "$OUT/build_old.log" 2>&1) &
+wait
+echo "[build old] $(( $(date +%s) - t0 )) s" >> "$S"
+export OMP_WAIT_POLICY=passive
+new=$(find build-gpu/src -name vidmap -type f -perm -u+x | head -1)
+old=$(find /tmp/oldsrc/build-old/src -name vidmap -type f -perm -u+x | head -1)
+ev=$(find build-gpu/bench -name reconstruct_eval -type f -perm -u+x | head -1)
+D=.device/data
+run() { local name=$1 v=$2 list=$3 gt=$4; shift 4; local o=/tmp/r/$name; rm -rf $o
+  timeout 120 $v reconstruct $list -o $o -q --device cuda "$@" > "$OUT/$name.log" 2>&1
+  $ev --model $o/sparse --list $list --groundtruth $gt --max-dt 0.02 > /tmp/r/$name.eval 2>&1
+  python3 -c "
+import json; r=json.load(open('$o/run.json')); s=r['stages']; c=r['counts']
+try: E=json.load(open('/tmp/r/$name.eval')); e=E['models'][0]; reg=E['registered_images']
+except Exception: e={}; reg='?'
+g=lambda k: round(s[k]['wall_ms']) if k in s else '-'
+print('[$name] run', round(r['wall_ms']), 'mapper', g('mapper'), 'lba', g('mapper.local_ba'), 'gba', g('mapper.global_ba'), 'verify', g('mapper.verify'), 'filter', g('mapper.filter'), 'tri', g('mapper.triangulate'), 'reg', g('mapper.register'), 'write', g('write'), 'focal', g('focal_check'), 'mwait', g('pipeline.mapper_wait'), 'fwait', g('pipeline.frontend_wait'), 'pairs', c.get('pairs_verified'), c.get('pairs_rejected'), 'img', reg, 'klt', r['options'].get('klt_used'), 'sift', c.get('sift_calls'), 'ate_mm', round(e.get('ate_rmse',0)*1000,2), 'rot', e.get('rot_aligned_rmse_deg'))" >> "$S" 2>&1
+  echo "  md5 $(md5sum $o/sparse/0/images.bin | cut -c1-12)" >> "$S"
+}
+R="$D/tum/rgb_subset150.txt $D/tum/groundtruth.txt"
+X="$D/xyz/rgb.txt $D/xyz/groundtruth.txt"
+K="$D/desk/rgb.txt $D/desk/groundtruth.txt"
+run warm $new $R --all-frames
+for i in 1 2; do
+  run rpy_old_$i $old $R --all-frames
+  run rpy_new_$i $new $R --all-frames
+  run xyzall_old_$i $old $X --all-frames
+  run xyzall_new_$i $new $X --all-frames
+done
+run xyzall_newoff $new $X --all-frames --klt off
+run deskall_old $old $K --all-frames
+run deskall_new $new $K --all-frames
+cat "$S"

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < pairs.size(); ++k) {
       const Pair& p = pairs[k];
       const double t0 = threadCpuMs();
-      sfm::PairVerification v = sfm::pairVerification(mo.twoView, policy > 0, true, p.pm, false);
+      sfm::PairVerification v =
+          sfm::pairVerification(mo.twoView, policy > 0, sfm::FocalLength::kEstimated, p.pm, false);
       if (policy == 1) v.options.homography_test_only = false;
       geometry::TwoViewGeometry g =
           geometry::estimateRelativePose(p.p1, p.p2, pin, pin, v.options, v.prior());
@@ -138,7 +139,8 @@ int main(int argc, char** argv) {
     long e_it = 0, h_it = 0, hfull_it = 0, f_runs = 0, prior = 0, plan = 0, pano = 0, h_over = 0,
          n_all = 0;
     for (const Pair& p : pairs) {
-      const sfm::PairVerification v = sfm::pairVerification(mo.twoView, true, true, p.pm, false);
+      const sfm::PairVerification v =
+          sfm::pairVerification(mo.twoView, true, sfm::FocalLength::kEstimated, p.pm, false);
       double t0 = threadCpuMs();
       geometry::detail::TwoViewSetup s;
       geometry::TwoViewGeometry early;

@@ -341,6 +341,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "init_relaxed_angle",
               "Median triangulation angle an initial pair needs after waiting (deg)", 0, 90},
     m.initRelaxedMinAngleDeg);
+  v(FieldInfo{"mapper", "init_last_resort_angle",
+              "Median triangulation angle an initial pair needs at the input's end when no model "
+              "was started (deg; 0: no last try)",
+              0, 90},
+    m.initLastResortMinAngleDeg);
   v(FieldInfo{"mapper", "pnp_max_error", "PnP inlier threshold (working pixels)", 0.1, 1000},
     m.pnpMaxErrorPx);
   v(FieldInfo{"mapper", "pnp_min_inliers", "PnP inliers to register", 6, 1e6}, m.pnpMinInliers);

@@ -55,6 +55,7 @@ void MapperOptions::check() const {
   checkRange("mapper.initMinAngleDeg", initMinAngleDeg, 0.0, 90.0);
   checkRange("mapper.initMaxPendingKeyframes", initMaxPendingKeyframes, 2, 1000000);
   checkRange("mapper.initRelaxedMinAngleDeg", initRelaxedMinAngleDeg, 0.0, 90.0);
+  checkRange("mapper.initLastResortMinAngleDeg", initLastResortMinAngleDeg, 0.0, 90.0);
   checkRange("mapper.pnpMaxErrorPx", pnpMaxErrorPx, 0.1, 1000.0);
   checkRange("mapper.pnpMinInliers", pnpMinInliers, 6, 1000000);
   checkRange("mapper.pnpMinInlierRatio", pnpMinInlierRatio, 0.0, 1.0);
@@ -111,6 +112,7 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.setCount("verified_matches", verifiedMatches);
   r.setMetric("self_calibrated_focal_px", selfCalibratedFocal);  // 0: not calibrated
   r.setCount("init_attempts", initAttempts);
+  r.setCount("init_last_resort", lastResortInits);
   r.setCount("pnp_failures", pnpFailures);
   r.setCount("models_started", modelsStarted);
   r.setCount("models_dropped", modelsDropped);
@@ -566,7 +568,7 @@ void Mapper::setSelfCalibratedFocal(double focal) {
   }
 }
 
-bool Mapper::tryInitialize(int newest) {
+bool Mapper::tryInitialize(int newest, bool lastResort) {
   if (!focalKnown_ && !selfCalibrate(newest)) return false;
   auto usable = [&](const std::pair<int, int>& key, const PairInfo& p, double minAngle) {
     if (key.first < segmentStart_) return false;
@@ -588,11 +590,12 @@ bool Mapper::tryInitialize(int newest) {
         bestPoints = p.triangulated;
       }
     // The relaxed rule once enough keyframes waited: the largest median angle so far.
-    if (best.first < 0 && waitedLong(newest)) {
+    if (best.first < 0 && (lastResort || waitedLong(newest))) {
+      const double minAngle =
+          lastResort ? options_.initLastResortMinAngleDeg : options_.initRelaxedMinAngleDeg;
       double bestAngle = -1;
       for (const auto& [key, p] : pairs_)
-        if (key.second <= newest && usable(key, p, options_.initRelaxedMinAngleDeg) &&
-            p.medianAngleDeg > bestAngle) {
+        if (key.second <= newest && usable(key, p, minAngle) && p.medianAngleDeg > bestAngle) {
           best = key;
           bestAngle = p.medianAngleDeg;
         }
@@ -1074,6 +1077,18 @@ void Mapper::mergeFinishedModels(int limit) {
 
 void Mapper::finish() {
   if (finished_all_) return;
+  if (!active_ && finished_.empty() && stats_.modelsStarted == 0 &&
+      options_.initLastResortMinAngleDeg > 0 && keyframes_.size() >= 2) {
+    bool ok = false;
+    {
+      Timer t(&stats_.initSeconds);
+      ok = tryInitialize(static_cast<int>(keyframes_.size()) - 1, true);
+    }
+    if (ok) {
+      ++stats_.lastResortInits;
+      registerPending();
+    }
+  }
   finishModel();
   mergeFinishedModels(static_cast<int>(keyframes_.size()));
   {

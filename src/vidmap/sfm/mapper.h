@@ -11,6 +11,8 @@
 //                          (a start by
 //                          pure rotation or a crawl), from the pair of the largest median angle
 //                          above initRelaxedMinAngleDeg; the waiting keyframes register later;
+//                          at the input's end with no model ever started, the same down to
+//                          initLastResortMinAngleDeg;
 //   register               every keyframe of the segment with enough 2D-3D correspondences, the
 //                          best connected first, by PnP RANSAC + refinement; a pure rotation
 //                          about the nearest keyframe's centre replaces the pose when it fits
@@ -111,6 +113,10 @@ struct MapperOptions {
   // every frame a keyframe, keyframes), so that a sparse keyframe gate does not wait longer.
   int initMaxPendingKeyframes = 8;
   double initRelaxedMinAngleDeg = 0.75;
+  // When the input ends and no model was ever started (no pair reached the relaxed angle: a
+  // pan over a small baseline), the relaxed rule once more down to this angle (0: off). A
+  // model whose depths are weak beats none; an input that started a model is not touched.
+  double initLastResortMinAngleDeg = 0.25;
 
   double pnpMaxErrorPx = 6.0;  // working pixels (COLMAP: 12)
   int pnpMinInliers = 20;
@@ -245,7 +251,8 @@ struct MapperStats {
   // moved the start from it (sfm::profileFocal).
   double homographyFocal = 0;
   bool selfCalibrationProfiled = false;
-  int initAttempts = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0, modelsDropped = 0;
+  int initAttempts = 0, lastResortInits = 0, registrations = 0, pnpFailures = 0, modelsStarted = 0,
+      modelsDropped = 0;
   int localBa = 0, globalBa = 0;
   int intrinsicsRunaways = 0;  // global BAs whose camera was implausible (distortion then held)
   int globalBaSkipped = 0;     // milestones whose error was within globalBaErrorBudget
@@ -373,7 +380,8 @@ class Mapper {
   bool selfCalibrate(int newest);
   // Sets the camera's focal length and verifies the segment's pairs again with it.
   void setSelfCalibratedFocal(double focal);
-  bool tryInitialize(int newest);
+  // lastResort: the relaxed rule without the wait, down to initLastResortMinAngleDeg.
+  bool tryInitialize(int newest, bool lastResort = false);
   // Whether the segment has waited initMaxPendingKeyframes sampled frames up to `newest`.
   bool waitedLong(int newest) const;
   bool initializeFrom(int a, int b);

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <array>
 #include <fstream>
 #include <iomanip>
 #include <limits>

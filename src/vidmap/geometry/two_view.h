@@ -47,7 +47,8 @@ struct TwoViewOptions {
   // the correspondences (a doubtful focal length), not when E found none: F's two more degrees
   // of freedom fit chance correspondences of such a pair (on TUM fr1-desk, 15-18 of 40 at
   // median angles of 120-150 deg), and its RANSAC (7 points a sample) was the largest part of
-  // verifying the pairs no model explains (docs/benchmarks.md, "Pairs no E explains").
+  // verifying the pairs no model explains (docs/benchmarks.md, "The mapper's host work on the H200,
+  // pairs no E explains, and a 10 Hz list read as sparse").
   enum class Fundamental { kAlways, kWhenEssentialFails, kWhenEssentialExplainsPart };
   Fundamental fundamental = Fundamental::kAlways;
   double e_fail_ratio = 0.5;

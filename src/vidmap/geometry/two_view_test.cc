@@ -157,13 +157,34 @@ TEST(TwoView, WrongIntrinsicsFallBackToTheFundamentalMatrix) {
   EXPECT_GE(g.num_f_inliers, 290);
 }
 
-// F only as E's fallback: a pair E explains is verified exactly as before without F (same
-// inliers and pose, as E's RANSAC is unchanged), and a wrong focal length still falls back.
-TEST(TwoView, FundamentalOnlyWhenTheEssentialMatrixFails) {
+// A general scene that E explains (30% outliers): both F policies verify it as calibrated.
+testing::TwoViewScene explainedScene() {
   SceneOptions o;
   o.noise_px = 0.5;
   o.outlier_ratio = 0.3;
-  const auto s = makeTwoViewScene(o, 21);
+  return makeTwoViewScene(o, 21);
+}
+
+// A noise-free scene seen through a focal length 2.5 times too short (200 px for 500).
+struct WrongFocal {
+  testing::TwoViewScene scene;
+  Pinhole wrong;
+};
+WrongFocal wrongFocalScene() {
+  SceneOptions w;
+  w.noise_px = 0.5;
+  w.num_points = 300;
+  w.max_rotation_deg = 30;
+  WrongFocal f{makeTwoViewScene(w, 13), {}};
+  f.wrong = f.scene.cam;
+  f.wrong.fx = f.wrong.fy = 200;
+  return f;
+}
+
+// F only as E's fallback: a pair E explains is verified exactly as before without F (same
+// inliers and pose, as E's RANSAC is unchanged), and a wrong focal length still falls back.
+TEST(TwoView, FundamentalOnlyWhenTheEssentialMatrixFails) {
+  const auto s = explainedScene();
   TwoViewOptions always, fallback;
   fallback.fundamental = TwoViewOptions::Fundamental::kWhenEssentialFails;
   const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, always);
@@ -177,13 +198,7 @@ TEST(TwoView, FundamentalOnlyWhenTheEssentialMatrixFails) {
   EXPECT_EQ(a.relative.R, b.relative.R);
   EXPECT_EQ(a.relative.t, b.relative.t);
 
-  SceneOptions w;
-  w.noise_px = 0.5;
-  w.num_points = 300;
-  w.max_rotation_deg = 30;
-  const auto t = makeTwoViewScene(w, 13);
-  Pinhole wrong = t.cam;
-  wrong.fx = wrong.fy = 200;
+  const auto [t, wrong] = wrongFocalScene();
   // A focal 2.5 times too short still lets E explain most of these noise-free matches: at
   // the default e_fail_ratio the pair is taken as calibrated (the mapper uses this policy only
   // once the focal length is known); asking E for 99% of them brings F back.
@@ -224,10 +239,7 @@ TEST(TwoView, FundamentalNotForAPairThatNoEssentialMatrixExplains) {
   }
   EXPECT_EQ(refusedWithoutF, 6);
 
-  SceneOptions o;
-  o.noise_px = 0.5;
-  o.outlier_ratio = 0.3;
-  const auto s = makeTwoViewScene(o, 21);
+  const auto s = explainedScene();
   const auto a = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, fails);
   const auto b = estimateRelativePose(s.px1, s.px2, s.cam, s.cam, part);
   ASSERT_EQ(a.config, TwoViewConfig::kCalibrated) << a.message;
@@ -236,13 +248,7 @@ TEST(TwoView, FundamentalNotForAPairThatNoEssentialMatrixExplains) {
   EXPECT_EQ(b.relative.R, a.relative.R);
   EXPECT_EQ(b.relative.t, a.relative.t);
 
-  SceneOptions w;
-  w.noise_px = 0.5;
-  w.num_points = 300;
-  w.max_rotation_deg = 30;
-  const auto t = makeTwoViewScene(w, 13);
-  Pinhole wrong = t.cam;
-  wrong.fx = wrong.fy = 200;
+  const auto [t, wrong] = wrongFocalScene();
   part.e_fail_ratio = 0.99;  // as in FundamentalOnlyWhenTheEssentialMatrixFails
   const auto c = estimateRelativePose(t.px1, t.px2, wrong, wrong, part);
   EXPECT_GE(c.num_e_inliers, part.min_num_inliers);

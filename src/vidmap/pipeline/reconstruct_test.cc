@@ -212,7 +212,8 @@ TEST(Reconstruct, OrbitWithUnknownCamera) {
 // degrees, which no pair of the orbit has) no model starts and the run fails, saying why; the
 // last resort (the widest pair above initLastResortMinAngleDeg, once the input has ended) then
 // starts one, which registers every keyframe and matches the truth. (A pan over 0.3 m at a
-// 70-degree field of view made no model by the rules: docs/benchmarks.md, "A last try".)
+// 70-degree field of view made no model by the rules: docs/benchmarks.md, "A last try at the
+// input's end".)
 TEST(Reconstruct, ALastResortStartsAModelWhenNoPairPassedTheStartRules) {
   const fs::path seq = sequence("orbit", 20, 4);
   ReconstructOptions o = quietOptions();

@@ -1077,8 +1077,9 @@ void Mapper::mergeFinishedModels(int limit) {
 
 void Mapper::finish() {
   if (finished_all_) return;
-  if (!active_ && finished_.empty() && stats_.modelsStarted == 0 &&
-      options_.initLastResortMinAngleDeg > 0 && keyframes_.size() >= 2) {
+  // No model ever started (so none is active or finished): the last try.
+  if (stats_.modelsStarted == 0 && options_.initLastResortMinAngleDeg > 0 &&
+      keyframes_.size() >= 2) {
     bool ok = false;
     {
       Timer t(&stats_.initSeconds);

@@ -15,7 +15,8 @@ PairVerification pairVerification(const geometry::TwoViewOptions& base, bool vid
   if (focal != FocalLength::kUnknown) {
     // fr1-desk at all frames on the H200 (its first pass starts 34% long): F kept for the
     // pairs no E explains while the focal length is an estimate, ATE 27.2 mm; not, 41.8 mm
-    // (docs/benchmarks.md, "Pairs no E explains").
+    // (docs/benchmarks.md, "The mapper's host work on the H200, pairs no E explains, and a 10 Hz
+    // list read as sparse").
     v.options.fundamental = focal == FocalLength::kGiven
                                 ? geometry::TwoViewOptions::Fundamental::kWhenEssentialExplainsPart
                                 : geometry::TwoViewOptions::Fundamental::kWhenEssentialFails;

@@ -144,6 +144,10 @@ class TextBuffer {
   }
   TextBuffer& operator<<(const char* v) { return *this << std::string_view(v); }
   TextBuffer& operator<<(const std::string& v) { return *this << std::string_view(v); }
+  TextBuffer& operator<<(char c) {  // a character, as a stream writes it (not its code)
+    s_.push_back(c);
+    return *this;
+  }
   TextBuffer& operator<<(double v) {
     char b[40];
     const auto r = std::to_chars(b, b + sizeof b, v, std::chars_format::general, 17);

@@ -114,7 +114,8 @@ TEST(Reconstruct, NewOptionsOutsideTheirRangeAreClearErrors) {
                                           "rerun_guess_focal_change",
                                           "rerun_reuse_mib",
                                           "frontend.guide_features",
-                                          "pipeline_side_threads"};
+                                          "pipeline_side_threads",
+                                          "mapper.init_last_resort_angle"};
   std::vector<std::string> seen;
   for (int side = 0; side < 2; ++side) {
     ReconstructOptions probe;

@@ -514,6 +514,12 @@ void Frontend::resumeStats(const FrontendStats& recorded) {
   stats_.guidedMatches = stats_.sourceMatches = stats_.sourceOnlyMatches = 0;
 }
 
+std::vector<sfm::PairMatches> Frontend::finishedPairs(const KeyframeOutput& out) {
+  std::vector<sfm::PairMatches> pairs = out.result.pairs;
+  for (const std::vector<sfm::PairMatches>& extra : out.sourcePairs) mergePairMatches(pairs, extra);
+  return pairs;
+}
+
 void Frontend::collect(KeyframeOutput* out) {
   GuidedResult& res = out->result;
   stats_.guides += res.guides;

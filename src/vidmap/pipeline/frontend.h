@@ -213,6 +213,10 @@ class Frontend {
   // the mapper), on produce's thread: the keypoints of the keyframes it still holds are
   // undistorted in place (its next keyframes need them so), the others copied.
   GuidedResult refreshGuide(const KeyframeOutput& out, const sfm::Camera& camera);
+  // The pairs finishKeyframe makes of a produced keyframe whose guided matching holds for the
+  // camera it is given (its result as it stands, the sources' pairs merged), without touching
+  // the stats: what a front end that waits verifies ahead (pipeline/frontend_worker.h).
+  static std::vector<sfm::PairMatches> finishedPairs(const KeyframeOutput& out);
 
   // A second pass over recorded frames (pipeline/frontend_worker.h, FrontendRecording): the
   // stats of the pass that recorded them, less those finishKeyframe counts (it counts them again).

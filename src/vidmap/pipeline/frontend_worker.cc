@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -56,7 +57,15 @@ struct Item {
   FrameOutcome outcome = FrameOutcome::kSkipped;
   KeyframeOutput keyframe;
   sfm::TrackedFrame tracked;
-  bool refreshing = false;  // pipelined: the producer is making its guide again (under mutex)
+  // Pipelined: the producer is making its guide again or verifying its pairs ahead (under
+  // mutex); the mapper takes the item once it is not.
+  bool busy = false;
+  // Pipelined, a keyframe: its pairs verified by the producer while it waited (null: not, or
+  // not yet), and the camera and focal state of its last try (under mutex while queued).
+  std::shared_ptr<const sfm::VerifiedAhead> ahead;
+  bool aheadTried = false;
+  std::vector<double> aheadCamera;
+  sfm::FocalLength aheadFocal = sfm::FocalLength::kUnknown;
 };
 
 // The mapper's side of one frame: the guided matching checked against its camera (made with it,
@@ -70,7 +79,7 @@ void mapItem(Item& it, Frontend& frontend, sfm::Mapper& mapper, io::RunRecord& r
     else
       frontend.finishKeyframe(&it.keyframe, mapper.camera());
     auto t = record.stage("mapper");
-    mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs);
+    mapper.addKeyframe(std::move(it.keyframe.keyframe), it.keyframe.pairs, it.ahead.get());
   } else if (it.outcome == FrameOutcome::kDropped) {
     mapper.addTrackedFrame(std::move(it.tracked));
   }
@@ -120,7 +129,8 @@ struct Shared {
   int verified = 0;  // keyframes the mapper has verified (their outliers delivered)
   bool done = false, stop = false;
   std::exception_ptr error;
-  std::shared_ptr<const sfm::Camera> camera;  // the mapper's, as last published
+  std::shared_ptr<const sfm::Camera> camera;            // the mapper's, as last published
+  sfm::FocalLength focal = sfm::FocalLength::kUnknown;  // its focal state, published with it
   double mapperWaitMs = 0, producerWaitMs = 0;
   std::int64_t mapperWaits = 0, producerWaits = 0;
 
@@ -132,9 +142,15 @@ struct Shared {
 
 class Producer {
  public:
-  Producer(Shared& s, io::FrameSource& source, Frontend& frontend, io::RunRecord& record,
-           const FrontendLoopOptions& o, Teams teams)
-      : s_(s), source_(source), frontend_(frontend), record_(record), o_(o), teams_(teams) {}
+  Producer(Shared& s, io::FrameSource& source, Frontend& frontend, const sfm::Mapper& mapper,
+           io::RunRecord& record, const FrontendLoopOptions& o, Teams teams)
+      : s_(s),
+        source_(source),
+        frontend_(frontend),
+        mapper_(mapper),
+        record_(record),
+        o_(o),
+        teams_(teams) {}
 
   void operator()() {
     try {
@@ -155,23 +171,74 @@ class Producer {
   std::shared_ptr<Item> stale() const {
     for (const std::shared_ptr<Item>& it : s_.queue) {
       const GuidedResult& r = it->keyframe.result;
-      if (it->outcome == FrameOutcome::kKeyframe && !it->refreshing && r.dependsOnCamera &&
+      if (it->outcome == FrameOutcome::kKeyframe && !it->busy && r.dependsOnCamera &&
           r.cameraParams != s_.camera->params())
         return it;
     }
     return nullptr;
   }
 
+  // A queued keyframe whose guide holds for the mapper's last camera and whose pairs were not
+  // yet verified ahead with that camera and focal state.
+  std::shared_ptr<Item> unverified() const {
+    for (const std::shared_ptr<Item>& it : s_.queue) {
+      const GuidedResult& r = it->keyframe.result;
+      if (it->outcome != FrameOutcome::kKeyframe || it->busy ||
+          (r.dependsOnCamera && r.cameraParams != s_.camera->params()))
+        continue;
+      if (!it->aheadTried || it->aheadCamera != s_.camera->params() || it->aheadFocal != s_.focal)
+        return it;
+    }
+    return nullptr;
+  }
+
+  // The pairs of `it` verified with the mapper's last camera (Mapper::verifyAhead reads only
+  // the mapper's options), without the mutex; the item is busy meanwhile, so the mapper waits
+  // for the result rather than verifying the pairs again (it reads `ahead` once it has taken
+  // the item off the queue).
+  void verifyAheadOf(const std::shared_ptr<Item>& it, std::unique_lock<std::mutex>& lock) {
+    it->busy = true;
+    it->aheadTried = true;
+    it->aheadCamera = s_.camera->params();
+    it->aheadFocal = s_.focal;
+    it->ahead.reset();
+    const std::shared_ptr<const sfm::Camera> camera = s_.camera;
+    const sfm::FocalLength focal = s_.focal;
+    const std::vector<sfm::PairMatches> pairs = Frontend::finishedPairs(it->keyframe);
+    lock.unlock();
+    std::shared_ptr<const sfm::VerifiedAhead> ahead;
+    std::exception_ptr error;
+    try {
+      auto t = record_.stage("verify_ahead");
+      // All the threads: the mapper waits for this item, and until it takes it, works on the
+      // one before (its bundle adjustments on one thread or the GPU). produce sets them again.
+      setThreads(teams_.bottleneck);
+      ahead = mapper_.verifyAhead(*camera, focal, pairs,
+                                  [this](int id) -> const std::vector<sfm::Vec2>* {
+                                    const auto k = keypoints_.find(id);
+                                    return k == keypoints_.end() ? nullptr : k->second.get();
+                                  });
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    it->busy = false;
+    s_.changed.notify_all();
+    if (error) std::rethrow_exception(error);
+    it->ahead = std::move(ahead);  // still queued: the mapper waits while it is busy
+  }
+
   // Waits (counted) until `ready`; false when the run is stopping. While it waits, the guides
   // of queued keyframes made with an older camera are made again with the mapper's last one
-  // (off the mapper's path; the mapper checks them all the same, Frontend::finishKeyframe).
+  // (off the mapper's path; the mapper checks them all the same, Frontend::finishKeyframe),
+  // then the pairs of queued keyframes are verified ahead (FrontendLoopOptions::verifyAhead).
   template <class Ready>
   bool wait(std::unique_lock<std::mutex>& lock, Ready ready) {
     if (s_.stop || ready()) return !s_.stop;
     const auto t0 = Clock::now();
     while (!s_.stop && !ready()) {
       if (const std::shared_ptr<Item> it = stale()) {
-        it->refreshing = true;
+        it->busy = true;
         const std::shared_ptr<const sfm::Camera> camera = s_.camera;
         lock.unlock();
         GuidedResult r;
@@ -182,11 +249,21 @@ class Producer {
           error = std::current_exception();
         }
         lock.lock();
-        if (!error) it->keyframe.result = std::move(r);
-        it->refreshing = false;
+        if (!error) {
+          it->keyframe.result = std::move(r);
+          it->ahead.reset();  // its pairs changed with the guide
+          it->aheadTried = false;
+        }
+        it->busy = false;
         s_.changed.notify_all();
         if (error) std::rethrow_exception(error);
         continue;
+      }
+      if (o_.verifyAhead) {
+        if (const std::shared_ptr<Item> it = unverified()) {
+          verifyAheadOf(it, lock);
+          continue;
+        }
       }
       s_.changed.wait(lock);
     }
@@ -226,6 +303,13 @@ class Producer {
       if (o_.recording) o_.recording->add(it->outcome, it->keyframe, it->tracked);
       const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
       produced += keyframe;
+      if (keyframe && o_.verifyAhead) {
+        // The keypoints later pairs name, as the mapper receives them; the oldest let go.
+        const int id = it->keyframe.keyframe.id;
+        keypoints_[id] =
+            std::make_shared<const std::vector<sfm::Vec2>>(it->keyframe.keyframe.keypoints);
+        keypoints_.erase(keypoints_.begin(), keypoints_.lower_bound(id - kKeypointsKept));
+      }
       {
         std::unique_lock lock(s_.mutex);
         if (keyframe && !wait(lock, [&] { return s_.queuedKeyframes < o_.depth; })) return;
@@ -236,9 +320,15 @@ class Producer {
     }
   }
 
+  // Keyframes whose keypoints the producer keeps for verifying ahead (a pair naming an older
+  // one is left to the mapper).
+  static constexpr int kKeypointsKept = 256;
+
   Shared& s_;
   io::FrameSource& source_;
   Frontend& frontend_;
+  const sfm::Mapper& mapper_;
+  std::map<int, std::shared_ptr<const std::vector<sfm::Vec2>>> keypoints_;  // by keyframe id
   io::RunRecord& record_;
   const FrontendLoopOptions& o_;
   Teams teams_;
@@ -275,7 +365,8 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
   const Teams team = teams(threads, o.sideThreads);
   Shared s;
   s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
-  Producer producer(s, source, frontend, record, o, team);
+  s.focal = mapper.focalState();
+  Producer producer(s, source, frontend, mapper, record, o, team);
   Joiner joiner(s, mapper, threads);  // declared last: joins before the rest goes
   if (o.outliersFeedBack)
     mapper.setVerifiedSink([&s](int id) {
@@ -293,9 +384,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
     {
       std::unique_lock lock(s.mutex);
       // The next frame, once there and not being refreshed.
-      const auto ready = [&] {
-        return (!s.queue.empty() && !s.queue.front()->refreshing) || s.done;
-      };
+      const auto ready = [&] { return (!s.queue.empty() && !s.queue.front()->busy) || s.done; };
       if (!ready()) {
         const auto t0 = Clock::now();
         s.changed.wait(lock, ready);
@@ -310,8 +399,8 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
         lock.unlock();
         std::rethrow_exception(e);  // the Joiner joins the (finished) producer
       }
-      if (s.queue.empty()) break;                                          // done
-      s.changed.wait(lock, [&] { return !s.queue.front()->refreshing; });  // once done
+      if (s.queue.empty()) break;                                    // done
+      s.changed.wait(lock, [&] { return !s.queue.front()->busy; });  // once done
       it = std::move(s.queue.front());
       s.queue.pop_front();
       s.queuedKeyframes -= it->outcome == FrameOutcome::kKeyframe;
@@ -323,11 +412,13 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
     const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
     keyframes += keyframe;
     mapItem(*it, frontend, mapper, record);
-    if (keyframe && mapper.camera().params() != s.camera->params()) {
+    if (keyframe &&
+        (mapper.camera().params() != s.camera->params() || mapper.focalState() != s.focal)) {
       auto camera = std::make_shared<const sfm::Camera>(mapper.camera());
       {
         std::lock_guard lock(s.mutex);
         s.camera = std::move(camera);
+        s.focal = mapper.focalState();
       }
       s.changed.notify_all();  // the producer refreshes the queued guides
     }

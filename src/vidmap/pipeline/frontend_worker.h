@@ -24,6 +24,13 @@
 //     next frames; at lag 1 its verification does too.
 //   - nothing else: the active keyframe set, the gate and the sources' state are the front
 //     end's own.
+// Verifying ahead (FrontendLoopOptions::verifyAhead): a producer that waits (the queue is full,
+// or the tracker waits for the outliers) verifies the pairs of queued keyframes with the
+// camera the mapper last published (sfm::Mapper::verifyAhead, on all the caller's threads: the
+// mapper is in its bundle adjustments meanwhile); the mapper takes such a keyframe once that is
+// done, and keeps each pair's geometry when its own inputs are the same, bit for bit (else it
+// estimates the pair, as without): the verification leaves the mapper's path without changing
+// the model (docs/benchmarks.md, "Pairs verified while the front end waits").
 // Frames reach the mapper in order, one item per frame (keyframes, dropped frames).
 //
 // Cores: both sides use OpenMP (SIFT and matching on the CPU, the mapper), each thread with a
@@ -93,6 +100,11 @@ struct FrontendLoopOptions {
   // Threads of the side that is not the bottleneck (see "Cores" above); 0: a quarter of the
   // caller's, at least one.
   int sideThreads = 0;
+  // Pipelined: while the producer waits (the queue is full, or the tracker waits for the
+  // mapper's outliers), it verifies the pairs of queued keyframes with the mapper's last
+  // camera (sfm::Mapper::verifyAhead); the mapper keeps a pair's geometry when its own inputs
+  // are the same and estimates it again otherwise, so the model is the same either way.
+  bool verifyAhead = true;
   // Where to record what the front end produces (null: nowhere); only without a PairMatchSource.
   FrontendRecording* recording = nullptr;
 };

@@ -315,6 +315,8 @@ struct Timing {
 struct LoopRun {
   std::string model;  // every model's cameras.bin, images.bin, points3D.bin
   FrontendStats stats;
+  int verifiedAhead = 0,
+      aheadDiffered = 0;  // the mapper's pairs from FrontendLoopOptions::verifyAhead
 };
 
 // The loop over every frame of the orbit, the camera unknown (self-calibrated and refined as
@@ -356,6 +358,8 @@ LoopRun runTimed(bool klt, const Timing& t, int outlierLag = 0) {
 #endif
   LoopRun r;
   r.stats = frontend.stats();
+  r.verifiedAhead = mapper.stats().pairsVerifiedAhead;
+  r.aheadDiffered = mapper.stats().pairsAheadDiffered;
   const std::vector<const sfm::Reconstruction*> models = mapper.models();
   for (size_t i = 0; i < models.size(); ++i) {
     const fs::path dir = tempRoot() / "timed" / std::to_string(i);
@@ -385,7 +389,8 @@ void expectTheModelOfEveryTiming(bool klt, int outlierLag = 0) {
   const LoopRun first = runTimed(klt, timings[0], outlierLag);
   ASSERT_FALSE(first.model.empty());
   ASSERT_GE(first.stats.keyframes, 5);
-  std::int64_t madeAgain = 0;
+  std::int64_t madeAgain = 0, ahead = 0;
+  EXPECT_EQ(first.verifiedAhead + first.aheadDiffered, 0);  // serial: none
   for (size_t k = 1; k < timings.size(); ++k) {
     const LoopRun r = runTimed(klt, timings[k], outlierLag);
     EXPECT_TRUE(r.model == first.model) << timings[k].name << ": not the serial model";
@@ -393,14 +398,17 @@ void expectTheModelOfEveryTiming(bool klt, int outlierLag = 0) {
     EXPECT_EQ(r.stats.dropped, first.stats.dropped) << timings[k].name;
     EXPECT_EQ(r.stats.guidedMatches, first.stats.guidedMatches) << timings[k].name;
     madeAgain += r.stats.guideRechecks + r.stats.guideRefreshes;
+    ahead += r.verifiedAhead;
     std::printf(
         "  %s: %d keyframes, %d dropped, guides made again: %d by the mapper, %d by the "
-        "front end\n",
+        "front end; pairs verified ahead: %d taken, %d estimated again\n",
         timings[k].name.c_str(), r.stats.keyframes, r.stats.dropped, r.stats.guideRechecks,
-        r.stats.guideRefreshes);
+        r.stats.guideRefreshes, r.verifiedAhead, r.aheadDiffered);
   }
-  // The timings took the paths where the camera crosses between the threads.
+  // The timings took the paths where the camera crosses between the threads, and where the
+  // front end verified pairs while it waited.
   EXPECT_GT(madeAgain, 0);
+  EXPECT_GT(ahead, 0);
 }
 
 TEST(FrontendLoop, TheModelDoesNotDependOnTheTiming) { expectTheModelOfEveryTiming(false); }

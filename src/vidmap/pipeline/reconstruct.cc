@@ -534,6 +534,7 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   FrontendLoopOptions lo;
   lo.depth = pipelineDepth;
   lo.sideThreads = options.pipelineSideThreads;
+  lo.verifyAhead = options.verifyAhead;
   lo.outliersFeedBack = klt != nullptr;
   lo.outlierLag = options.kltSource.outlierLag;
   lo.recording = options.frontend.photos || klt ? nullptr : recording;

@@ -107,6 +107,8 @@ struct ReconstructOptions {
   // Threads of the pipeline's side that is not the bottleneck (FrontendLoopOptions::sideThreads;
   // 0: a quarter of OpenMP's, at least one).
   int pipelineSideThreads = 0;
+  // Pipelined: pairs verified by the front end while it waits (FrontendLoopOptions::verifyAhead).
+  bool verifyAhead = true;
   // Frames decoded ahead on a thread of their own (io/prefetch_source.h; the same frames, so
   // the same model); 0: decoded on the front end's thread; kAutoDecodeAhead: 4.
   int decodeAhead = kAutoDecodeAhead;

@@ -156,6 +156,12 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "other gets the rest and one more); 0: a quarter of the threads, at least one",
               0, 1024},
     o.pipelineSideThreads);
+  v(FieldInfo{"", "verify_ahead",
+              "Pipelined: the front end verifies the pairs of queued keyframes while it waits for "
+              "the mapper, which keeps a pair's geometry when its inputs are the same (the same "
+              "model either way)",
+              0, 1},
+    o.verifyAhead);
   v(FieldInfo{"", "decode_ahead",
               "Frames decoded ahead of the front end on a thread of their own (the same frames: "
               "the same model); 0: decoded on the front end's thread; -1: 4",
@@ -396,6 +402,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "global_ba_iterations", "Iterations of a global bundle adjustment", 0,
               1000},
     m.globalBaIterations);
+  v(FieldInfo{"mapper", "global_ba_growing_tolerance",
+              "A global bundle adjustment made while the model grows stops at this relative "
+              "cost change (the final ones at 1e-6)",
+              0, 1},
+    m.globalBaGrowingTolerance);
   v(FieldInfo{"mapper", "global_ba_growth",
               "A global bundle adjustment when the model grew by this factor", 1, 100},
     m.globalBaGrowth);

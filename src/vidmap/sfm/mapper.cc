@@ -102,6 +102,8 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.filter", filterSeconds * 1e3);
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
+  r.setCount("pairs_verified_ahead", pairsVerifiedAhead);
+  r.setCount("pairs_ahead_differed", pairsAheadDiffered);
   r.setCount("verify_rounds", verifyRounds);
   r.setCount("verify_hypotheses", verifyHypotheses);
   r.setCount("pairs_rejected", pairsRejected);
@@ -200,7 +202,8 @@ void Mapper::refreshNormalized() {
   });
 }
 
-void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
+void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs,
+                         const VerifiedAhead* ahead) {
   if (keyframeSink_) keyframeSink_(kf, pairs);
   require(kf.id == static_cast<int>(keyframes_.size()),
           "mapper: keyframe id " + std::to_string(kf.id) + " is not the next (" +
@@ -232,7 +235,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
 
   {
     Timer t(&stats_.verifySeconds);
-    verifyPairs(pairs);
+    verifyPairs(pairs, ahead);
   }
   if (verifiedSink_) verifiedSink_(id);
 
@@ -263,31 +266,30 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs) {
   }
 }
 
-// addKeyframe() has checked the pair's keyframes and keypoint indices.
-bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts,
-                         PairVerification* v) const {
+template <class Undistorted, class Keypoint>
+bool Mapper::preparePairWith(const MapperOptions& o, FocalLength focal, const PairMatches& pm,
+                             Undistorted&& undistorted, Keypoint&& keypoint, PairCheck* c,
+                             PairPoints* pts, PairVerification* v) {
   c->a = pm.image1, c->b = pm.image2;
   c->matches = pm.matches;
   if (c->a > c->b) {
     std::swap(c->a, c->b);
     for (auto& p : c->matches) std::swap(p.first, p.second);
   }
-  if (graph_.hasPair(c->a, c->b)) return false;
   // Track matches are checked against the geometry of the descriptor matches (the pair's
   // first matches), not verified on their own (sfm/pair_verification.h, trackMatchesFit).
   const size_t all = c->matches.size();
   const size_t described =
       pm.firstTrackMatch >= 0 ? std::min(all, static_cast<size_t>(pm.firstTrackMatch)) : all;
   c->descriptorMatches = described;
-  if (static_cast<int>(described) < options_.minPairInliers) {
+  if (static_cast<int>(described) < o.minPairInliers) {
     c->trackUnchecked = static_cast<int>(all - described);
-    if (options_.verbose && c->trackUnchecked > 0) {
+    if (o.verbose && c->trackUnchecked > 0) {
       // How far the tracks' keypoints moved: near 0 for tracks that stuck.
       std::vector<double> motion;
       for (size_t k = described; k < all; ++k)
-        motion.push_back((keyframes_[c->a].keypoints[c->matches[k].first] -
-                          keyframes_[c->b].keypoints[c->matches[k].second])
-                             .norm());
+        motion.push_back(
+            (keypoint(c->a, c->matches[k].first) - keypoint(c->b, c->matches[k].second)).norm());
       std::nth_element(motion.begin(), motion.begin() + motion.size() / 2, motion.end());
       std::fprintf(stderr,
                    "mapper: pair %d-%d: %d track matches, %zu descriptor matches: not verified "
@@ -304,17 +306,32 @@ bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts,
     (k < described ? pts->p1 : pts->t1).push_back(undistorted(c->a, i));
     (k < described ? pts->p2 : pts->t2).push_back(undistorted(c->b, j));
   }
-  const FocalLength focal = camera_.fixed() ? FocalLength::kGiven
-                            : focalKnown_   ? FocalLength::kEstimated
-                                            : FocalLength::kUnknown;
-  *v = pairVerification(options_.twoView, options_.videoVerification, focal, pm, c->a != pm.image1);
+  *v = pairVerification(o.twoView, o.videoVerification, focal, pm, c->a != pm.image1);
   return true;
 }
 
-void Mapper::fitTrackMatches(PairCheck* c, PairPoints* pts, const PairVerification& v) const {
+// addKeyframe() has checked the pair's keyframes and keypoint indices.
+bool Mapper::preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts,
+                         PairVerification* v) const {
+  if (graph_.hasPair(std::min(pm.image1, pm.image2), std::max(pm.image1, pm.image2))) {
+    c->a = std::min(pm.image1, pm.image2), c->b = std::max(pm.image1, pm.image2);
+    return false;
+  }
+  return preparePairWith(
+      options_, focalState(), pm, [&](int image, int k) { return undistorted(image, k); },
+      [&](int image, int k) { return keyframes_[image].keypoints[k]; }, c, pts, v);
+}
+
+FocalLength Mapper::focalState() const {
+  return camera_.fixed() ? FocalLength::kGiven
+         : focalKnown_   ? FocalLength::kEstimated
+                         : FocalLength::kUnknown;
+}
+
+void Mapper::fitTrackMatches(const geometry::Pinhole& cam, PairCheck* c, PairPoints* pts,
+                             const PairVerification& v) {
   const size_t described = c->descriptorMatches;
   if (described >= c->matches.size()) return;
-  const geometry::Pinhole cam = camera_.pinhole();
   const std::vector<char> fit =
       trackMatchesFit(c->geometry, cam, pts->t1, pts->t2, v.options.max_error_px);
   std::vector<std::pair<int, int>> kept(c->matches.begin(), c->matches.begin() + described);
@@ -345,16 +362,76 @@ void Mapper::fitTrackMatches(PairCheck* c, PairPoints* pts, const PairVerificati
   }
 }
 
-Mapper::PairCheck Mapper::estimatePair(const PairMatches& pm) const {
-  PairCheck c;
-  PairPoints pts;
-  PairVerification v;
-  if (!preparePair(pm, &c, &pts, &v)) return c;
-  const geometry::Pinhole cam = camera_.pinhole();
-  c.geometry = geometry::estimateRelativePose(pts.p1, pts.p2, cam, cam, v.options, v.prior());
-  c.estimated = true;
-  fitTrackMatches(&c, &pts, v);
-  return c;
+void Mapper::estimatePrepared(const geometry::Pinhole& cam, PairCheck* c, PairPoints* pts,
+                              const PairVerification& v) {
+  c->geometry = geometry::estimateRelativePose(pts->p1, pts->p2, cam, cam, v.options, v.prior());
+  c->estimated = true;
+  fitTrackMatches(cam, c, pts, v);
+}
+
+// What verifyAhead found for one keyframe's pairs, with the inputs it found it from.
+struct VerifiedAhead {
+  struct Entry {
+    PairMatches pm;
+    bool prepared = false;      // false: left to addKeyframe (too few matches, keypoints unknown)
+    Mapper::PairPoints points;  // as preparePair made them
+    Mapper::PairCheck check;    // estimated
+  };
+  FocalLength focal = FocalLength::kUnknown;
+  geometry::Pinhole cam;
+  std::vector<Entry> entries;  // one per pair, in the order given
+
+  // The check of pair k when addKeyframe's inputs are the same as these (else null).
+  const Mapper::PairCheck* match(size_t k, const PairMatches& pm, FocalLength f,
+                                 const geometry::Pinhole& c, const Mapper::PairPoints& p) const {
+    if (k >= entries.size() || !entries[k].prepared || f != focal) return nullptr;
+    if (c.fx != cam.fx || c.fy != cam.fy || c.cx != cam.cx || c.cy != cam.cy) return nullptr;
+    const Entry& e = entries[k];
+    if (e.pm.image1 != pm.image1 || e.pm.image2 != pm.image2 || e.pm.matches != pm.matches ||
+        e.pm.firstTrackMatch != pm.firstTrackMatch || e.pm.essential != pm.essential)
+      return nullptr;
+    const Mapper::PairPoints& q = e.points;
+    if (q.p1 != p.p1 || q.p2 != p.p2 || q.t1 != p.t1 || q.t2 != p.t2) return nullptr;
+    return &e.check;
+  }
+};
+
+std::shared_ptr<const VerifiedAhead> Mapper::verifyAhead(
+    const Camera& camera, FocalLength focal, const std::vector<PairMatches>& pairs,
+    const std::function<const std::vector<Vec2>*(int)>& keypoints) const {
+  auto out = std::make_shared<VerifiedAhead>();
+  out->focal = focal;
+  out->cam = camera.pinhole();
+  out->entries.resize(pairs.size());
+  parallelForDynamic(
+      static_cast<std::int64_t>(pairs.size()),
+      [&](std::int64_t k) {
+        VerifiedAhead::Entry& e = out->entries[k];
+        e.pm = pairs[k];
+        const std::vector<Vec2>* k1 = keypoints(e.pm.image1);
+        const std::vector<Vec2>* k2 = keypoints(e.pm.image2);
+        if (!k1 || !k2 || e.pm.image1 == e.pm.image2) return;
+        for (const auto& [i, j] : e.pm.matches)  // else addKeyframe refuses the pair
+          if (i < 0 || j < 0 || static_cast<size_t>(i) >= k1->size() ||
+              static_cast<size_t>(j) >= k2->size())
+            return;
+        const auto kp = [&](int image, int i) -> const Vec2& {
+          return image == e.pm.image1 ? (*k1)[i] : (*k2)[i];
+        };
+        // As addKeyframe's keyframes hold it (Keyframe::normalized), then undistorted().
+        const auto und = [&](int image, int i) {
+          return out->cam.project(camera.normalize(kp(image, i)));
+        };
+        MapperOptions quiet = options_;
+        quiet.verbose = false;
+        PairVerification v;
+        if (!preparePairWith(quiet, focal, e.pm, und, kp, &e.check, &e.points, &v)) return;
+        e.prepared = true;
+        PairPoints pts = e.points;
+        estimatePrepared(out->cam, &e.check, &pts, v);
+      },
+      1);
+  return out;
 }
 
 void Mapper::commitPair(const PairCheck& c) {
@@ -394,7 +471,7 @@ void Mapper::commitPair(const PairCheck& c) {
   pairs_[{c.a, c.b}] = pairInfo(g);
 }
 
-void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
+void Mapper::verifyPairs(const std::vector<PairMatches>& pairs, const VerifiedAhead* ahead) {
   // The two-view estimates are independent (each RANSAC has its own seeded generator): they
   // run in parallel, and are committed in the given order, so the result does not depend on
   // the number of threads. The batched path runs the same RANSACs in lock-step, each round's
@@ -437,13 +514,38 @@ void Mapper::verifyPairs(const std::vector<PairMatches>& pairs) {
         static_cast<std::int64_t>(which.size()),
         [&](std::int64_t i) {
           const std::int64_t k = which[i];
-          fitTrackMatches(&checks[k], &pts[k], v[k]);
+          fitTrackMatches(cam, &checks[k], &pts[k], v[k]);
         },
         1);
   } else {
+    // A pair verified ahead with the same inputs keeps that geometry (the same computation).
+    const geometry::Pinhole cam = camera_.pinhole();
+    const FocalLength focal = focalState();
+    std::vector<char> took(pairs.size(), 0), differed(pairs.size(), 0);
     // An exception must not leave an OpenMP region: parallelFor carries the first one out.
     parallelForDynamic(
-        n, [&](std::int64_t k) { checks[k] = estimatePair(pairs[k]); }, 1);
+        n,
+        [&](std::int64_t k) {
+          PairCheck& c = checks[k];
+          PairPoints pts;
+          PairVerification v;
+          if (!preparePair(pairs[k], &c, &pts, &v)) return;
+          if (ahead) {
+            if (const PairCheck* done = ahead->match(k, pairs[k], focal, cam, pts)) {
+              c = *done;
+              took[k] = 1;
+              return;
+            }
+            differed[k] =
+                k < static_cast<std::int64_t>(ahead->entries.size()) && ahead->entries[k].prepared;
+          }
+          estimatePrepared(cam, &c, &pts, v);
+        },
+        1);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      stats_.pairsVerifiedAhead += took[k];
+      stats_.pairsAheadDiffered += differed[k];
+    }
   }
   for (const PairCheck& c : checks) commitPair(c);
 }

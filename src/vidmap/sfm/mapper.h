@@ -241,6 +241,9 @@ struct UnjoinedKeyframe {
 struct MapperStats {
   int keyframes = 0;
   int pairsVerified = 0, pairsRejected = 0;
+  // Pairs whose geometry addKeyframe took from Mapper::verifyAhead (the same inputs), and pairs
+  // verified ahead that it estimated again (their inputs differed: the camera had changed).
+  int pairsVerifiedAhead = 0, pairsAheadDiffered = 0;
   std::int64_t verifyRounds = 0, verifyHypotheses = 0;  // batched verification's scoring calls
   std::int64_t pairMatches = 0, verifiedMatches = 0;
   // KLT track matches kept (fit the pair's descriptor geometry), rejected (do not), unchecked
@@ -293,6 +296,9 @@ struct GlobalBaSchedule {
   Decision decide(const Reconstruction& rec, const MapperOptions& options);
 };
 
+// A keyframe's pairs verified ahead of the mapper (Mapper::verifyAhead; defined in mapper.cc).
+struct VerifiedAhead;
+
 class Mapper {
  public:
   Mapper(const Camera& camera, const MapperOptions& options);
@@ -304,8 +310,24 @@ class Mapper {
   }
   // Adds the next keyframe (kf.id must equal the number of keyframes so far) with the matches
   // of its pairs to earlier keyframes, and grows the current model. kf.normalized is filled
-  // here. Bad pair indices are a vidmap::Error.
-  void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs);
+  // here. Bad pair indices are a vidmap::Error. `ahead`: these pairs verified ahead
+  // (verifyAhead), or null.
+  void addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs,
+                   const VerifiedAhead* ahead = nullptr);
+  // The focal length's state that pair verification reads (sfm/pair_verification.h).
+  FocalLength focalState() const;
+  // A new keyframe's pairs verified as addKeyframe would verify them with `camera` and `focal`,
+  // on the calling thread: a pipelined front end's, while it waits for the mapper
+  // (pipeline/frontend_worker.h). It reads nothing of the mapper but its options, so it may run
+  // beside addKeyframe. keypoints(id): keyframe id's keypoints as addKeyframe receives them
+  // (null: not known here, the pair is left to addKeyframe). addKeyframe takes a pair's
+  // geometry from the result only when its own inputs are the same, bit for bit (the pair's
+  // matches and guide, the focal length's state, the camera's pinhole part, every undistorted
+  // point), and estimates it otherwise: the model does not depend on whether, or with which
+  // camera, the pairs were verified ahead.
+  std::shared_ptr<const VerifiedAhead> verifyAhead(
+      const Camera& camera, FocalLength focal, const std::vector<PairMatches>& pairs,
+      const std::function<const std::vector<Vec2>*(int)>& keypoints) const;
   // Called with the matches that the verification of a pair rejected (a verified pair's
   // outliers, image1 < image2), in the order pairs are committed: a tracker ends the tracks
   // that gave them (reason 6 of docs/architecture.md, "KLT: checks and ends").
@@ -350,8 +372,9 @@ class Mapper {
     int fInliers = 0, hInliers = 0;
   };
 
-  // Pair verification: the two-view geometry of each pair (estimatePair, thread-safe), then
-  // its inliers into the correspondence graph (commitPair), pair by pair in order.
+  // Pair verification: the two-view geometry of each pair (preparePair, estimatePrepared;
+  // thread-safe), then its inliers into the correspondence graph (commitPair), pair by pair
+  // in order.
   struct PairCheck {
     int a = 0, b = 0;  // a < b
     std::vector<std::pair<int, int>> matches;
@@ -367,14 +390,23 @@ class Mapper {
   struct PairPoints {
     geometry::Vec2List p1, p2, t1, t2;
   };
-  PairCheck estimatePair(const PairMatches& pm) const;
-  // The pair in (a < b) order and, when it is to be estimated (true), its points and options.
+  friend struct VerifiedAhead;
+  // The pair in (a < b) order and, when it is to be estimated (true), its points and options
+  // (undistorted(image, keypoint): a keypoint undistorted, in pixels of the camera's pinhole
+  // part; keypoint(image, k): as detected, for the verbose line only).
+  template <class Undistorted, class Keypoint>
+  static bool preparePairWith(const MapperOptions& o, FocalLength focal, const PairMatches& pm,
+                              Undistorted&& undistorted, Keypoint&& keypoint, PairCheck* c,
+                              PairPoints* pts, PairVerification* v);
   bool preparePair(const PairMatches& pm, PairCheck* c, PairPoints* pts, PairVerification* v) const;
-  // After the descriptor matches' geometry: keeps the track matches that fit it and estimates
-  // the pair again with them (sfm/pair_verification.h, trackMatchesFit).
-  void fitTrackMatches(PairCheck* c, PairPoints* pts, const PairVerification& v) const;
+  // The geometry of a prepared pair, then the track matches that fit it: the pair estimated
+  // again with them (sfm/pair_verification.h, trackMatchesFit). `pts` is consumed.
+  static void estimatePrepared(const geometry::Pinhole& cam, PairCheck* c, PairPoints* pts,
+                               const PairVerification& v);
+  static void fitTrackMatches(const geometry::Pinhole& cam, PairCheck* c, PairPoints* pts,
+                              const PairVerification& v);
   void commitPair(const PairCheck& check);
-  void verifyPairs(const std::vector<PairMatches>& pairs);
+  void verifyPairs(const std::vector<PairMatches>& pairs, const VerifiedAhead* ahead);
   PairInfo pairInfo(const geometry::TwoViewGeometry& g) const;
   // Estimates an unknown focal length from the segment's pairs; false while too few pairs.
   bool selfCalibrate(int newest);

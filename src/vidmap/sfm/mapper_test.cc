@@ -305,6 +305,65 @@ TEST(Mapper, BatchedVerificationBuildsTheSameModel) {
   EXPECT_EQ(batched.selfCalibratedFocal, one.selfCalibratedFocal);
 }
 
+// Pairs verified ahead (Mapper::verifyAhead, a pipelined front end's work while it waits) give
+// the model of pairs verified by addKeyframe, bit for bit, whether their inputs are the mapper's
+// (the geometry is taken) or not (a camera 1% longer, another focal state, keypoints unknown:
+// estimated again). The orbit's camera is unknown (guessed 768 px, truth 600), so the camera
+// changes as keyframes come.
+TEST(Mapper, PairsVerifiedAheadGiveTheSameModel) {
+  Scene s = makeScene(Path::kOrbit, 16, 3);
+  s.f = 600;
+  const Built b = project(s, 0.5, 0.1, 5, 4);
+  enum class Ahead { kNone, kSame, kLongerFocal, kOtherFocalState, kNoKeypoints };
+  const auto poses = [&](Ahead how, MapperStats* st) {
+    Mapper mapper(Camera::fromSpec(CameraSpec::parse("SIMPLE_RADIAL"), s.w, s.h, s.w, s.h), {});
+    const auto keypoints = [&](int id) -> const std::vector<Vec2>* {
+      return how == Ahead::kNoKeypoints ? nullptr : &b.keyframes[id].keypoints;
+    };
+    for (size_t i = 0; i < b.keyframes.size(); ++i) {
+      std::shared_ptr<const VerifiedAhead> ahead;
+      if (how != Ahead::kNone) {
+        Camera cam = mapper.camera();
+        if (how == Ahead::kLongerFocal) cam.mutableParams()[0] *= 1.01;
+        FocalLength focal = mapper.focalState();
+        if (how == Ahead::kOtherFocalState)
+          focal = focal == FocalLength::kUnknown ? FocalLength::kEstimated : FocalLength::kUnknown;
+        ahead = mapper.verifyAhead(cam, focal, b.pairs[i], keypoints);
+      }
+      mapper.addKeyframe(b.keyframes[i], b.pairs[i], ahead.get());
+    }
+    mapper.finish();
+    *st = mapper.stats();
+    std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> out;
+    for (const auto& m : mapper.models())
+      for (const auto& [id, im] : m->images()) out.emplace_back(im.pose.R, im.pose.t);
+    if (how == Ahead::kNone) {
+      EXPECT_NEAR(mapper.camera().params()[0], 600, 12);  // refined on the way
+    }
+    return out;
+  };
+  MapperStats plain, st;
+  const auto truth = poses(Ahead::kNone, &plain);
+  ASSERT_EQ(truth.size(), 16u);
+  EXPECT_EQ(plain.pairsVerifiedAhead, 0);
+
+  EXPECT_TRUE(poses(Ahead::kSame, &st) == truth);
+  EXPECT_EQ(st.pairsVerified, plain.pairsVerified);
+  EXPECT_EQ(st.verifiedMatches, plain.verifiedMatches);
+  EXPECT_GE(st.pairsVerifiedAhead, plain.pairsVerified);  // every pair of every keyframe
+  EXPECT_EQ(st.pairsAheadDiffered, 0);
+
+  for (Ahead how : {Ahead::kLongerFocal, Ahead::kOtherFocalState}) {
+    EXPECT_TRUE(poses(how, &st) == truth) << static_cast<int>(how);
+    EXPECT_EQ(st.verifiedMatches, plain.verifiedMatches);
+    EXPECT_EQ(st.pairsVerifiedAhead, 0);
+    EXPECT_GE(st.pairsAheadDiffered, plain.pairsVerified);
+  }
+  EXPECT_TRUE(poses(Ahead::kNoKeypoints, &st) == truth);
+  EXPECT_EQ(st.pairsVerifiedAhead, 0);
+  EXPECT_EQ(st.pairsAheadDiffered, 0);
+}
+
 TEST(Mapper, OrbitWithUnknownFocalRefinesIt) {
   Scene s = makeScene(Path::kOrbit, 24, 3);
   s.f = 600;  // the initial guess is 1.2 * 640 = 768

@@ -500,10 +500,13 @@ void Frontend::finishKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
   collect(out);
 }
 
-void Frontend::finishRecordedKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
+GuidedResult Frontend::guideRecorded(const KeyframeOutput& out, const sfm::Camera& camera) {
   // The first keyframe has no candidates (and no guided input): nothing to match.
-  out->result = {};
-  if (!out->guided.cands.empty()) out->result = guidedOnCopies(*out, camera, matcher_);
+  return out.guided.cands.empty() ? GuidedResult{} : guidedOnCopies(out, camera, matcher_);
+}
+
+void Frontend::finishRecordedKeyframe(KeyframeOutput* out, const sfm::Camera& camera) {
+  out->result = guideRecorded(*out, camera);
   collect(out);
 }
 

@@ -217,6 +217,10 @@ class Frontend {
   // camera it is given (its result as it stands, the sources' pairs merged), without touching
   // the stats: what a front end that waits verifies ahead (pipeline/frontend_worker.h).
   static std::vector<sfm::PairMatches> finishedPairs(const KeyframeOutput& out);
+  // The guided matching of a recorded keyframe (a second pass) with `camera`, on copies of its
+  // features undistorted with it (what finishRecordedKeyframe makes); for a pipelined second
+  // pass's producer, whose result finishKeyframe then checks against the mapper's camera.
+  GuidedResult guideRecorded(const KeyframeOutput& out, const sfm::Camera& camera);
 
   // A second pass over recorded frames (pipeline/frontend_worker.h, FrontendRecording): the
   // stats of the pass that recorded them, less those finishKeyframe counts (it counts them again).

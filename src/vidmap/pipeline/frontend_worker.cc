@@ -142,10 +142,13 @@ struct Shared {
 
 class Producer {
  public:
-  Producer(Shared& s, io::FrameSource& source, Frontend& frontend, const sfm::Mapper& mapper,
-           io::RunRecord& record, const FrontendLoopOptions& o, Teams teams)
+  // Frames from `source`, or (source null) the frames of `replay`, a first pass's recording.
+  Producer(Shared& s, io::FrameSource* source, FrontendRecording* replay, Frontend& frontend,
+           const sfm::Mapper& mapper, io::RunRecord& record, const FrontendLoopOptions& o,
+           Teams teams)
       : s_(s),
         source_(source),
+        replay_(replay),
         frontend_(frontend),
         mapper_(mapper),
         record_(record),
@@ -244,7 +247,8 @@ class Producer {
         GuidedResult r;
         std::exception_ptr error;
         try {
-          r = frontend_.refreshGuide(it->keyframe, *camera);
+          r = replay_ ? frontend_.guideRecorded(it->keyframe, *camera)
+                      : frontend_.refreshGuide(it->keyframe, *camera);
         } catch (...) {
           error = std::current_exception();
         }
@@ -282,9 +286,11 @@ class Producer {
       }
       if (interruptSignal() != 0) return;  // the mapper's checkpoint says so
       bool more;
-      {
+      if (replay_) {
+        more = next_ < replay_->frames.size();
+      } else {
         auto t = record_.stage("decode");
-        more = source_.next(frame);
+        more = source_->next(frame);
       }
       if (!more) return;
       std::shared_ptr<const sfm::Camera> camera;
@@ -299,7 +305,19 @@ class Producer {
         setThreads(s_.frontendBound() ? teams_.bottleneck : teams_.side);
       }
       auto it = std::make_shared<Item>();
-      it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
+      if (replay_) {
+        FrontendRecording::Frame& f = replay_->frames[next_++];
+        it->outcome = f.outcome;
+        if (f.outcome == FrameOutcome::kKeyframe) {
+          it->keyframe.keyframe = std::move(f.keyframe);
+          it->keyframe.guided = std::move(f.guided);
+          it->keyframe.result = frontend_.guideRecorded(it->keyframe, *camera);
+        } else if (f.outcome == FrameOutcome::kDropped) {
+          it->tracked = std::move(f.tracked);
+        }
+      } else {
+        it->outcome = frontend_.produce(frame, *camera, &it->keyframe, &it->tracked);
+      }
       if (o_.recording) o_.recording->add(it->outcome, it->keyframe, it->tracked);
       const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
       produced += keyframe;
@@ -325,7 +343,9 @@ class Producer {
   static constexpr int kKeypointsKept = 256;
 
   Shared& s_;
-  io::FrameSource& source_;
+  io::FrameSource* source_;
+  FrontendRecording* replay_;
+  std::size_t next_ = 0;  // replay_'s next frame
   Frontend& frontend_;
   const sfm::Mapper& mapper_;
   std::map<int, std::shared_ptr<const std::vector<sfm::Vec2>>> keypoints_;  // by keyframe id
@@ -357,8 +377,8 @@ class Joiner {
   int threads_;
 };
 
-int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mapper,
-                 io::RunRecord& record, const FrontendLoopOptions& o,
+int runPipelined(io::FrameSource* source, FrontendRecording* replay, Frontend& frontend,
+                 sfm::Mapper& mapper, io::RunRecord& record, const FrontendLoopOptions& o,
                  const std::function<void(int)>& checkpoint,
                  const std::function<void(int, int)>& afterFrame) {
   const int threads = maxThreads();
@@ -366,7 +386,7 @@ int runPipelined(io::FrameSource& source, Frontend& frontend, sfm::Mapper& mappe
   Shared s;
   s.camera = std::make_shared<const sfm::Camera>(mapper.camera());
   s.focal = mapper.focalState();
-  Producer producer(s, source, frontend, mapper, record, o, team);
+  Producer producer(s, source, replay, frontend, mapper, record, o, team);
   Joiner joiner(s, mapper, threads);  // declared last: joins before the rest goes
   if (o.outliersFeedBack)
     mapper.setVerifiedSink([&s](int id) {
@@ -464,10 +484,10 @@ int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& ma
                     const std::function<void(int)>& checkpoint,
                     const std::function<void(int, int)>& afterFrame) {
   require(options.depth >= 0, "pipeline depth " + std::to_string(options.depth) + " < 0");
-  const int frames =
-      options.depth == 0
-          ? runSerial(source, frontend, mapper, record, options.recording, checkpoint, afterFrame)
-          : runPipelined(source, frontend, mapper, record, options, checkpoint, afterFrame);
+  const int frames = options.depth == 0 ? runSerial(source, frontend, mapper, record,
+                                                    options.recording, checkpoint, afterFrame)
+                                        : runPipelined(&source, nullptr, frontend, mapper, record,
+                                                       options, checkpoint, afterFrame);
   if (options.recording) {
     options.recording->stats = frontend.stats();
     options.recording->input = source.report();
@@ -477,9 +497,19 @@ int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& ma
 
 int runRecordedLoop(FrontendRecording& recording, Frontend& frontend, sfm::Mapper& mapper,
                     io::RunRecord& record, const std::function<void(int)>& checkpoint,
-                    const std::function<void(int, int)>& afterFrame) {
+                    const std::function<void(int, int)>& afterFrame,
+                    const FrontendLoopOptions& options) {
   require(recording.usable(), "a second pass over a recording that holds no frames");
+  require(options.depth >= 0, "pipeline depth " + std::to_string(options.depth) + " < 0");
+  require(!options.outliersFeedBack && !options.recording,
+          "a second pass over a recording reads no outliers and records nothing");
   frontend.resumeStats(recording.stats);
+  if (options.depth > 0) {
+    const int frames = runPipelined(nullptr, &recording, frontend, mapper, record, options,
+                                    checkpoint, afterFrame);
+    recording.frames = {};
+    return frames;
+  }
   int frames = 0, keyframes = 0;
   Item it;
   for (FrontendRecording::Frame& f : recording.frames) {

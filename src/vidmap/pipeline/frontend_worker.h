@@ -123,9 +123,14 @@ int runFrontendLoop(io::FrameSource& source, Frontend& frontend, sfm::Mapper& ma
 // A second pass over `recording` (its frames consumed): each recorded keyframe's guided matching
 // is made with the mapper's camera of the moment, as a serial pass would (the same model, bit
 // for bit, as decoding and extracting again: pipeline_test). No decoding, SIFT nor plain
-// matching; one thread. Returns the frames.
+// matching. options.depth 0: one thread; else pipelined as runFrontendLoop, the producer making
+// each keyframe's guided matching with the camera the mapper last published (the mapper makes
+// it again when its camera differs, Frontend::finishKeyframe) and verifying pairs ahead
+// (options.verifyAhead); options.outliersFeedBack and options.recording must be off. Returns
+// the frames.
 int runRecordedLoop(FrontendRecording& recording, Frontend& frontend, sfm::Mapper& mapper,
                     io::RunRecord& record, const std::function<void(int frames)>& checkpoint,
-                    const std::function<void(int frames, int keyframes)>& afterFrame);
+                    const std::function<void(int frames, int keyframes)>& afterFrame,
+                    const FrontendLoopOptions& options = {.depth = 0});
 
 }  // namespace vidmap::pipeline

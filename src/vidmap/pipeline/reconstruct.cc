@@ -538,6 +538,10 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   lo.outliersFeedBack = klt != nullptr;
   lo.outlierLag = options.kltSource.outlierLag;
   lo.recording = options.frontend.photos || klt ? nullptr : recording;
+  // A second pass's loop: the same threads and verification ahead, nothing recorded (below).
+  FrontendLoopOptions replayLoop = lo;
+  replayLoop.outliersFeedBack = false;
+  replayLoop.recording = nullptr;
   const auto checkpoint = [&](int frames) {
     throwIfInterrupted("at frame " + std::to_string(frames) + untouched);
   };
@@ -557,9 +561,10 @@ ReconstructSummary reconstructOnce(const fs::path& input, const fs::path& outDir
   record.addStage(
       "pipeline.startup",
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  sum.frames = replays
-                   ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame)
-                   : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);
+  sum.frames =
+      replays
+          ? runRecordedLoop(*recorded, frontend, mapper, record, checkpoint, afterFrame, replayLoop)
+          : runFrontendLoop(*source, frontend, mapper, record, lo, checkpoint, afterFrame);
   throwIfInterrupted("after " + std::to_string(sum.frames) + " frames" + untouched);
   {
     auto t = record.stage("mapper");

@@ -367,6 +367,7 @@ class Joiner {
     s_.changed.notify_all();
     if (thread.joinable()) thread.join();
     mapper_.setVerifiedSink({});
+    mapper_.setCameraSink({});
     setThreads(threads_);
   }
   std::thread thread;
@@ -396,6 +397,19 @@ int runPipelined(io::FrameSource* source, FrontendRecording* replay, Frontend& f
       }
       s.changed.notify_all();
     });
+  // A camera the mapper changes mid-keyframe (a global BA) reaches the producer at once: the
+  // guides and verifications it makes while it waits use it (the mapper checks them anyway).
+  // Only the mapper's thread writes s.camera and s.focal.
+  const auto publish = [&s, &mapper] {
+    auto camera = std::make_shared<const sfm::Camera>(mapper.camera());
+    {
+      std::lock_guard lock(s.mutex);
+      s.camera = std::move(camera);
+      s.focal = mapper.focalState();
+    }
+    s.changed.notify_all();  // the producer refreshes the queued guides
+  };
+  mapper.setCameraSink(publish);
   joiner.thread = std::thread(std::ref(producer));
 
   int frames = 0, keyframes = 0;
@@ -432,16 +446,10 @@ int runPipelined(io::FrameSource* source, FrontendRecording* replay, Frontend& f
     const bool keyframe = it->outcome == FrameOutcome::kKeyframe;
     keyframes += keyframe;
     mapItem(*it, frontend, mapper, record);
+    // The focal state may change without the camera (a self-calibration that found none).
     if (keyframe &&
-        (mapper.camera().params() != s.camera->params() || mapper.focalState() != s.focal)) {
-      auto camera = std::make_shared<const sfm::Camera>(mapper.camera());
-      {
-        std::lock_guard lock(s.mutex);
-        s.camera = std::move(camera);
-        s.focal = mapper.focalState();
-      }
-      s.changed.notify_all();  // the producer refreshes the queued guides
-    }
+        (mapper.camera().params() != s.camera->params() || mapper.focalState() != s.focal))
+      publish();
     afterFrame(frames, keyframes);
   }
   record.addStage("pipeline.mapper_wait", s.mapperWaitMs, 0, s.mapperWaits);

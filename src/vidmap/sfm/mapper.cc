@@ -200,6 +200,7 @@ void Mapper::refreshNormalized() {
     for (size_t k = 0; k < kf.keypoints.size(); ++k)
       kf.normalized[k] = camera_.normalize(kf.keypoints[k]);
   });
+  if (cameraSink_) cameraSink_();
 }
 
 void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs,

@@ -339,6 +339,10 @@ class Mapper {
   // tracker ending tracks) may go on from here while the keyframe is registered and adjusted
   // (pipeline/frontend_worker.h).
   void setVerifiedSink(std::function<void(int)> sink) { verifiedSink_ = std::move(sink); }
+  // Called each time the camera changes (a global BA refined it, self-calibration, a merge),
+  // on the thread that calls addKeyframe and finish: a pipelined front end publishes it at
+  // once, so that what it makes ahead (guides, pair verifications) uses it.
+  void setCameraSink(std::function<void()> sink) { cameraSink_ = std::move(sink); }
   // A frame the gate dropped, matched to an earlier keyframe; localised by finish().
   void addTrackedFrame(TrackedFrame frame);
   // Called with each tracked frame as addTrackedFrame receives it, to map a video again
@@ -478,6 +482,7 @@ class Mapper {
   MapperStats stats_;
   std::function<void(const PairMatches&)> outlierSink_;
   std::function<void(int)> verifiedSink_;
+  std::function<void()> cameraSink_;
 };
 
 }  // namespace vidmap::sfm

@@ -34,6 +34,7 @@ struct Pinhole {
     return k;
   }
   double meanFocal() const { return 0.5 * (fx + fy); }
+  bool operator==(const Pinhole&) const = default;
   // Throws vidmap::Error unless the focal lengths are positive and everything is finite.
   void check(const std::string& what) const;
 };

@@ -61,9 +61,9 @@ struct Item {
   // mutex); the mapper takes the item once it is not.
   bool busy = false;
   // Pipelined, a keyframe: its pairs verified by the producer while it waited (null: not, or
-  // not yet), and the camera and focal state of its last try (under mutex while queued).
+  // not yet), and the camera (empty: not tried) and focal state of its last try (under mutex
+  // while queued).
   std::shared_ptr<const sfm::VerifiedAhead> ahead;
-  bool aheadTried = false;
   std::vector<double> aheadCamera;
   sfm::FocalLength aheadFocal = sfm::FocalLength::kUnknown;
 };
@@ -189,8 +189,7 @@ class Producer {
       if (it->outcome != FrameOutcome::kKeyframe || it->busy ||
           (r.dependsOnCamera && r.cameraParams != s_.camera->params()))
         continue;
-      if (!it->aheadTried || it->aheadCamera != s_.camera->params() || it->aheadFocal != s_.focal)
-        return it;
+      if (it->aheadCamera != s_.camera->params() || it->aheadFocal != s_.focal) return it;
     }
     return nullptr;
   }
@@ -201,7 +200,6 @@ class Producer {
   // the item off the queue).
   void verifyAheadOf(const std::shared_ptr<Item>& it, std::unique_lock<std::mutex>& lock) {
     it->busy = true;
-    it->aheadTried = true;
     it->aheadCamera = s_.camera->params();
     it->aheadFocal = s_.focal;
     it->ahead.reset();
@@ -256,7 +254,7 @@ class Producer {
         if (!error) {
           it->keyframe.result = std::move(r);
           it->ahead.reset();  // its pairs changed with the guide
-          it->aheadTried = false;
+          it->aheadCamera.clear();
         }
         it->busy = false;
         s_.changed.notify_all();

@@ -319,6 +319,21 @@ struct LoopRun {
       aheadDiffered = 0;  // the mapper's pairs from FrontendLoopOptions::verifyAhead
 };
 
+// Every model of a finished mapper, written in COLMAP's binary form under tempRoot() / `dir`,
+// as bytes (cameras, images, points of each model in turn).
+std::string modelsBytes(const sfm::Mapper& mapper, const std::string& dir) {
+  std::string bytes;
+  const std::vector<const sfm::Reconstruction*> models = mapper.models();
+  for (size_t i = 0; i < models.size(); ++i) {
+    const fs::path d = tempRoot() / dir / std::to_string(i);
+    fs::remove_all(d);
+    fs::create_directories(d);
+    io::writeColmapModel(models[i]->toColmap(), d, io::ColmapFormat::kBinary);
+    bytes += modelBytes(d);
+  }
+  return bytes;
+}
+
 // The loop over every frame of the orbit, the camera unknown (self-calibrated and refined as
 // the frames come), wired as reconstruct() wires it; with `klt`, KLT tracks give matches and
 // the mapper's outliers end them (--klt on).
@@ -360,14 +375,7 @@ LoopRun runTimed(bool klt, const Timing& t, int outlierLag = 0) {
   r.stats = frontend.stats();
   r.verifiedAhead = mapper.stats().pairsVerifiedAhead;
   r.aheadDiffered = mapper.stats().pairsAheadDiffered;
-  const std::vector<const sfm::Reconstruction*> models = mapper.models();
-  for (size_t i = 0; i < models.size(); ++i) {
-    const fs::path dir = tempRoot() / "timed" / std::to_string(i);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    io::writeColmapModel(models[i]->toColmap(), dir, io::ColmapFormat::kBinary);
-    r.model += modelBytes(dir);
-  }
+  r.model = modelsBytes(mapper, "timed");
   return r;
 }
 
@@ -472,14 +480,7 @@ TEST(FrontendLoop, APipelinedSecondPassGivesTheSerialOne) {
     LoopRun r;
     r.stats = frontend.stats();
     r.verifiedAhead = mapper.stats().pairsVerifiedAhead;
-    const std::vector<const sfm::Reconstruction*> models = mapper.models();
-    for (size_t i = 0; i < models.size(); ++i) {
-      const fs::path dir = tempRoot() / "replayed" / std::to_string(i);
-      fs::remove_all(dir);
-      fs::create_directories(dir);
-      io::writeColmapModel(models[i]->toColmap(), dir, io::ColmapFormat::kBinary);
-      r.model += modelBytes(dir);
-    }
+    r.model = modelsBytes(mapper, "replayed");
     return r;
   };
   const auto never = [](int) { return false; };

@@ -385,8 +385,7 @@ struct VerifiedAhead {
   // The check of pair k when addKeyframe's inputs are the same as these (else null).
   const Mapper::PairCheck* match(size_t k, const PairMatches& pm, FocalLength f,
                                  const geometry::Pinhole& c, const Mapper::PairPoints& p) const {
-    if (k >= entries.size() || !entries[k].prepared || f != focal) return nullptr;
-    if (c.fx != cam.fx || c.fy != cam.fy || c.cx != cam.cx || c.cy != cam.cy) return nullptr;
+    if (k >= entries.size() || !entries[k].prepared || f != focal || c != cam) return nullptr;
     const Entry& e = entries[k];
     if (e.pm.image1 != pm.image1 || e.pm.image2 != pm.image2 || e.pm.matches != pm.matches ||
         e.pm.firstTrackMatch != pm.firstTrackMatch || e.pm.essential != pm.essential)
@@ -403,7 +402,12 @@ std::shared_ptr<const VerifiedAhead> Mapper::verifyAhead(
   auto out = std::make_shared<VerifiedAhead>();
   out->focal = focal;
   out->cam = camera.pinhole();
+  // The batched path (verifyPairs) takes none: on the GPU its geometry may differ in the last
+  // bits from the per-pair path's, which this is.
+  if (options_.batchedVerification || options_.verifyContext) return out;
   out->entries.resize(pairs.size());
+  MapperOptions quiet = options_;  // no verbose lines from here: addKeyframe prints them
+  quiet.verbose = false;
   parallelForDynamic(
       static_cast<std::int64_t>(pairs.size()),
       [&](std::int64_t k) {
@@ -423,8 +427,6 @@ std::shared_ptr<const VerifiedAhead> Mapper::verifyAhead(
         const auto und = [&](int image, int i) {
           return out->cam.project(camera.normalize(kp(image, i)));
         };
-        MapperOptions quiet = options_;
-        quiet.verbose = false;
         PairVerification v;
         if (!preparePairWith(quiet, focal, e.pm, und, kp, &e.check, &e.points, &v)) return;
         e.prepared = true;

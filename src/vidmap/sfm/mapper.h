@@ -324,7 +324,8 @@ class Mapper {
   // geometry from the result only when its own inputs are the same, bit for bit (the pair's
   // matches and guide, the focal length's state, the camera's pinhole part, every undistorted
   // point), and estimates it otherwise: the model does not depend on whether, or with which
-  // camera, the pairs were verified ahead.
+  // camera, the pairs were verified ahead. With batched verification (batchedVerification,
+  // verifyContext) it verifies none.
   std::shared_ptr<const VerifiedAhead> verifyAhead(
       const Camera& camera, FocalLength focal, const std::vector<PairMatches>& pairs,
       const std::function<const std::vector<Vec2>*(int)>& keypoints) const;

@@ -198,6 +198,38 @@ TEST(FrontendLoop, ARecordingBeyondItsBoundIsDropped) {
                Error);
 }
 
+// A second pass's loop options it cannot honour are clear errors, before any frame: a negative
+// depth, outliers fed back (a recording has no tracker), a recording of its own.
+TEST(FrontendLoop, ASecondPassRefusesOptionsItCannotHonour) {
+  FrontendRecording r;
+  r.maxBytes = 1 << 20;
+  r.add(FrameOutcome::kKeyframe, KeyframeOutput{}, sfm::TrackedFrame{});
+  ASSERT_TRUE(r.usable());
+  io::RunRecord record;
+  Frontend frontend(cpuFrontend(), record);
+  sfm::Mapper mapper(camera("SIMPLE_RADIAL 300,160,120,0"), {});
+  FrontendRecording other;
+  const auto refused = [&](const FrontendLoopOptions& o, const std::string& says) {
+    try {
+      runRecordedLoop(
+          r, frontend, mapper, record, [](int) {}, [](int, int) {}, o);
+      ADD_FAILURE() << "accepted; expected: " << says;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(r.frames.size(), 1u);  // nothing consumed
+  };
+  FrontendLoopOptions o;
+  o.depth = -1;
+  refused(o, "pipeline depth -1 < 0");
+  o = {};
+  o.outliersFeedBack = true;
+  refused(o, "reads no outliers");
+  o = {};
+  o.recording = &other;
+  refused(o, "records nothing");
+}
+
 // The frames of a sequence, decoded.
 std::vector<io::Frame> frames(const fs::path& seq, int n) {
   io::FrameSourceOptions so;

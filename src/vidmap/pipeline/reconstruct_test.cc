@@ -115,7 +115,8 @@ TEST(Reconstruct, NewOptionsOutsideTheirRangeAreClearErrors) {
                                           "rerun_reuse_mib",
                                           "frontend.guide_features",
                                           "pipeline_side_threads",
-                                          "mapper.init_last_resort_angle"};
+                                          "mapper.init_last_resort_angle",
+                                          "mapper.global_ba_growing_tolerance"};
   std::vector<std::string> seen;
   for (int side = 0; side < 2; ++side) {
     ReconstructOptions probe;

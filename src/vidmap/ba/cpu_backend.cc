@@ -137,6 +137,60 @@ __attribute__((target("avx2"))) void segmentBlockAvx2(const double* recs, const 
   }
   std::copy(B, B + C * C, out);
 }
+
+// segmentBlockAvx2 on the CA columns `act` that vary in some image, the others being held in
+// every image (the principal point of the mapper's camera: 2 of SIMPLE_RADIAL's C = 10). A held
+// column's Jacobian is scaled by 0 in every record, so in the full block its row and column
+// gain (+-0) + (+-0) on +0 and stay +0: the compact block written back at `act` with +0
+// elsewhere is the full block bit for bit (finite records). 8 of 10 columns: 64 of the 100
+// products a pair, and no scalar tail.
+template <int C, int RS, int CA>
+__attribute__((target("avx2"))) void segmentBlockAvx2Active(const double* recs, const double* P,
+                                                            const int* pairA, const int* pairB,
+                                                            int e0, int e1, const int* act,
+                                                            double* out) {
+  typedef double V4 __attribute__((vector_size(32)));
+  int ca[CA];
+  std::copy(act, act + CA, ca);
+  double B[CA * CA];
+  std::fill(B, B + CA * CA, 0.0);
+  for (int e = e0; e < e1; ++e) {
+    prefetchPair<RS>(recs, pairB, e, e1);
+    const int a = pairA[e], b = pairB[e];
+    const double* JcA = recs + static_cast<size_t>(a) * RS + 8;
+    const double* recB = recs + static_cast<size_t>(b) * RS;
+    const double* JcB = recB + 8;
+    double M[4];
+    pairMiddle(P + 6 * static_cast<size_t>(a), recB, a == b, M);
+    double N[2 * CA], JA[2 * CA], JB[2 * CA];  // pairFactor's N at the active columns
+    for (int c = 0; c < CA; ++c) {
+      JA[c] = JcA[ca[c]], JA[CA + c] = JcA[C + ca[c]];
+      JB[c] = JcB[ca[c]], JB[CA + c] = JcB[C + ca[c]];
+    }
+    for (int c = 0; c < CA; ++c) {
+      N[c] = M[0] * JB[c] + M[1] * JB[CA + c];
+      N[CA + c] = M[2] * JB[c] + M[3] * JB[CA + c];
+    }
+    for (int r = 0; r < CA; ++r) {
+      const double a0 = JA[r], a1 = JA[CA + r];
+      double* row = B + r * CA;
+      int c = 0;
+      for (; c + 4 <= CA; c += 4) {
+        V4 n0, n1, v;
+        std::memcpy(&n0, N + c, sizeof n0);
+        std::memcpy(&n1, N + CA + c, sizeof n1);
+        std::memcpy(&v, row + c, sizeof v);
+        v = v + (a0 * n0 + a1 * n1);
+        std::memcpy(row + c, &v, sizeof v);
+      }
+      for (; c < CA; ++c) row[c] += a0 * N[c] + a1 * N[CA + c];
+    }
+  }
+  std::fill(out, out + C * C, 0.0);
+  for (int r = 0; r < CA; ++r)
+    for (int c = 0; c < CA; ++c) out[act[r] * C + act[c]] = B[r * CA + c];
+}
+
 bool cpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
@@ -183,6 +237,12 @@ class CpuBackend final : public Backend {
     imageVaries_.assign(s_.numImages, 0);
     for (int i = 0; i < s_.numImages; ++i)
       imageVaries_[i] = s_.exclSize[i] > 0 || s_.imageShared[i] >= 0;
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < s_.numImages; ++i)
+        if (s_.colMap[static_cast<size_t>(i) * C + c] >= 0) {
+          activeCols_.push_back(c);
+          break;
+        }
   }
 
   int numThreads() const override { return maxThreads(); }
@@ -512,6 +572,26 @@ class CpuBackend final : public Backend {
   // B(i, k) of every listed segment.
   void computeSegments() {
     const int ns = static_cast<int>(s_.segA.size());
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (o_.cpuAvx2 && cpuHasAvx2()) {
+      using Active = void (*)(const double*, const double*, const int*, const int*, int, int,
+                              const int*, double*);
+      Active active = nullptr;
+      const int na = static_cast<int>(activeCols_.size());
+      if constexpr (C > 6) {
+        if (na == C - 1) active = &segmentBlockAvx2Active<C, RS, C - 1>;
+        if (na == C - 2) active = &segmentBlockAvx2Active<C, RS, C - 2>;
+        if (na == C - 3) active = &segmentBlockAvx2Active<C, RS, C - 3>;
+      }
+      if (active) {
+        parallelForDynamic(ns, [&](std::int64_t g) {
+          active(rec_.data(), P_.data(), s_.pairA.data(), s_.pairB.data(), s_.segStart[g],
+                 s_.segStart[g + 1], activeCols_.data(), &segB_[static_cast<size_t>(g) * C * C]);
+        });
+        return;
+      }
+    }
+#endif
     auto block = &segmentBlockBase<C, RS>;
 #if defined(__x86_64__) && defined(__GNUC__)
     if (o_.cpuAvx2 && cpuHasAvx2()) block = &segmentBlockAvx2<C, RS>;
@@ -781,6 +861,8 @@ class CpuBackend final : public Backend {
   std::vector<double> gF_, colF_, D2F_, rhsF_, yF_, deltaF_;
   std::vector<double> segB_;
   std::vector<int> sharedIndex_;
+  std::vector<int>
+      activeCols_;  // expanded columns that vary in some image (segmentBlockAvx2Active)
   std::vector<char> imageVaries_;  // any camera-side column of the image varies
   FoldMaps maps_;
   std::vector<Block> blocks_;

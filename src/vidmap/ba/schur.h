@@ -95,17 +95,22 @@ VIDMAP_HD inline void pointProjector(const double* rec, const double* Vinv, doub
           Jp[3 * i] * Vinv[j] + Jp[3 * i + 1] * Vinv[3 + j] + Jp[3 * i + 2] * Vinv[6 + j];
 }
 
-// N (2 x C) = (delta_ab I - P_a Jp_b') Jc_b, the right factor of one pair's share of S.
-template <int C>
-VIDMAP_HD inline void pairFactor(const double* Pa, const double* recB, bool same, double* N) {
+// M (2 x 2) = delta_ab I - P_a Jp_b', the residual-space middle of one pair's share of S.
+VIDMAP_HD inline void pairMiddle(const double* Pa, const double* recB, bool same, double* M) {
   const double* JpB = recB + 2;
-  const double* JcB = recB + 8;
-  double M[4];
   for (int i = 0; i < 2; ++i)
     for (int k = 0; k < 2; ++k)
       M[2 * i + k] = -(Pa[3 * i] * JpB[3 * k] + Pa[3 * i + 1] * JpB[3 * k + 1] +
                        Pa[3 * i + 2] * JpB[3 * k + 2]);
   if (same) M[0] += 1.0, M[3] += 1.0;
+}
+
+// N (2 x C) = (delta_ab I - P_a Jp_b') Jc_b, the right factor of one pair's share of S.
+template <int C>
+VIDMAP_HD inline void pairFactor(const double* Pa, const double* recB, bool same, double* N) {
+  const double* JcB = recB + 8;
+  double M[4];
+  pairMiddle(Pa, recB, same, M);
   for (int c = 0; c < C; ++c) {
     N[c] = M[0] * JcB[c] + M[1] * JcB[C + c];
     N[C + c] = M[2] * JcB[c] + M[3] * JcB[C + c];

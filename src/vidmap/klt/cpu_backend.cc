@@ -31,6 +31,37 @@ void tracks(std::int64_t n, F&& f) {
   }
 }
 
+// One track, forward or backward: the baseline x86-64 code, and (flatten: everything it calls
+// compiled into it) the same with AVX2, whose window loops (bilinear sampling, the target's
+// terms) the compiler runs eight lanes at a time. Only element-wise products and sums
+// vectorise (no FMA: "avx2" does not enable it, and -ffp-contract=off) and the lane-strided
+// sums are written out in kernels.h, so both give the same records bit for bit. About a tenth
+// of the tracking's time on TUM at all frames (docs/benchmarks.md, stop 38).
+__attribute__((flatten)) TrackRecord trackOneBase(const PyramidView& prev, const PyramidView& cur,
+                                                  const TrackRecord& in, const TrackParams& p,
+                                                  bool forward) {
+  TrackScratch scratch;
+  return forward ? trackForward(prev, cur, in, p, &scratch)
+                 : trackBackward(prev, cur, in, p, &scratch);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"), flatten)) TrackRecord trackOneAvx2(const PyramidView& prev,
+                                                                  const PyramidView& cur,
+                                                                  const TrackRecord& in,
+                                                                  const TrackParams& p,
+                                                                  bool forward) {
+  TrackScratch scratch;
+  return forward ? trackForward(prev, cur, in, p, &scratch)
+                 : trackBackward(prev, cur, in, p, &scratch);
+}
+
+bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
 }  // namespace
 
 CpuBackend::CpuBackend(int width, int height, const Options& options)
@@ -158,11 +189,13 @@ void CpuBackend::track(Direction direction, int prevSlot, int curSlot, int begin
   const bool forward = direction == Direction::kForward;
   const TrackRecord* in = forward ? records_[0].data() : records_[1].data();
   TrackRecord* out = forward ? records_[1].data() : records_[2].data();
+  auto trackOne = &trackOneBase;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (options_.cpuAvx2 && cpuHasAvx2()) trackOne = &trackOneAvx2;
+#endif
   tracks(end - begin, [&](std::int64_t k) {
-    TrackScratch scratch;
     const std::int64_t i = begin + k;
-    out[i] = forward ? trackForward(prev, cur, in[i], p, &scratch)
-                     : trackBackward(prev, cur, in[i], p, &scratch);
+    out[i] = trackOne(prev, cur, in[i], p, forward);
   });
 }
 

@@ -144,6 +144,38 @@ TEST(Tracker, ChunkInvarianceBitForBit) {
   }
 }
 
+// The CPU backend's AVX2 tracking (Options::cpuAvx2) against the baseline code: the same
+// records bit for bit over frames whose motion takes tracks through the window's border path
+// (windows partly outside the frame) and out of it.
+TEST(Tracker, Avx2TrackingEqualsTheBaselineBitForBit) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the CPU has no AVX2";
+#else
+  GTEST_SKIP() << "AVX2 is an x86-64 path";
+#endif
+  Options a = smallOptions();
+  a.capacity = 400;
+  Options b = a;
+  b.cpuAvx2 = false;
+  Tracker ta(320, 200, a), tb(320, 200, b);
+  int checked = 0;
+  for (int k = 0; k < 8; ++k) {
+    const GrayImage f = synth::warpImage(scene(), synth::translation(4.0 * k, -2.5 * k));
+    const StepReport ra = ta.push(f, k % 3 == 2);
+    const StepReport rb = tb.push(f, k % 3 == 2);
+    ASSERT_EQ(ra.alive, rb.alive);
+    ASSERT_EQ(ra.ends, rb.ends);
+    const auto& x = ta.lastChecked();
+    const auto& y = tb.lastChecked();
+    ASSERT_EQ(x.size(), y.size());
+    if (!x.empty()) {
+      EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(TrackRecord)), 0) << k;
+      checked += static_cast<int>(x.size());
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
 TEST(Tracker, RgbFrameEqualsItsGrayConversion) {
   const GrayImage g = frame(0);
   RgbImage rgb(320, 200);

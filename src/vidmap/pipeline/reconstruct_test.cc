@@ -615,6 +615,13 @@ TEST(Reconstruct, TheKltGatesDroppedFramesJoinTheLastAdjustment) {
     ASSERT_EQ(s.models.size(), 1u);
     EXPECT_LT(s.keyframes, s.frames / 2);
     EXPECT_EQ(s.localized, s.frames - s.keyframes);
+    // The dropped frames' PnP is its own stage, one call a frame (their adjustment is a global
+    // BA's, not a registration's).
+    const auto& st = record.stages();
+    const auto loc = std::find_if(
+        st.begin(), st.end(), [](const io::StageStat& x) { return x.name == "mapper.localize"; });
+    ASSERT_NE(loc, st.end());
+    EXPECT_EQ(loc->calls, s.localized);
     a[adjust] = accuracy(out / "sparse" / "0", seq);
     EXPECT_EQ(a[adjust].evaluated, s.frames);
   }

@@ -95,6 +95,7 @@ void MapperStats::writeTo(io::RunRecord& r) const {
   r.addStage("mapper.verify", verifySeconds * 1e3);
   r.addStage("mapper.init", initSeconds * 1e3);
   r.addStage("mapper.register", registerSeconds * 1e3, 0, registrations);
+  r.addStage("mapper.localize", localizeSeconds * 1e3, 0, localizedFrames);
   r.addStage("mapper.triangulate", triangulateSeconds * 1e3);
   r.addStage("mapper.local_ba", localBaSeconds * 1e3, 0, localBa);
   r.addStage("mapper.global_ba", globalBaSeconds * 1e3, 0, globalBa);
@@ -1095,11 +1096,14 @@ void Mapper::addTrackedFrame(TrackedFrame frame) {
 }
 
 void Mapper::localizeTracked(Reconstruction& rec) {
-  for (const TrackedFrame& f : tracked_) {
-    LocalizedFrame lf;
-    if (!registration_.localize(rec, f, &lf)) continue;
-    rec.addLocalized(std::move(lf));
-    ++stats_.localizedFrames;
+  {
+    Timer t(&stats_.localizeSeconds);
+    for (const TrackedFrame& f : tracked_) {
+      LocalizedFrame lf;
+      if (!registration_.localize(rec, f, &lf)) continue;
+      rec.addLocalized(std::move(lf));
+      ++stats_.localizedFrames;
+    }
   }
   if (!options_.adjustLocalized || rec.localized().empty()) return;
   BundleOptions bo = globalBundleOptions();
@@ -1197,10 +1201,8 @@ void Mapper::finish() {
   }
   finishModel();
   mergeFinishedModels(static_cast<int>(keyframes_.size()));
-  {
-    Timer t(&stats_.registerSeconds);
-    for (auto& m : finished_) localizeTracked(*m);
-  }
+  // Timed inside: the PnP as mapper.localize, the adjustment with them as a global BA.
+  for (auto& m : finished_) localizeTracked(*m);
   noteUnjoined();
   finished_all_ = true;
 }

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 
@@ -59,6 +63,45 @@ __attribute__((target("avx2"), flatten)) TrackRecord trackOneAvx2(const PyramidV
 bool cpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
+}
+
+// minEigenPixel for the pixels x0, x0 + 1, ... of an interior row y (every block tap inside the
+// frame, so no clamp), eight at a time: per pixel the same products and sums in the same order
+// (dy, then dx), and minEigen2x2's operations with the correctly rounded vector square root, so
+// the same values bit for bit. Returns the first x it did not do (the caller does the rest).
+__attribute__((target("avx2"))) int minEigenRowAvx2(const float* grad, int w, int y, int x0, int x1,
+                                                    int r, float* out) {
+  typedef float V8 __attribute__((vector_size(32)));
+  typedef int I8 __attribute__((vector_size(32)));
+  const I8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  const V8 zero = {}, four = zero + 4.0f, half = zero + 0.5f;
+  int x = x0;
+  for (; x + 8 <= x1; x += 8) {
+    V8 gxx = zero, gxy = zero, gyy = zero;
+    for (int dy = -r; dy <= r; ++dy) {
+      const float* row = grad + 2 * (static_cast<std::int64_t>(y + dy) * w + x);
+      for (int dx = -r; dx <= r; ++dx) {
+        V8 lo, hi;
+        std::memcpy(&lo, row + 2 * dx, sizeof lo);
+        std::memcpy(&hi, row + 2 * dx + 8, sizeof hi);
+        const V8 gx = __builtin_shuffle(lo, hi, even), gy = __builtin_shuffle(lo, hi, odd);
+        gxx += gx * gx;
+        gxy += gx * gy;
+        gyy += gy * gy;
+      }
+    }
+    const V8 d = gxx - gyy;
+    const V8 q = d * d + four * (gxy * gxy);
+    __m256 qs;
+    std::memcpy(&qs, &q, sizeof qs);
+    const __m256 ss = _mm256_sqrt_ps(qs);
+    V8 sq;
+    std::memcpy(&sq, &ss, sizeof sq);
+    V8 l = ((gxx + gyy) - sq) * half;
+    l = l > zero ? l : zero;  // NaN -> 0
+    std::memcpy(out + x, &l, sizeof l);
+  }
+  return x;
 }
 #endif
 
@@ -217,14 +260,24 @@ void CpuBackend::eigenMap(int slot) {
   checkSlot(slot);
   const float* grad = grad_[slot].data();
   std::vector<float> rowMax(height_, 0.0f);
+  const int hw = options_.halfWindow, r = options_.blockSize / 2;
+#if defined(__x86_64__) && defined(__GNUC__)
+  const bool avx2 = options_.cpuAvx2 && cpuHasAvx2() && r <= hw;
+#endif
   rows(height_, width_, [&](std::int64_t y) {
-    float m = 0.0f;
-    for (int x = 0; x < width_; ++x) {
-      const float v = minEigenPixel(grad, width_, height_, x, static_cast<int>(y),
-                                    options_.blockSize, options_.halfWindow);
-      eig_[y * width_ + x] = v;
-      m = std::max(m, v);
+    float* out = &eig_[y * width_];
+    int x = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (avx2 && y >= hw && y <= height_ - 1 - hw) {  // minEigenPixel's interior
+      for (; x < hw; ++x) out[x] = 0.0f;
+      x = minEigenRowAvx2(grad, width_, static_cast<int>(y), x, width_ - hw, r, out);
     }
+#endif
+    for (; x < width_; ++x)
+      out[x] = minEigenPixel(grad, width_, height_, x, static_cast<int>(y), options_.blockSize,
+                             options_.halfWindow);
+    float m = 0.0f;
+    for (x = 0; x < width_; ++x) m = std::max(m, out[x]);
     rowMax[y] = m;
   });
   eigenMax_ = *std::max_element(rowMax.begin(), rowMax.end());

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <utility>
+#include <vector>
 
 #include "vidmap/klt/cpu_backend.h"
 #include "vidmap/klt/tracker.h"
@@ -192,4 +194,38 @@ TEST(Selection, KeyframeAfterTrackingKeepsTheSpacing) {
 }
 
 }  // namespace
+// The lambda_min map with the CPU backend's AVX2 rows (Options::cpuAvx2) against the baseline
+// code, bit for bit: frame widths that leave every remainder of eight, and block sizes 3 and 5.
+TEST(Selection, Avx2EigenMapEqualsTheBaselineBitForBit) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the CPU has no AVX2";
+#else
+  GTEST_SKIP() << "AVX2 is an x86-64 path";
+#endif
+  for (int block : {3, 5})
+    for (int w = 96; w < 104; ++w) {
+      synth::TexturedSceneOptions so;
+      so.width = w;
+      so.height = 70;
+      so.seed = 5 + w;
+      const GrayImage img = synth::makeTexturedScene(so);
+      Options oa = optionsFor(640);
+      oa.blockSize = block;
+      Options ob = oa;
+      ob.cpuAvx2 = false;
+      CpuBackend a(w, 70, oa), b(w, 70, ob);
+      std::vector<float> ma(static_cast<size_t>(w) * 70), mb(ma.size());
+      for (auto [backend, map] : {std::pair{&a, &ma}, std::pair{&b, &mb}}) {
+        backend->uploadGray(0, img.view());
+        backend->buildPyramid(0);
+        backend->eigenMap(0);
+        backend->readEigenMap(map->data());
+      }
+      EXPECT_EQ(std::memcmp(ma.data(), mb.data(), ma.size() * sizeof(float)), 0) << w << block;
+      int positive = 0;
+      for (float v : ma) positive += v > 0.0f;
+      EXPECT_GT(positive, w * 70 / 4) << w << block;
+    }
+}
+
 }  // namespace vidmap::klt

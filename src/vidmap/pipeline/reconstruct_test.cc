@@ -622,6 +622,11 @@ TEST(Reconstruct, TheKltGatesDroppedFramesJoinTheLastAdjustment) {
         st.begin(), st.end(), [](const io::StageStat& x) { return x.name == "mapper.localize"; });
     ASSERT_NE(loc, st.end());
     EXPECT_EQ(loc->calls, s.localized);
+    // Every mapper stage counts its timed scopes: one verification a keyframe.
+    const auto ver = std::find_if(st.begin(), st.end(),
+                                  [](const io::StageStat& x) { return x.name == "mapper.verify"; });
+    ASSERT_NE(ver, st.end());
+    EXPECT_EQ(ver->calls, s.keyframes);
     a[adjust] = accuracy(out / "sparse" / "0", seq);
     EXPECT_EQ(a[adjust].evaluated, s.frames);
   }

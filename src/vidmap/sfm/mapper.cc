@@ -29,10 +29,14 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Adds the scope's seconds to *acc, and one to *calls when given (a stage's calls in the run
+// record).
 struct Timer {
   double* acc;
   Clock::time_point t0 = Clock::now();
-  explicit Timer(double* a) : acc(a) {}
+  explicit Timer(double* a, std::int64_t* calls = nullptr) : acc(a) {
+    if (calls) ++*calls;
+  }
   ~Timer() { *acc += secondsSince(t0); }
 };
 
@@ -92,15 +96,15 @@ void MapperOptions::check() const {
 }
 
 void MapperStats::writeTo(io::RunRecord& r) const {
-  r.addStage("mapper.verify", verifySeconds * 1e3);
-  r.addStage("mapper.init", initSeconds * 1e3);
+  r.addStage("mapper.verify", verifySeconds * 1e3, 0, verifyCalls);
+  r.addStage("mapper.init", initSeconds * 1e3, 0, initCalls);
   r.addStage("mapper.register", registerSeconds * 1e3, 0, registrations);
   r.addStage("mapper.localize", localizeSeconds * 1e3, 0, localizedFrames);
-  r.addStage("mapper.triangulate", triangulateSeconds * 1e3);
+  r.addStage("mapper.triangulate", triangulateSeconds * 1e3, 0, triangulateCalls);
   r.addStage("mapper.local_ba", localBaSeconds * 1e3, 0, localBa);
   r.addStage("mapper.global_ba", globalBaSeconds * 1e3, 0, globalBa);
   r.setCount("global_ba_skipped", globalBaSkipped);
-  r.addStage("mapper.filter", filterSeconds * 1e3);
+  r.addStage("mapper.filter", filterSeconds * 1e3, 0, filterCalls);
   r.addStage("mapper.merge", mergeSeconds * 1e3, 0, modelsMerged);
   r.setCount("pairs_verified", pairsVerified);
   r.setCount("pairs_verified_ahead", pairsVerifiedAhead);
@@ -236,13 +240,13 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs,
   ++stats_.keyframes;
 
   {
-    Timer t(&stats_.verifySeconds);
+    Timer t(&stats_.verifySeconds, &stats_.verifyCalls);
     verifyPairs(pairs, ahead);
   }
   if (verifiedSink_) verifiedSink_(id);
 
   if (!active_) {
-    Timer t(&stats_.initSeconds);
+    Timer t(&stats_.initSeconds, &stats_.initCalls);
     tryInitialize(id);
   }
   if (active_) registerPending();
@@ -261,7 +265,7 @@ void Mapper::addKeyframe(Keyframe kf, const std::vector<PairMatches>& pairs,
       mergeFinishedModels(restart);
       segmentStart_ = restart;
       tried_.clear();
-      Timer t(&stats_.initSeconds);
+      Timer t(&stats_.initSeconds, &stats_.initCalls);
       for (int k = restart + 1; k <= id && !active_; ++k) tryInitialize(k);
       if (active_) registerPending();
     }
@@ -803,12 +807,12 @@ void Mapper::registerPending(const std::vector<int>* only) {
       lastRefusal_.erase(id);
       ++stats_.registrations;
       {
-        Timer t(&stats_.triangulateSeconds);
+        Timer t(&stats_.triangulateSeconds, &stats_.triangulateCalls);
         triangulator_.triangulateImage(*active_, camera_, id);
       }
       localBundle(id);
       {
-        Timer t(&stats_.triangulateSeconds);
+        Timer t(&stats_.triangulateSeconds, &stats_.triangulateCalls);
         triangulator_.completeAndMerge(*active_, id);
       }
       if (globalBaDue()) {
@@ -1005,7 +1009,7 @@ void Mapper::filterPoints(const std::vector<PointId>& candidates) {
 }
 
 void Mapper::filterPointsOf(Reconstruction& rec, const std::vector<PointId>& candidates) {
-  Timer t(&stats_.filterSeconds);
+  Timer t(&stats_.filterSeconds, &stats_.filterCalls);
   std::vector<PointId> ids(candidates);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -1058,7 +1062,7 @@ void Mapper::filterAllOf(Reconstruction& rec) {
 }
 
 void Mapper::retriangulateAll() {
-  Timer t(&stats_.triangulateSeconds);
+  Timer t(&stats_.triangulateSeconds, &stats_.triangulateCalls);
   triangulator_.retriangulate(*active_, camera_);
 }
 
@@ -1191,7 +1195,7 @@ void Mapper::finish() {
       keyframes_.size() >= 2) {
     bool ok = false;
     {
-      Timer t(&stats_.initSeconds);
+      Timer t(&stats_.initSeconds, &stats_.initCalls);
       ok = tryInitialize(static_cast<int>(keyframes_.size()) - 1, true);
     }
     if (ok) {

@@ -272,6 +272,8 @@ struct MapperStats {
   double verifySeconds = 0, initSeconds = 0, registerSeconds = 0, triangulateSeconds = 0;
   double localBaSeconds = 0, globalBaSeconds = 0, filterSeconds = 0, mergeSeconds = 0;
   double localizeSeconds = 0;  // the dropped frames' PnP (their adjustment is a global BA)
+  // The timed scopes of verify, init, triangulate and filter (their stages' calls).
+  std::int64_t verifyCalls = 0, initCalls = 0, triangulateCalls = 0, filterCalls = 0;
 
   // The stage times ("mapper.*") and counts into a run record: a new stat is one line there.
   // Refusals are counts "registration_refusals.<reason>", "triangulation_refusals.<reason>",

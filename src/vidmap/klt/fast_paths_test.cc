@@ -118,38 +118,44 @@ TEST(FastPaths, TargetWindowAndSumsEqualTheDefinitions) {
   }
 }
 
+// Both row paths of the CPU backend (Options::cpuAvx2: the AVX2 copy where the CPU has it, and
+// the baseline code).
 TEST(FastPaths, CpuPyramidEqualsThePerPixelFunctions) {
-  for (auto [w, h] : {std::pair{641, 361}, std::pair{640, 360}, std::pair{37, 21}}) {
-    synth::TexturedSceneOptions o;
-    o.width = w;
-    o.height = h;
-    const GrayImage img = synth::makeTexturedScene(o);
-    Options opt;
-    opt.levels = 5;
-    opt.halfWindow = 7;
-    CpuBackend b(w, h, opt);
-    b.uploadGray(0, img.view());
-    b.buildPyramid(0);
-    const Layout& l = b.layout();
-    std::vector<float> prev = img.vec();
-    for (int lev = 0; lev < l.levels; ++lev) {
-      const int lw = l.width[lev], lh = l.height[lev];
-      std::vector<float> gray(lw * lh), grad(2 * lw * lh);
-      b.readLevel(0, lev, gray.data(), grad.data());
-      for (int y = 0; y < lh; ++y)
-        for (int x = 0; x < lw; ++x) {
-          if (lev > 0) {
-            const float ref = pyrDownPixel(prev.data(), l.width[lev - 1], l.height[lev - 1], x, y);
-            ASSERT_TRUE(sameBits(gray[y * lw + x], ref)) << "level " << lev << " " << x << "," << y;
+  for (bool avx2 : {true, false})
+    for (auto [w, h] : {std::pair{641, 361}, std::pair{640, 360}, std::pair{37, 21}}) {
+      synth::TexturedSceneOptions o;
+      o.width = w;
+      o.height = h;
+      const GrayImage img = synth::makeTexturedScene(o);
+      Options opt;
+      opt.levels = 5;
+      opt.halfWindow = 7;
+      opt.cpuAvx2 = avx2;
+      CpuBackend b(w, h, opt);
+      b.uploadGray(0, img.view());
+      b.buildPyramid(0);
+      const Layout& l = b.layout();
+      std::vector<float> prev = img.vec();
+      for (int lev = 0; lev < l.levels; ++lev) {
+        const int lw = l.width[lev], lh = l.height[lev];
+        std::vector<float> gray(lw * lh), grad(2 * lw * lh);
+        b.readLevel(0, lev, gray.data(), grad.data());
+        for (int y = 0; y < lh; ++y)
+          for (int x = 0; x < lw; ++x) {
+            if (lev > 0) {
+              const float ref =
+                  pyrDownPixel(prev.data(), l.width[lev - 1], l.height[lev - 1], x, y);
+              ASSERT_TRUE(sameBits(gray[y * lw + x], ref))
+                  << "level " << lev << " " << x << "," << y;
+            }
+            float gx, gy;
+            scharrPixel(gray.data(), lw, lh, x, y, &gx, &gy);
+            ASSERT_TRUE(sameBits(grad[2 * (y * lw + x)], gx));
+            ASSERT_TRUE(sameBits(grad[2 * (y * lw + x) + 1], gy));
           }
-          float gx, gy;
-          scharrPixel(gray.data(), lw, lh, x, y, &gx, &gy);
-          ASSERT_TRUE(sameBits(grad[2 * (y * lw + x)], gx));
-          ASSERT_TRUE(sameBits(grad[2 * (y * lw + x) + 1], gy));
-        }
-      prev = gray;
+        prev = gray;
+      }
     }
-  }
 }
 
 }  // namespace

@@ -45,9 +45,9 @@ struct Options {
   int maxAgeFrames = 16;            // a track older than this many pushes ends (reason 7)
   int capacity = kDefaultCapacity;  // most alive tracks
   int chunkTracks = 0;              // tracks per backend call (0: one call); results do not change
-  // The CPU backend tracks and makes the lambda_min map with AVX2 where the CPU has it (eight
-  // lanes of the window loops and of the map's rows; the same records and map bit for bit);
-  // false: the baseline x86-64 code. As ba::Options::cpuAvx2.
+  // The CPU backend tracks and makes the pyramid, the gradients and the lambda_min map with
+  // AVX2 where the CPU has it (eight lanes of the window loops and of the rows; the same records
+  // and maps bit for bit); false: the baseline x86-64 code. As ba::Options::cpuAvx2.
   bool cpuAvx2 = true;
 
   // Throws vidmap::Error naming the first field out of its range.

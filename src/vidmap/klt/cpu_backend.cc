@@ -72,8 +72,10 @@ bool cpuHasAvx2() {
 __attribute__((target("avx2"))) int minEigenRowAvx2(const float* grad, int w, int y, int x0, int x1,
                                                     int r, float* out) {
   typedef float V8 __attribute__((vector_size(32)));
+#if !defined(__clang__)
   typedef int I8 __attribute__((vector_size(32)));
   const I8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+#endif
   const V8 zero = {}, four = zero + 4.0f, half = zero + 0.5f;
   int x = x0;
   for (; x + 8 <= x1; x += 8) {
@@ -84,7 +86,12 @@ __attribute__((target("avx2"))) int minEigenRowAvx2(const float* grad, int w, in
         V8 lo, hi;
         std::memcpy(&lo, row + 2 * dx, sizeof lo);
         std::memcpy(&hi, row + 2 * dx + 8, sizeof hi);
+#if defined(__clang__)
+        const V8 gx = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14);
+        const V8 gy = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
         const V8 gx = __builtin_shuffle(lo, hi, even), gy = __builtin_shuffle(lo, hi, odd);
+#endif
         gxx += gx * gx;
         gxy += gx * gy;
         gyy += gy * gy;

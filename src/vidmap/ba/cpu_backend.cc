@@ -17,6 +17,7 @@
 #include "vidmap/ba/lm_step.h"
 #include "vidmap/ba/schur.h"
 #include "vidmap/ba/update.h"
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 
@@ -105,13 +106,32 @@ void segmentBlockBase(const double* recs, const double* P, const int* pairA, con
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// One row of a pair's share, row[c] += a0 N[c] + a1 N[W + c] for c < W (accumulatePair's row
+// with its factor N of row stride W), four columns at a time (GCC's vector extension:
+// element-wise, each element's operations as there), then the scalar tail.
+template <int W>
+__attribute__((target("avx2"), always_inline)) inline void addPairRowAvx2(double* row, double a0,
+                                                                          double a1,
+                                                                          const double* N) {
+  typedef double V4 __attribute__((vector_size(32)));
+  int c = 0;
+  for (; c + 4 <= W; c += 4) {
+    V4 n0, n1, v;
+    std::memcpy(&n0, N + c, sizeof n0);
+    std::memcpy(&n1, N + W + c, sizeof n1);
+    std::memcpy(&v, row + c, sizeof v);
+    v = v + (a0 * n0 + a1 * n1);
+    std::memcpy(row + c, &v, sizeof v);
+  }
+  for (; c < W; ++c) row[c] += a0 * N[c] + a1 * N[W + c];
+}
+
 // accumulatePair's rows four columns at a time (GCC's vector extension: element-wise, each
 // element row[c] + (a0 N[c] + a1 N[C + c]) as there).
 template <int C, int RS>
 __attribute__((target("avx2"))) void segmentBlockAvx2(const double* recs, const double* P,
                                                       const int* pairA, const int* pairB, int e0,
                                                       int e1, double* out) {
-  typedef double V4 __attribute__((vector_size(32)));
   double B[C * C];
   std::fill(B, B + C * C, 0.0);
   for (int e = e0; e < e1; ++e) {
@@ -120,20 +140,7 @@ __attribute__((target("avx2"))) void segmentBlockAvx2(const double* recs, const 
     const double* JcA = recs + static_cast<size_t>(a) * RS + 8;
     double N[2 * C];
     pairFactor<C>(P + 6 * static_cast<size_t>(a), recs + static_cast<size_t>(b) * RS, a == b, N);
-    for (int r = 0; r < C; ++r) {
-      const double a0 = JcA[r], a1 = JcA[C + r];
-      double* row = B + r * C;
-      int c = 0;
-      for (; c + 4 <= C; c += 4) {
-        V4 n0, n1, v;
-        std::memcpy(&n0, N + c, sizeof n0);
-        std::memcpy(&n1, N + C + c, sizeof n1);
-        std::memcpy(&v, row + c, sizeof v);
-        v = v + (a0 * n0 + a1 * n1);
-        std::memcpy(row + c, &v, sizeof v);
-      }
-      for (; c < C; ++c) row[c] += a0 * N[c] + a1 * N[C + c];
-    }
+    for (int r = 0; r < C; ++r) addPairRowAvx2<C>(B + r * C, JcA[r], JcA[C + r], N);
   }
   std::copy(B, B + C * C, out);
 }
@@ -149,7 +156,6 @@ __attribute__((target("avx2"))) void segmentBlockAvx2Active(const double* recs, 
                                                             const int* pairA, const int* pairB,
                                                             int e0, int e1, const int* act,
                                                             double* out) {
-  typedef double V4 __attribute__((vector_size(32)));
   int ca[CA];
   std::copy(act, act + CA, ca);
   double B[CA * CA];
@@ -171,29 +177,11 @@ __attribute__((target("avx2"))) void segmentBlockAvx2Active(const double* recs, 
       N[c] = M[0] * JB[c] + M[1] * JB[CA + c];
       N[CA + c] = M[2] * JB[c] + M[3] * JB[CA + c];
     }
-    for (int r = 0; r < CA; ++r) {
-      const double a0 = JA[r], a1 = JA[CA + r];
-      double* row = B + r * CA;
-      int c = 0;
-      for (; c + 4 <= CA; c += 4) {
-        V4 n0, n1, v;
-        std::memcpy(&n0, N + c, sizeof n0);
-        std::memcpy(&n1, N + CA + c, sizeof n1);
-        std::memcpy(&v, row + c, sizeof v);
-        v = v + (a0 * n0 + a1 * n1);
-        std::memcpy(row + c, &v, sizeof v);
-      }
-      for (; c < CA; ++c) row[c] += a0 * N[c] + a1 * N[CA + c];
-    }
+    for (int r = 0; r < CA; ++r) addPairRowAvx2<CA>(B + r * CA, JA[r], JA[CA + r], N);
   }
   std::fill(out, out + C * C, 0.0);
   for (int r = 0; r < CA; ++r)
     for (int c = 0; c < CA; ++c) out[act[r] * C + act[c]] = B[r * CA + c];
-}
-
-bool cpuHasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
 }
 #endif
 

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #endif
 
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/core/parallel.h"
 #include "vidmap/features/features.h"
 
@@ -195,7 +196,7 @@ float tailDot(const float* a, const float* b, int i, int j, int na, int nb) {
 void scanRow(const float* s, float normA, const float* normB, int j0, int j1, int i, Top2* t,
              float* cd, int* ci, bool avx2) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (avx2 && cpuHasAvx2ForDots()) return scanRowAvx2(s, normA, normB, j0, j1, i, t, cd, ci);
+  if (avx2 && cpuHasAvx2()) return scanRowAvx2(s, normA, normB, j0, j1, i, t, cd, ci);
 #endif
   for (int j = j0; j < j1; ++j) {
     const float d = squaredDistance(normA, normB[j], s[j]);
@@ -217,7 +218,7 @@ void squaredDistances128(const float* a, const float* b, const int* pos, int n, 
                          bool avx2) {
   int m = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (kEigenIsSse2 && avx2 && cpuHasAvx2ForDots()) {
+  if (kEigenIsSse2 && avx2 && cpuHasAvx2()) {
     for (; m + 4 <= n; m += 4) {
       const float* bs[4];
       for (int q = 0; q < 4; ++q) bs[q] = b + static_cast<long>(pos[m + q]) * kD;
@@ -235,15 +236,6 @@ void squaredDistances128(const float* a, const float* b, const int* pos, int n, 
   }
 #endif
   for (; m < n; ++m) out[m] = eigenDistance(a, b + static_cast<long>(pos[m]) * kD);
-}
-
-bool cpuHasAvx2ForDots() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-#else
-  return false;
-#endif
 }
 
 std::vector<int> productRowBlocks(int na, int nb) {
@@ -269,7 +261,7 @@ std::vector<int> productRowBlocks(int na, int nb) {
 DescriptorDots::DescriptorDots(const float* b, int nb, bool avx2) : b_(b), nb_(nb) {
   // Eigen's product has one column of B at nb = 1 (a matrix-vector product, another order);
   // below 16 rows there is nothing to gain.
-  avx2_ = kEigenIsSse2 && avx2 && cpuHasAvx2ForDots() && nb >= 16;
+  avx2_ = kEigenIsSse2 && avx2 && cpuHasAvx2() && nb >= 16;
   if (!avx2_) return;
   nb8_ = nb / 8 * 8;
   const int panels = (nb8_ + kPanel - 1) / kPanel;

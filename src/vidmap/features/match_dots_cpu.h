@@ -20,9 +20,6 @@
 
 namespace vidmap::features {
 
-// Whether this CPU runs the AVX2 products (x86-64 with AVX2; false elsewhere).
-bool cpuHasAvx2ForDots();
-
 // B's descriptors packed for the products of many rows of A.
 class DescriptorDots {
  public:

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/core/error.h"
 #include "vidmap/features/match_dots_cpu.h"
 #include "vidmap/features/match_kernels.h"
@@ -629,7 +630,7 @@ TEST(Match, DecisionsFromTheRowTop2AndTheColumnsNearestRows) {
 // few levels, columns equal to others) and NaN products: the same top-2 per segment and the
 // same nearest row of each column, bit for bit.
 TEST(Match, AvxScanEqualsTheScalarScan) {
-  if (!cpuHasAvx2ForDots()) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!cpuHasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> level(0, 12);
   const int na = 300, nb = 203;

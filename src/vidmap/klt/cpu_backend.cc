@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #endif
 
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/core/error.h"
 #include "vidmap/core/parallel.h"
 
@@ -41,12 +42,17 @@ void tracks(std::int64_t n, F&& f) {
 // vectorise (no FMA: "avx2" does not enable it, and -ffp-contract=off) and the lane-strided
 // sums are written out in kernels.h, so both give the same records bit for bit. About a tenth
 // of the tracking's time on TUM at all frames (docs/benchmarks.md, stop 38).
-__attribute__((flatten)) TrackRecord trackOneBase(const PyramidView& prev, const PyramidView& cur,
-                                                  const TrackRecord& in, const TrackParams& p,
-                                                  bool forward) {
+inline TrackRecord trackOneImpl(const PyramidView& prev, const PyramidView& cur,
+                                const TrackRecord& in, const TrackParams& p, bool forward) {
   TrackScratch scratch;
   return forward ? trackForward(prev, cur, in, p, &scratch)
                  : trackBackward(prev, cur, in, p, &scratch);
+}
+
+__attribute__((flatten)) TrackRecord trackOneBase(const PyramidView& prev, const PyramidView& cur,
+                                                  const TrackRecord& in, const TrackParams& p,
+                                                  bool forward) {
+  return trackOneImpl(prev, cur, in, p, forward);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -55,14 +61,7 @@ __attribute__((target("avx2"), flatten)) TrackRecord trackOneAvx2(const PyramidV
                                                                   const TrackRecord& in,
                                                                   const TrackParams& p,
                                                                   bool forward) {
-  TrackScratch scratch;
-  return forward ? trackForward(prev, cur, in, p, &scratch)
-                 : trackBackward(prev, cur, in, p, &scratch);
-}
-
-bool cpuHasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+  return trackOneImpl(prev, cur, in, p, forward);
 }
 
 // minEigenPixel for the pixels x0, x0 + 1, ... of an interior row y (every block tap inside the
@@ -115,8 +114,7 @@ __attribute__((target("avx2"))) int minEigenRowAvx2(const float* grad, int w, in
 // The pyramid's and the gradient's rows (buildPyramid): kernels.h's per-pixel functions,
 // the interior without a branch so that the compiler runs it several pixels at a time (each
 // pixel's operations unchanged), in a baseline and an AVX2 copy.
-__attribute__((always_inline)) inline void pyrRowXImpl(const float* row, int sw, int w,
-                                                       float* out) {
+inline void pyrRowXImpl(const float* row, int sw, int w, float* out) {
   const int xEnd = (sw - 3) / 2;  // last x with 2x + 2 <= sw - 1
   const int x1 = std::min(xEnd, w - 1);
   for (int x = 0; x < std::min(1, w); ++x) out[x] = pyrDownX(row, sw, x);
@@ -125,12 +123,11 @@ __attribute__((always_inline)) inline void pyrRowXImpl(const float* row, int sw,
   for (int x = std::max(1, x1 + 1); x < w; ++x) out[x] = pyrDownX(row, sw, x);
 }
 
-__attribute__((always_inline)) inline void pyrRowYImpl(const float* const* r, int w, float* out) {
+inline void pyrRowYImpl(const float* const* r, int w, float* out) {
   for (int x = 0; x < w; ++x) out[x] = binomial5(r[0][x], r[1][x], r[2][x], r[3][x], r[4][x]);
 }
 
-__attribute__((always_inline)) inline void scharrRowImpl(const float* src, int w, int h, int y,
-                                                         float* out) {
+inline void scharrRowImpl(const float* src, int w, int h, int y, float* out) {
   const float* r0 = src + static_cast<std::int64_t>(clampInt(y - 1, 0, h - 1)) * w;
   const float* r1 = src + static_cast<std::int64_t>(y) * w;
   const float* r2 = src + static_cast<std::int64_t>(clampInt(y + 1, 0, h - 1)) * w;

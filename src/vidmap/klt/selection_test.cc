@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/klt/cpu_backend.h"
 #include "vidmap/klt/tracker.h"
 #include "vidmap/synth/scene2d.h"
@@ -193,15 +194,10 @@ TEST(Selection, KeyframeAfterTrackingKeepsTheSpacing) {
   }
 }
 
-}  // namespace
 // The lambda_min map with the CPU backend's AVX2 rows (Options::cpuAvx2) against the baseline
 // code, bit for bit: frame widths that leave every remainder of eight, and block sizes 3 and 5.
 TEST(Selection, Avx2EigenMapEqualsTheBaselineBitForBit) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the CPU has no AVX2";
-#else
-  GTEST_SKIP() << "AVX2 is an x86-64 path";
-#endif
+  if (!cpuHasAvx2()) GTEST_SKIP() << "the CPU has no AVX2";
   for (int block : {3, 5})
     for (int w = 96; w < 104; ++w) {
       synth::TexturedSceneOptions so;
@@ -228,4 +224,5 @@ TEST(Selection, Avx2EigenMapEqualsTheBaselineBitForBit) {
     }
 }
 
+}  // namespace
 }  // namespace vidmap::klt

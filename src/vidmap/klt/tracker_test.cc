@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "vidmap/core/cpu_features.h"
 #include "vidmap/core/error.h"
 #include "vidmap/synth/scene2d.h"
 #include "vidmap/synth/warp2d.h"
@@ -148,11 +149,7 @@ TEST(Tracker, ChunkInvarianceBitForBit) {
 // records bit for bit over frames whose motion takes tracks through the window's border path
 // (windows partly outside the frame) and out of it.
 TEST(Tracker, Avx2TrackingEqualsTheBaselineBitForBit) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the CPU has no AVX2";
-#else
-  GTEST_SKIP() << "AVX2 is an x86-64 path";
-#endif
+  if (!cpuHasAvx2()) GTEST_SKIP() << "the CPU has no AVX2";
   Options a = smallOptions();
   a.capacity = 400;
   Options b = a;

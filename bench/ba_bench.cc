@@ -8,6 +8,8 @@
 //            [--verbose]    (vidmap's preprocessor phases and iterations on stderr)
 //            [--reps N]     (each vidmap solve N times after the warm-up; medians reported)
 //            [--cpu-avx2 on|off] (the CPU backend's AVX2 segment sums, ba::Options::cpuAvx2)
+//            [--cuda-one-block-cholesky N[,N...]] (ba::Options::cudaOneBlockCholeskyMaxColumns
+//                                  of each CUDA solve: 0 cuSOLVER, up to 64 the one-block kernel)
 //            [--cuda-graphs on|off|both]  (the CUDA backend's graph path, its phase path, or
 //                                          both; per LM iteration: host ms, and with graphs
 //                                          the GPU ms of the replays from CUDA events)
@@ -21,6 +23,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ba_common.h"
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
   int reps = 1;
   std::string graphs = "on";
   std::string cpuAvx2 = "on";
+  std::string oneBlockCholesky = "0";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::stoi(next()));
     else if (a == "--cuda-graphs")
       graphs = next();
+    else if (a == "--cuda-one-block-cholesky")
+      oneBlockCholesky = next();
     else if (a == "--cpu-avx2")
       cpuAvx2 = next();
     else if (a == "--verbose")
@@ -156,9 +162,15 @@ int main(int argc, char** argv) {
         if (graphs == "off") graphModes = {0};
         if (graphs == "both") graphModes = {1, 0};
       }
+      // (graph mode, Options::cudaOneBlockCholeskyMaxColumns) of each CUDA solve.
+      std::vector<std::pair<int, int>> modes;
+      for (const int g : graphModes)
+        for (const auto& v : backend == "cuda" ? split(oneBlockCholesky) : split("0"))
+          modes.emplace_back(g, std::stoi(v));
       for (const auto& vs : vidmapSolvers)
-        for (const int graphMode : graphModes) {
+        for (const auto& [graphMode, oneBlock] : modes) {
           ba::Options ov = o;
+          ov.cudaOneBlockCholeskyMaxColumns = oneBlock;
           ov.backend = backend == "cuda" ? ba::BackendType::kCuda : ba::BackendType::kCpu;
           ov.linearSolver = vs == "dense"       ? ba::LinearSolverType::kDenseSchur
                             : vs == "iterative" ? ba::LinearSolverType::kIterativeSchur
@@ -214,7 +226,7 @@ int main(int argc, char** argv) {
               .add("back_substitution_s", s.backSubstitutionSeconds)
               .add("commit", build::kGitCommit);
           if (backend == "cuda") {
-            j.add("launch_mode", s.launchMode);
+            j.add("launch_mode", s.launchMode).add("one_block_cholesky_max_columns", oneBlock);
             if (graphMode == 1) j.add("graph_gpu_ms_per_iteration", median(gpuPerIteration));
           }
           emit(j);

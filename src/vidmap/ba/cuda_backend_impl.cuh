@@ -330,6 +330,68 @@ __global__ void sharedBlockKernel(int numObs, const int* obsImage, const int* im
   for (int e = t; e < K * K; e += BS) out[static_cast<size_t>(q) * K * K + e] = sh[e][0];
 }
 
+// The reduced system S y = r of a small problem (n <= kOneBlockCholeskyMaxColumns) factored and
+// solved by one block, the matrix in shared memory: a right-looking Cholesky (Golub and Van
+// Loan, "Matrix Computations", algorithm 4.2.1 in outer-product form), then the two triangular
+// solves. cuSOLVER's potrf and potrs take three kernels of about 60 us together on the H200
+// whatever n (docs/benchmarks.md, "The kernels of an iteration"); a local BA's S has 36-60
+// columns. S is read as column-major lower (the backend's row-major upper); info is
+// potrf's (0, or j + 1 at the first pivot that is not positive: the step is refused),
+// solveInfo potrs' (0). Another order of rounding than cuSOLVER's: another model.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    oneBlockCholeskySolve(const double* S, int n, const double* rhs, double* y, int* info,
+                          int* solveInfo) {
+  extern __shared__ double a[];  // n * n, column-major, lower triangle used; then z (n)
+  double* z = a + n * n;
+  __shared__ int bad;
+  const int t = threadIdx.x;
+  for (int e = t; e < n * n; e += kThreads) a[e] = S[e];
+  for (int e = t; e < n; e += kThreads) z[e] = rhs[e];
+  if (t == 0) bad = 0;
+  __syncthreads();
+  for (int j = 0; j < n; ++j) {
+    if (t == 0) {
+      const double d = a[j * n + j];
+      if (d > 0.0)
+        a[j * n + j] = sqrt(d);
+      else
+        bad = j + 1;
+    }
+    __syncthreads();
+    if (bad) break;  // every thread reads the same flag after the barrier
+    const double djj = a[j * n + j];
+    for (int i = j + 1 + t; i < n; i += kThreads) a[j * n + i] /= djj;
+    __syncthreads();
+    // Trailing update of the lower triangle: a(i, k) -= l(i, j) l(k, j), j < k <= i.
+    const int m = n - j - 1;
+    for (int e = t; e < m * m; e += kThreads) {
+      const int k = j + 1 + e / m, i = j + 1 + e % m;
+      if (i >= k) a[k * n + i] -= a[j * n + i] * a[j * n + k];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    *info = bad;
+    *solveInfo = 0;
+  }
+  if (bad) return;
+  // L w = r, column by column; then L' y = w, row by row from the last (l(j, i) at a[i n + j]).
+  for (int j = 0; j < n; ++j) {
+    if (t == 0) z[j] /= a[j * n + j];
+    __syncthreads();
+    for (int i = j + 1 + t; i < n; i += kThreads) z[i] -= a[j * n + i] * z[j];
+    __syncthreads();
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    if (t == 0) z[j] /= a[j * n + j];
+    __syncthreads();
+    for (int i = t; i < j; i += kThreads) z[i] -= a[i * n + j] * z[j];
+    __syncthreads();
+  }
+  for (int e = t; e < n; e += kThreads) y[e] = z[e];
+}
+
 template <CameraModel M, RotationType R, int C>
 class CudaBackend final : public Backend {
   static constexpr int RS = recordSize(C);
@@ -819,6 +881,15 @@ class CudaBackend final : public Backend {
   }
 
   void enqueueCholesky() {
+    if (s_.nF <= o_.cudaOneBlockCholeskyMaxColumns) {
+      auto timer = timed("ba_one_block_cholesky");
+      constexpr int kThreads = 128;
+      oneBlockCholeskySolve<kThreads>
+          <<<1, kThreads, static_cast<size_t>(s_.nF) * (s_.nF + 1) * sizeof(double), st_>>>(
+              S_.data(), s_.nF, rhsF_.data(), yF_.data(), infoSlot(kInfo), infoSlot(kInfoPotrs));
+      VIDMAP_CUDA_CHECK_LAUNCH();
+      return;
+    }
     auto timer = timed("ba_potrf_potrs");
     VM_SOLVER(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, s_.nF, S_.data(), s_.nF,
                                work_.data(), static_cast<int>(work_.size()), infoSlot(kInfo)));

@@ -139,6 +139,47 @@ TEST(CudaBackend, ConstantBlocksAndHeldPointsMatchCpu) {
   }
 }
 
+// The reduced system factored and solved in one kernel (Options::cudaOneBlockCholeskyMaxColumns)
+// follows cuSOLVER's trajectory to rounding, on the graph and the phase paths, and a system over
+// the limit still goes to cuSOLVER (the same result bit for bit as with the kernel off).
+TEST(CudaBackend, OneBlockCholeskyFollowsCuSolver) {
+  SKIP_WITHOUT_GPU();
+  int kernel = 0, cuSolver = 0;  // solves on each side of the limit
+  for (const int images : {4, 9, 14}) {
+    SyntheticOptions so;
+    so.numImages = images;
+    so.numPoints = 300;
+    so.seed = 7 + images;
+    const Problem p = makeSyntheticScene(so).initial;
+    for (const bool graphs : {true, false}) {
+      Options o;
+      o.backend = BackendType::kCuda;
+      o.linearSolver = LinearSolverType::kDenseSchur;
+      o.cudaGraphs = graphs;
+      Problem a = p, b = p;
+      const Summary sa = solve(a, o);
+      o.cudaOneBlockCholeskyMaxColumns = 64;
+      const Summary sb = solve(b, o);
+      SCOPED_TRACE(testing::Message() << images << " images, " << sa.numCameraColumns
+                                      << " columns, graphs " << graphs);
+      ASSERT_GT(sa.numIterations(), 2);
+      ASSERT_EQ(sa.termination, TerminationType::kConvergence);
+      if (sa.numCameraColumns > 64) {
+        ++cuSolver;
+        EXPECT_EQ(sb.finalCost, sa.finalCost);
+        EXPECT_EQ(maxRelativeDifference(a, b), 0.0);
+        continue;
+      }
+      EXPECT_EQ(sb.numIterations(), sa.numIterations());
+      EXPECT_NEAR(sb.finalCost, sa.finalCost, 1e-9 * sa.finalCost);
+      EXPECT_LT(maxRelativeDifference(a, b), 1e-7);
+      ++kernel;
+    }
+  }
+  EXPECT_EQ(kernel, 4);
+  EXPECT_EQ(cuSolver, 2);
+}
+
 TEST(CudaBackend, DeterministicFromRunToRun) {
   SKIP_WITHOUT_GPU();
   SyntheticOptions so;

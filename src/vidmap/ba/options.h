@@ -86,6 +86,11 @@ struct Options {
   // phase. Same kernels in the same order: the same results. Off: per-phase times in the
   // Summary.
   bool cudaGraphs = true;
+  // The CUDA backend factors and solves a reduced system of at most this many columns in one
+  // kernel (one block, the matrix in shared memory) instead of cuSOLVER's potrf and potrs
+  // (three kernels, about 60 us on the H200 whatever the size); 0: cuSOLVER always. Another
+  // order of rounding, so another model: off until measured on the mapper's sequences.
+  int cudaOneBlockCholeskyMaxColumns = 0;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.

@@ -394,6 +394,11 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
               "With --device cuda, bundle adjustments of fewer observations run on the CPU", 0,
               1 << 30},
     m.baCudaMinObservations);
+  v(FieldInfo{"mapper", "ba_cuda_one_block_cholesky",
+              "With --device cuda, a bundle adjustment's reduced system of at most this many "
+              "columns is factored in one kernel instead of cuSOLVER (0: cuSOLVER; another model)",
+              0, 64},
+    m.baCudaOneBlockCholesky);
   v(FieldInfo{"mapper", "ba_min_parallax",
               "Bundle adjustments hold the points their observations see with less parallax "
               "than this (deg; 0: none held)",

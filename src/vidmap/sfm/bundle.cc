@@ -151,6 +151,7 @@ void BundleOptions::check() const {
   checkRange("bundle.riseBase", riseBase, 0.0, 1e300);
   checkRange("bundle.numThreads", numThreads, 0, 4096);
   checkRange("bundle.cudaMinObservations", cudaMinObservations, 0, 1 << 30);
+  checkRange("bundle.cudaOneBlockCholeskyMaxColumns", cudaOneBlockCholeskyMaxColumns, 0, 64);
   checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
   checkRange("bundle.maxConstantImages", maxConstantImages, 0, 1 << 30);
   checkRange("bundle.pointGrid", pointGrid, 1, 1 << 10);
@@ -319,6 +320,7 @@ BundleReport adjustBundle(Reconstruction& rec, const std::vector<int>& variableI
   bo.maxNumIterations = options.maxIterations;
   bo.numThreads = options.numThreads;
   bo.context = options.gpuContext;
+  bo.cudaOneBlockCholeskyMaxColumns = options.cudaOneBlockCholeskyMaxColumns;
   bo.gauge = constant.size() >= 2 ? ba::Gauge::kNone : ba::Gauge::kFirstImageAndScale;
   bo.functionTolerance = options.functionTolerance;
   bo.riseTolerance = options.riseTolerance;

@@ -47,6 +47,8 @@ struct BundleOptions {
   // fr1-rpy all frames 4.65 -> 3.91 s, rotation error 4.02 -> 3.79 deg; tum-fr1-xyz all
   // frames 34.4 -> 33.5 s with ATE 14.39 / 14.40 mm; xyz and fr1-rpy at 4 fps the same models.
   int cudaMinObservations = 1500;
+  // ba::Options::cudaOneBlockCholeskyMaxColumns of the CUDA solves (0: cuSOLVER always).
+  int cudaOneBlockCholeskyMaxColumns = 0;
   int numThreads = 0;
 
   // Bounds of a local adjustment (0: none), so that its cost does not grow with the length of

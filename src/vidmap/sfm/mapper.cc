@@ -76,6 +76,7 @@ void MapperOptions::check() const {
   checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
   checkRange("mapper.baCudaMinObservations", baCudaMinObservations, 0, 1 << 30);
+  checkRange("mapper.baCudaOneBlockCholesky", baCudaOneBlockCholesky, 0, 64);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
@@ -897,6 +898,7 @@ void Mapper::localBundle(int id) {
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.cudaMinObservations = options_.baCudaMinObservations;
+  bo.cudaOneBlockCholeskyMaxColumns = options_.baCudaOneBlockCholesky;
   bo.maxPoints = options_.localBaMaxPoints;
   bo.maxConstantImages = options_.localBaMaxConstantImages;
   bo.minParallaxDeg = options_.baMinParallaxDeg;
@@ -932,6 +934,7 @@ BundleOptions Mapper::globalBundleOptions() const {
   bo.loss = ba::LossType::kSoftL1;
   bo.backend = options_.backend;
   bo.cudaMinObservations = options_.baCudaMinObservations;
+  bo.cudaOneBlockCholeskyMaxColumns = options_.baCudaOneBlockCholesky;
   bo.gpuContext = options_.globalBaContext;
   bo.minParallaxDeg = options_.baMinParallaxDeg;
   bo.holdDistortion = distortionHeld_;

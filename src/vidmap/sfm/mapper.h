@@ -169,6 +169,8 @@ struct MapperOptions {
   // With the CUDA backend, a bundle adjustment of fewer observations runs on the CPU
   // (BundleOptions::cudaMinObservations: the measured crossover).
   int baCudaMinObservations = BundleOptions{}.cudaMinObservations;
+  // BundleOptions::cudaOneBlockCholeskyMaxColumns of every adjustment (0: cuSOLVER always).
+  int baCudaOneBlockCholesky = 0;
   int globalBaIterations = 50;
   // The global BA schedule (the rule is at the top of this file): a milestone when the image
   // count grew by globalBaGrowth since the last one; there, a global BA when the mean

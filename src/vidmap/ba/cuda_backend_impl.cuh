@@ -330,11 +330,11 @@ __global__ void sharedBlockKernel(int numObs, const int* obsImage, const int* im
   for (int e = t; e < K * K; e += BS) out[static_cast<size_t>(q) * K * K + e] = sh[e][0];
 }
 
-// The reduced system S y = r of a small problem (n <= kOneBlockCholeskyMaxColumns) factored and
-// solved by one block, the matrix in shared memory: a right-looking Cholesky (Golub and Van
-// Loan, "Matrix Computations", algorithm 4.2.1 in outer-product form), then the two triangular
-// solves. cuSOLVER's potrf and potrs take three kernels of about 60 us together on the H200
-// whatever n (docs/benchmarks.md, "The kernels of an iteration"); a local BA's S has 36-60
+// The reduced system S y = r of a small problem (n <= Options::kOneBlockCholeskyColumnsLimit)
+// factored and solved by one block, the matrix in shared memory: a right-looking Cholesky (Golub
+// and Van Loan, "Matrix Computations", algorithm 4.2.1 in outer-product form), then the two
+// triangular solves. cuSOLVER's potrf and potrs take three kernels of about 60 us together on the
+// H200 whatever n (docs/benchmarks.md, "The kernels of an iteration"); a local BA's S has 36-60
 // columns. S is read as column-major lower (the backend's row-major upper); info is
 // potrf's (0, or j + 1 at the first pivot that is not positive: the step is refused),
 // solveInfo potrs' (0). Another order of rounding than cuSOLVER's: another model.

@@ -158,13 +158,14 @@ TEST(CudaBackend, OneBlockCholeskyFollowsCuSolver) {
       o.cudaGraphs = graphs;
       Problem a = p, b = p;
       const Summary sa = solve(a, o);
-      o.cudaOneBlockCholeskyMaxColumns = 64;
+      constexpr int kLimit = Options::kOneBlockCholeskyColumnsLimit;
+      o.cudaOneBlockCholeskyMaxColumns = kLimit;
       const Summary sb = solve(b, o);
       SCOPED_TRACE(testing::Message() << images << " images, " << sa.numCameraColumns
                                       << " columns, graphs " << graphs);
       ASSERT_GT(sa.numIterations(), 2);
       ASSERT_EQ(sa.termination, TerminationType::kConvergence);
-      if (sa.numCameraColumns > 64) {
+      if (sa.numCameraColumns > kLimit) {
         ++cuSolver;
         EXPECT_EQ(sb.finalCost, sa.finalCost);
         EXPECT_EQ(maxRelativeDifference(a, b), 0.0);

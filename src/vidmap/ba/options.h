@@ -91,6 +91,9 @@ struct Options {
   // (three kernels, about 60 us on the H200 whatever the size); 0: cuSOLVER always. Another
   // order of rounding, so another model: off until measured on the mapper's sequences.
   int cudaOneBlockCholeskyMaxColumns = 0;
+  // Its largest value: 64 columns and the right-hand side take 33 KiB, under the 48 KiB of
+  // shared memory a block has without opting in.
+  static constexpr int kOneBlockCholeskyColumnsLimit = 64;
   bool verbose = false;  // one line per iteration on stderr
 
   // Throws vidmap::Error naming the bad field and its range.

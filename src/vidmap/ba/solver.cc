@@ -78,8 +78,8 @@ void Options::check() const {
   checkRange("ba.maxLmDiagonal", maxLmDiagonal, minLmDiagonal, 1e300);
   checkRange("ba.maxNumConsecutiveInvalidSteps", maxNumConsecutiveInvalidSteps, 0, 1 << 30);
   checkRange("ba.eta", eta, 1e-300, 1.0);
-  // 64 columns and the right-hand side: 33 KiB, under the 48 KiB of shared memory a block has.
-  checkRange("ba.cudaOneBlockCholeskyMaxColumns", cudaOneBlockCholeskyMaxColumns, 0, 64);
+  checkRange("ba.cudaOneBlockCholeskyMaxColumns", cudaOneBlockCholeskyMaxColumns, 0,
+             kOneBlockCholeskyColumnsLimit);
   checkRange("ba.minLinearSolverIterations", minLinearSolverIterations, 0, 1 << 30);
   checkRange("ba.maxLinearSolverIterations", maxLinearSolverIterations,
              std::max(1, minLinearSolverIterations), 1 << 30);

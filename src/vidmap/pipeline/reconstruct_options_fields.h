@@ -397,7 +397,7 @@ void forEachReconstructField(ReconstructOptions& o, Visitor&& v) {
   v(FieldInfo{"mapper", "ba_cuda_one_block_cholesky",
               "With --device cuda, a bundle adjustment's reduced system of at most this many "
               "columns is factored in one kernel instead of cuSOLVER (0: cuSOLVER; another model)",
-              0, 64},
+              0, ba::Options::kOneBlockCholeskyColumnsLimit},
     m.baCudaOneBlockCholesky);
   v(FieldInfo{"mapper", "ba_min_parallax",
               "Bundle adjustments hold the points their observations see with less parallax "

@@ -151,7 +151,8 @@ void BundleOptions::check() const {
   checkRange("bundle.riseBase", riseBase, 0.0, 1e300);
   checkRange("bundle.numThreads", numThreads, 0, 4096);
   checkRange("bundle.cudaMinObservations", cudaMinObservations, 0, 1 << 30);
-  checkRange("bundle.cudaOneBlockCholeskyMaxColumns", cudaOneBlockCholeskyMaxColumns, 0, 64);
+  checkRange("bundle.cudaOneBlockCholeskyMaxColumns", cudaOneBlockCholeskyMaxColumns, 0,
+             ba::Options::kOneBlockCholeskyColumnsLimit);
   checkRange("bundle.maxPoints", maxPoints, 0, 1 << 30);
   checkRange("bundle.maxConstantImages", maxConstantImages, 0, 1 << 30);
   checkRange("bundle.pointGrid", pointGrid, 1, 1 << 10);

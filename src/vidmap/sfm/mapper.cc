@@ -76,7 +76,8 @@ void MapperOptions::check() const {
   checkRange("mapper.localBaMaxPoints", localBaMaxPoints, 0, 1 << 30);
   checkRange("mapper.localBaMaxConstantImages", localBaMaxConstantImages, 0, 1 << 30);
   checkRange("mapper.baCudaMinObservations", baCudaMinObservations, 0, 1 << 30);
-  checkRange("mapper.baCudaOneBlockCholesky", baCudaOneBlockCholesky, 0, 64);
+  checkRange("mapper.baCudaOneBlockCholesky", baCudaOneBlockCholesky, 0,
+             ba::Options::kOneBlockCholeskyColumnsLimit);
   checkRange("mapper.globalBaIterations", globalBaIterations, 0, 1000);
   checkRange("mapper.globalBaGrowth", globalBaGrowth, 1.0, 100.0);
   checkRange("mapper.globalBaErrorBudget", globalBaErrorBudget, 1.0, 100.0);
